@@ -1,0 +1,22 @@
+"""rflite: sparse and adaptive random-feature models, accelerated with numba.
+
+Import single functions from the flat modules, e.g.
+``from rflite.features import random_feature_map``.
+"""
+
+from rflite.features import FeatureMap, FeatureOperator, random_feature_map, variable_usage
+
+__version__ = "0.1.0"
+
+__all__ = ["FeatureMap", "FeatureOperator", "random_feature_map", "variable_usage", "warmup"]
+
+
+def warmup() -> None:
+    """Compile every numba kernel now, so that later calls (and timings) skip the JIT.
+
+    With ``cache=True`` the compiled code is also written to disk, so this costs
+    a few seconds once per installation and well under a second afterwards.
+    """
+    from rflite import features
+
+    features._warmup()

@@ -1,0 +1,5 @@
+import sys
+
+from rflite.cli import main
+
+sys.exit(main())

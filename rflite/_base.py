@@ -1,0 +1,125 @@
+"""The model shape every rflite estimator shares.
+
+A fitted model is a :class:`~rflite.features.FeatureMap` plus a sparse
+coefficient vector (column indices ``support_`` and values ``coef_``) and an
+intercept, so that prediction evaluates only the kept columns.  The class
+follows scikit-learn's estimator conventions (constructor stores parameters,
+``fit`` returns ``self``, fitted attributes end in ``_``, ``get_params`` /
+``set_params`` / ``score``) without importing scikit-learn.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+
+from rflite._numerics import check_array, check_rng
+from rflite.features import FeatureMap, random_feature_map, variable_usage
+
+__all__ = ["RandomFeatureModel", "NotFittedError"]
+
+
+class NotFittedError(ValueError, AttributeError):
+    """Raised when a model is used before ``fit``."""
+
+
+class RandomFeatureModel:
+    """Base class: feature options, parameter handling, sparse prediction.
+
+    Subclasses implement ``fit(X, y)``, which must call :meth:`_draw_features`
+    and finally :meth:`_set_solution`.  Feature options shared by all models
+    (see :func:`rflite.features.random_feature_map`): ``n_features``, ``q``,
+    ``subsets``, ``distribution``, ``bias``, ``activation``, ``random_state``.
+    """
+
+    # -- scikit-learn conventions --------------------------------------------
+    @classmethod
+    def _get_param_names(cls):
+        sig = inspect.signature(cls.__init__)
+        return sorted(
+            p.name for p in sig.parameters.values()
+            if p.name != "self" and p.kind != p.VAR_KEYWORD
+        )
+
+    def get_params(self, deep: bool = True) -> dict:
+        """Constructor parameters as a dict (scikit-learn convention)."""
+        return {name: getattr(self, name) for name in self._get_param_names()}
+
+    def set_params(self, **params):
+        """Set constructor parameters; unknown names raise ``ValueError``."""
+        valid = set(self._get_param_names())
+        for key, value in params.items():
+            if key not in valid:
+                raise ValueError(f"invalid parameter {key!r} for {type(self).__name__}")
+            setattr(self, key, value)
+        return self
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
+        return f"{type(self).__name__}({args})"
+
+    # -- fitting helpers -----------------------------------------------------
+    def _draw_features(self, d: int, rng) -> FeatureMap:
+        return random_feature_map(
+            d, self.n_features, q=self.q, subsets=getattr(self, "subsets", "random"),
+            distribution=self.distribution, bias=self.bias, activation=self.activation,
+            rng=rng,
+        )
+
+    def _rng(self):
+        return check_rng(self.random_state)
+
+    def _set_solution(self, fmap: FeatureMap, support, coef, intercept=0.0):
+        support = np.asarray(support, dtype=np.int64)
+        coef = np.asarray(coef)
+        nz = coef != 0
+        self.feature_map_ = fmap
+        self.support_ = support[nz]
+        self.coef_ = coef[nz]
+        self.intercept_ = intercept
+        self.n_features_in_ = fmap.n_inputs
+        return self
+
+    # -- prediction and reporting -------------------------------------------
+    def _check_fitted(self):
+        if not hasattr(self, "coef_"):
+            raise NotFittedError(f"this {type(self).__name__} is not fitted yet; call fit first")
+
+    def predict(self, X) -> np.ndarray:
+        """Predictions :math:`A(X)_{:, S} c_S + c_0`, evaluating only kept columns."""
+        self._check_fitted()
+        A = self.feature_map_.columns(X, self.support_)
+        pred = A @ self.coef_ + self.intercept_
+        return pred.real if self.feature_map_.is_complex else pred
+
+    def score(self, X, y) -> float:
+        """Coefficient of determination :math:`R^2` on ``(X, y)``."""
+        y = check_array(y, "y", ndim=1)
+        resid = y - self.predict(X)
+        return 1.0 - float(resid @ resid) / float(((y - y.mean()) ** 2).sum())
+
+    @property
+    def n_nonzero_(self) -> int:
+        """Number of nonzero coefficients (columns kept)."""
+        self._check_fitted()
+        return int(self.support_.size)
+
+    @property
+    def sparsity_(self) -> float:
+        """Fraction of the ``n_columns`` columns with a nonzero coefficient."""
+        return self.n_nonzero_ / self.feature_map_.n_columns
+
+    def dense_coef(self) -> np.ndarray:
+        """The full coefficient vector (length ``n_columns``)."""
+        self._check_fitted()
+        c = np.zeros(self.feature_map_.n_columns, dtype=self.coef_.dtype)
+        c[self.support_] = self.coef_
+        return c
+
+    def variable_importance(self, weighting: str = "magnitude") -> np.ndarray:
+        """Share of the coefficient mass per input variable (:func:`variable_usage`)."""
+        self._check_fitted()
+        return variable_usage(
+            self.feature_map_, self.coef_, columns=self.support_, weighting=weighting
+        )

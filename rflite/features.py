@@ -1,0 +1,665 @@
+r"""Random weights and random-feature matrices.
+
+A random-feature map sends an input :math:`x \in \mathbb{R}^d` to
+
+.. math::
+
+    \phi(x)_j = \sigma(\langle \omega_j, x \rangle + b_j), \qquad j = 1, \dots, N,
+
+with weights :math:`\omega_j` drawn from a distribution :math:`\rho`, biases
+:math:`b_j` and an activation :math:`\sigma`.  On data ``X`` (m x d) this gives
+the feature matrix :math:`A = \sigma(X W^T + b)` (m x N) on which the sparse
+solvers of :mod:`rflite.htp`, :mod:`rflite.imp` and :mod:`rflite.bp` work.
+
+Weights are *q-sparse* when every :math:`\omega_j` has exactly ``q`` nonzero
+entries (HARFE, Saha, Schaeffer and Tran 2023, Sec. 2; SHRIMP, Xie, Shi,
+Schaeffer and Ward 2022, Def. 3).  A :class:`FeatureMap` stores them compactly
+as ``supports`` and ``values`` (both N x q), so that building ``A`` costs
+:math:`O(m N q)` rather than :math:`O(m N d)`.
+
+Reproducibility
+---------------
+A map drawn with :func:`random_feature_map` takes one draw from ``rng`` and
+derives three child streams from it: supports, weight values and biases, each
+consumed feature by feature.  Hence the first ``N`` features of a map with
+``N' > N`` features equal the map with ``N`` features (*prefix stability*), so
+sweeps over ``N`` compare nested models.  (The "all subsets" design of SHRIMP's
+Def. 3 depends on ``N`` through ``N // C(d, q)`` and is not prefix stable.)
+
+Speed
+-----
+For sparse maps the pre-activation :math:`X W^T + b` is computed by a numba
+kernel in row blocks that stay in cache, and the activation is then applied to
+each block by NumPy's vectorised ufuncs (numba's scalar ``sin`` is about twice as
+slow as NumPy's here).  When ``q`` is close to ``d`` (``d <= DENSE_RATIO * q``)
+the pre-activation of a block is a BLAS product instead.  Row blocks are handed
+to a small thread pool (the kernel and the ufuncs release the GIL), which
+doubles throughput on two cores; the result does not depend on the number of
+threads.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import os
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.special
+from numba import njit
+from scipy.sparse.linalg import LinearOperator
+
+from rflite._numerics import (
+    check_array,
+    check_choice,
+    check_int,
+    check_real,
+    check_rng,
+    spawn_streams,
+)
+
+__all__ = [
+    "ACTIVATIONS",
+    "BIASES",
+    "Normal",
+    "Uniform",
+    "FeatureMap",
+    "FeatureOperator",
+    "random_feature_map",
+    "sample_supports",
+    "all_subsets_supports",
+    "variable_usage",
+]
+
+#: Supported activations.  ``"fourier"`` gives ``[cos(Z), sin(Z)]`` (2N real
+#: columns, the SHRIMP dictionary); ``"exp"`` gives the complex ``exp(iZ)``.
+ACTIVATIONS = ("sin", "cos", "fourier", "exp", "relu", "tanh", "sigmoid")
+
+#: Bias options: no bias, phase uniform on [0, 2 pi], or drawn from the weight
+#: distribution.
+BIASES = ("none", "uniform", "weights")
+
+#: Use a BLAS product for the pre-activation when ``d <= DENSE_RATIO * q``
+#: (BLAS does ~d multiply-adds per entry at a far higher rate than the gather
+#: kernel's ~q; measured crossover on the benchmark shapes is near d = 4q).
+DENSE_RATIO = 4
+
+#: Target size, in matrix entries, of one row block (fits in L2 cache).
+BLOCK_ENTRIES = 1 << 17
+
+#: Below this many output entries threads are not worth starting.
+THREAD_MIN_ENTRIES = 1 << 20
+
+
+# ------------------------------------------------------------- distributions
+@dataclass(frozen=True)
+class Normal:
+    """Centred normal distribution :math:`N(0, \\mathrm{scale}^2)` for weight entries."""
+
+    scale: float = 1.0
+
+    def __post_init__(self):
+        check_real(self.scale, "scale", minimum=0.0, strict=True)
+
+    def sample(self, rng: np.random.Generator, size) -> np.ndarray:
+        """Draw entries; consumes the stream element by element (prefix stable)."""
+        return rng.normal(0.0, self.scale, size)
+
+
+@dataclass(frozen=True)
+class Uniform:
+    """Uniform distribution on ``[low, high]`` for weight entries."""
+
+    low: float = -1.0
+    high: float = 1.0
+
+    def __post_init__(self):
+        check_real(self.low, "low")
+        if not check_real(self.high, "high") > self.low:
+            raise ValueError(f"high must be > low, got low={self.low}, high={self.high}")
+
+    def sample(self, rng: np.random.Generator, size) -> np.ndarray:
+        """Draw entries; consumes the stream element by element (prefix stable)."""
+        return rng.uniform(self.low, self.high, size)
+
+
+def _check_distribution(distribution):
+    if isinstance(distribution, (Normal, Uniform)):
+        return distribution
+    if distribution == "normal":
+        return Normal()
+    if distribution == "uniform":
+        return Uniform()
+    raise ValueError(
+        "distribution must be 'normal', 'uniform', Normal(scale) or Uniform(low, high), "
+        f"got {distribution!r}"
+    )
+
+
+# ------------------------------------------------------------------ supports
+def sample_supports(d: int, n_features: int, q: int, rng=None) -> np.ndarray:
+    """Draw one uniformly random q-subset of ``range(d)`` per feature (HARFE).
+
+    Parameters
+    ----------
+    d, n_features, q : int
+        Input dimension, number of features, support size (``1 <= q <= d``).
+    rng : None, int or numpy.random.Generator
+
+    Returns
+    -------
+    supports : (n_features, q) int64 ndarray
+        Sorted, distinct indices per row.  Row ``j`` uses only the ``q``
+        uniforms drawn for it, so the rows are prefix stable.
+    """
+    d = check_int(d, "d", minimum=1)
+    n_features = check_int(n_features, "n_features", minimum=1)
+    q = check_int(q, "q", minimum=1, maximum=d)
+    rng = check_rng(rng)
+    out = np.empty((n_features, q), dtype=np.int64)
+    if q == d:
+        out[:] = np.arange(d)
+        return out
+    _partial_fisher_yates(rng.random((n_features, q)), d, out)
+    return out
+
+
+def all_subsets_supports(d: int, n_features: int, q: int, rng=None) -> np.ndarray:
+    """Supports of SHRIMP's Def. 3: ``n = N // C(d, q)`` features per q-subset.
+
+    Every one of the ``C(d, q)`` subsets (in lexicographic order) is repeated
+    ``n`` times, so ``n * C(d, q) <= N`` rows are returned.  When
+    ``C(d, q) > N`` this is impossible and, as in the original SHRIMP code,
+    one random subset per feature is drawn instead (:func:`sample_supports`).
+    """
+    d = check_int(d, "d", minimum=1)
+    n_features = check_int(n_features, "n_features", minimum=1)
+    q = check_int(q, "q", minimum=1, maximum=d)
+    n_subsets = math.comb(d, q)
+    if n_subsets > n_features:
+        return sample_supports(d, n_features, q, rng)
+    per_subset = n_features // n_subsets
+    subsets = np.array(list(itertools.combinations(range(d), q)), dtype=np.int64)
+    return np.repeat(subsets, per_subset, axis=0)
+
+
+# ---------------------------------------------------------------- feature map
+class FeatureMap:
+    r"""A fixed random-feature map :math:`x \mapsto \sigma(W x + b)` stored compactly.
+
+    Parameters
+    ----------
+    supports : (N, q) int array
+        Input variables each feature depends on (distinct within a row).
+    values : (N, q) float array
+        The nonzero weight entries, aligned with ``supports``.
+    bias : (N,) float array
+    activation : str
+        One of :data:`ACTIVATIONS`.
+    n_inputs : int
+        The input dimension ``d``.
+
+    Notes
+    -----
+    ``n_columns`` is ``N``, or ``2N`` for ``"fourier"`` whose columns are
+    ``[cos(Z), sin(Z)]``: column ``j`` and ``j + N`` come from feature ``j``.
+    Use :func:`random_feature_map` to draw one.
+
+    Examples
+    --------
+    >>> fmap = random_feature_map(5, 100, q=2, activation="sin", rng=0)
+    >>> A = fmap.transform(np.zeros((3, 5)))
+    >>> A.shape
+    (3, 100)
+    """
+
+    def __init__(self, supports, values, bias, activation: str, n_inputs: int):
+        self.n_inputs = check_int(n_inputs, "n_inputs", minimum=1)
+        self.activation = check_choice(activation, "activation", ACTIVATIONS)
+        supports = np.ascontiguousarray(supports, dtype=np.int64)
+        values = np.ascontiguousarray(check_array(values, "values", ndim=2))
+        bias = np.ascontiguousarray(check_array(bias, "bias", ndim=1))
+        if supports.ndim != 2 or supports.shape != values.shape:
+            raise ValueError(
+                f"supports and values must have the same (N, q) shape, got "
+                f"{supports.shape} and {values.shape}"
+            )
+        if bias.shape[0] != supports.shape[0]:
+            raise ValueError(f"bias must have length N={supports.shape[0]}, got {bias.shape[0]}")
+        if supports.size and (supports.min() < 0 or supports.max() >= self.n_inputs):
+            raise ValueError(f"supports must lie in [0, {self.n_inputs}), got out-of-range index")
+        self.supports = supports
+        self.values = values
+        self.bias = bias
+        self._dense_w = None
+
+    # -- shape -------------------------------------------------------------
+    @property
+    def n_features(self) -> int:
+        """Number of random features N (weight vectors)."""
+        return self.supports.shape[0]
+
+    @property
+    def q(self) -> int:
+        """Number of nonzero entries per weight vector."""
+        return self.supports.shape[1]
+
+    @property
+    def n_columns(self) -> int:
+        """Number of columns of the feature matrix (2N for ``"fourier"``)."""
+        return 2 * self.n_features if self.activation == "fourier" else self.n_features
+
+    @property
+    def is_complex(self) -> bool:
+        """Whether the feature matrix is complex (``"exp"`` activation)."""
+        return self.activation == "exp"
+
+    @property
+    def uses_blas(self) -> bool:
+        """Whether the pre-activation is a dense BLAS product (q close to d)."""
+        return self.n_inputs <= DENSE_RATIO * self.q
+
+    def __repr__(self) -> str:
+        return (
+            f"FeatureMap(n_features={self.n_features}, n_inputs={self.n_inputs}, "
+            f"q={self.q}, activation={self.activation!r})"
+        )
+
+    # -- weights -----------------------------------------------------------
+    def dense_weights(self) -> np.ndarray:
+        """The dense N x d weight matrix ``W`` (cached after the first call)."""
+        if self._dense_w is None:
+            W = np.zeros((self.n_features, self.n_inputs))
+            np.put_along_axis(W, self.supports, self.values, axis=1)
+            self._dense_w = W
+        return self._dense_w
+
+    def column_features(self, columns=None) -> np.ndarray:
+        """Index of the feature (weight vector) behind each column."""
+        if columns is None:
+            columns = np.arange(self.n_columns)
+        columns = self._check_columns(columns)
+        return columns % self.n_features
+
+    def subset(self, features) -> FeatureMap:
+        """A new map made of the given features (rows), in the given order."""
+        features = np.asarray(features, dtype=np.int64)
+        if features.ndim != 1 or (
+            features.size and (features.min() < 0 or features.max() >= self.n_features)
+        ):
+            raise ValueError(f"features must be a 1-d array of indices in [0, {self.n_features})")
+        return FeatureMap(
+            self.supports[features], self.values[features], self.bias[features],
+            self.activation, self.n_inputs,
+        )
+
+    # -- transforms --------------------------------------------------------
+    def transform(self, X, *, out=None, dtype=np.float64, n_threads=None) -> np.ndarray:
+        r"""Feature matrix :math:`A = \sigma(X W^T + b)` (m x ``n_columns``).
+
+        Parameters
+        ----------
+        X : (m, d) array_like
+            Inputs; train and test data are transformed identically.
+        out : ndarray, optional
+            C-contiguous (m, ``n_columns``) array of the result dtype to write
+            into (no allocation).
+        dtype : {numpy.float64, numpy.float32}
+            Precision of the result (complex64/128 for ``"exp"``).  The
+            pre-activation is always accumulated in float64.
+        n_threads : int, optional
+            Threads over row blocks; default ``os.cpu_count()``.  The result
+            does not depend on it.
+        """
+        X = self._check_X(X)
+        out = self._check_out(out, X.shape[0], self.n_columns, dtype)
+        self._fill(X, None, out, n_threads)
+        return out
+
+    def columns(self, X, columns, *, dtype=np.float64) -> np.ndarray:
+        """Dense ``A[:, columns]`` (m x len(columns)) without building all of ``A``."""
+        X = self._check_X(X)
+        columns = self._check_columns(columns)
+        out = self._check_out(None, X.shape[0], columns.size, dtype)
+        self._fill(X, columns, out, None)
+        return out
+
+    def operator(self, X, *, col_scale=None, block_rows=None) -> FeatureOperator:
+        """Matrix-free :class:`FeatureOperator` for this map on ``X``."""
+        return FeatureOperator(self, X, col_scale=col_scale, block_rows=block_rows)
+
+    # -- internals ---------------------------------------------------------
+    def _check_X(self, X) -> np.ndarray:
+        X = check_array(X, "X", ndim=2)
+        if X.shape[1] != self.n_inputs:
+            raise ValueError(f"X must have {self.n_inputs} columns, got shape {X.shape}")
+        return np.ascontiguousarray(X)
+
+    def _check_columns(self, columns) -> np.ndarray:
+        columns = np.asarray(columns)
+        if columns.dtype == bool:
+            columns = np.flatnonzero(columns)
+        if columns.ndim != 1 or not np.issubdtype(columns.dtype, np.integer):
+            raise ValueError("columns must be a 1-d array of integer indices")
+        columns = columns.astype(np.int64, copy=False)
+        if columns.size and (columns.min() < 0 or columns.max() >= self.n_columns):
+            raise ValueError(f"columns must lie in [0, {self.n_columns})")
+        return columns
+
+    def _check_out(self, out, m, n, dtype):
+        dtype = np.dtype(dtype)
+        if dtype not in (np.float64, np.float32):
+            raise ValueError(f"dtype must be float64 or float32, got {dtype}")
+        if self.is_complex:
+            dtype = np.dtype(np.complex128 if dtype == np.float64 else np.complex64)
+        if out is None:
+            return np.empty((m, n), dtype=dtype)
+        if not isinstance(out, np.ndarray) or out.shape != (m, n) or out.dtype != dtype:
+            raise ValueError(
+                f"out must be an ndarray of shape {(m, n)} and dtype {dtype}, got "
+                f"{getattr(out, 'shape', None)} {getattr(out, 'dtype', None)}"
+            )
+        if not out.flags.c_contiguous or not out.flags.writeable:
+            raise ValueError("out must be C-contiguous and writeable")
+        return out
+
+    def _column_plan(self, columns):
+        """Features to evaluate and, per output column, which half (cos/sin)."""
+        if columns is None:
+            return self, None
+        sub = self.subset(columns % self.n_features)
+        is_sin = columns >= self.n_features if self.activation == "fourier" else None
+        return sub, is_sin
+
+    def _fill(self, X, columns, out, n_threads):
+        fmap, is_sin = self._column_plan(columns)
+        m = X.shape[0]
+        n_cols = out.shape[1]
+        block = max(1, min(m, BLOCK_ENTRIES // max(1, n_cols)))
+        starts = range(0, m, block)
+        in_place = out.dtype == np.float64 and self.activation not in ("fourier", "exp")
+        W = fmap.dense_weights() if fmap.uses_blas else None
+
+        def work(r0):
+            r1 = min(m, r0 + block)
+            target = out[r0:r1]
+            Z = target if in_place else np.empty((r1 - r0, fmap.n_features))
+            if W is not None:
+                np.matmul(X[r0:r1], W.T, out=Z)
+                Z += fmap.bias
+            else:
+                _preactivation(X, r0, r1, fmap.supports, fmap.values, fmap.bias, Z)
+            _activate(Z, target, self.activation, is_sin)
+
+        if n_threads is None:
+            n_threads = os.cpu_count() or 1
+        n_threads = check_int(n_threads, "n_threads", minimum=1)
+        if n_threads == 1 or m * n_cols < THREAD_MIN_ENTRIES or len(starts) == 1:
+            for r0 in starts:
+                work(r0)
+        else:
+            with ThreadPoolExecutor(max_workers=n_threads) as pool:
+                # list() re-raises the first exception of any block
+                list(pool.map(work, starts))
+
+
+def _activate(Z, out, activation, is_sin=None):
+    """Apply ``activation`` to the pre-activation block ``Z`` into ``out`` (may alias)."""
+    if activation == "sin":
+        np.sin(Z, out=out)
+    elif activation == "cos":
+        np.cos(Z, out=out)
+    elif activation == "relu":
+        np.maximum(Z, 0.0, out=out)
+    elif activation == "tanh":
+        np.tanh(Z, out=out)
+    elif activation == "sigmoid":
+        scipy.special.expit(Z, out=out)
+    elif activation == "exp":
+        np.cos(Z, out=out.real)
+        np.sin(Z, out=out.imag)
+    elif is_sin is None:  # fourier, all columns: [cos | sin]
+        n = Z.shape[1]
+        np.cos(Z, out=out[:, :n])
+        np.sin(Z, out=out[:, n:])
+    else:  # fourier, selected columns
+        out[:] = np.where(is_sin, np.sin(Z), np.cos(Z))
+
+
+def random_feature_map(
+    d: int,
+    n_features: int,
+    *,
+    q: int | None = None,
+    subsets: str = "random",
+    distribution="normal",
+    bias: str = "uniform",
+    activation: str = "sin",
+    rng=None,
+) -> FeatureMap:
+    r"""Draw a random-feature map with dense or q-sparse weights.
+
+    Parameters
+    ----------
+    d : int
+        Input dimension.
+    n_features : int
+        Number of features N (weight vectors).
+    q : int, optional
+        Nonzeros per weight vector, ``1 <= q <= d``; ``None`` means dense
+        (``q = d``).
+    subsets : {"random", "all"}
+        ``"random"``: an independent uniformly random q-subset per feature
+        (HARFE).  ``"all"``: SHRIMP's Def. 3, ``N // C(d, q)`` features on
+        every q-subset, falling back to ``"random"`` when ``C(d, q) > N``.
+    distribution : "normal", "uniform", Normal or Uniform
+        Distribution :math:`\rho` of the nonzero entries (default
+        :math:`N(0, 1)`; SHRIMP uses ``Normal(scale=1/sqrt(q))``).
+    bias : {"uniform", "none", "weights"}
+        Phase uniform on :math:`[0, 2\pi]`, zero, or drawn from
+        ``distribution`` (HARFE Table 2 uses U[-1, 1] for both).
+    activation : str
+        One of :data:`ACTIVATIONS`.
+    rng : None, int or numpy.random.Generator
+
+    Returns
+    -------
+    FeatureMap
+    """
+    d = check_int(d, "d", minimum=1)
+    n_features = check_int(n_features, "n_features", minimum=1)
+    q = d if q is None else check_int(q, "q", minimum=1, maximum=d)
+    check_choice(subsets, "subsets", ("random", "all"))
+    dist = _check_distribution(distribution)
+    check_choice(bias, "bias", BIASES)
+    check_choice(activation, "activation", ACTIVATIONS)
+    support_rng, value_rng, bias_rng = spawn_streams(check_rng(rng), 3)
+    if subsets == "all":
+        supports = all_subsets_supports(d, n_features, q, support_rng)
+    else:
+        supports = sample_supports(d, n_features, q, support_rng)
+    n = supports.shape[0]
+    values = dist.sample(value_rng, (n, q))
+    if bias == "uniform":
+        b = bias_rng.uniform(0.0, 2.0 * np.pi, n)
+    elif bias == "weights":
+        b = dist.sample(bias_rng, n)
+    else:
+        b = np.zeros(n)
+    return FeatureMap(supports, values, b, activation, d)
+
+
+# ----------------------------------------------------------------- operator
+class FeatureOperator(LinearOperator):
+    r"""Matrix-free feature matrix :math:`A\,\mathrm{diag}(s)` of a map on fixed data.
+
+    Products :math:`A c` and :math:`A^* r` are computed row block by row
+    block, each block built by the same kernel as :meth:`FeatureMap.transform`
+    and multiplied by BLAS, so memory is :math:`O(\text{block} \cdot N + m + N)`
+    and the m x N matrix never exists.  Each product re-evaluates the
+    features: :math:`O(m N q)` plus :math:`m N` activations.
+
+    Parameters
+    ----------
+    fmap : FeatureMap
+    X : (m, d) array_like
+    col_scale : (n_columns,) array, optional
+        Column scaling :math:`s` (e.g. the reciprocal training column norms
+        HARFE divides by).  Default: none.
+    block_rows : int, optional
+        Rows per block; default keeps a block near 32 MB.
+    """
+
+    def __init__(self, fmap: FeatureMap, X, *, col_scale=None, block_rows=None):
+        self.fmap = fmap
+        self.X = fmap._check_X(X)
+        m, n = self.X.shape[0], fmap.n_columns
+        if col_scale is not None:
+            col_scale = check_array(col_scale, "col_scale", ndim=1)
+            if col_scale.shape[0] != n:
+                raise ValueError(f"col_scale must have length {n}, got {col_scale.shape[0]}")
+        self.col_scale = col_scale
+        if block_rows is None:
+            block_rows = max(1, (1 << 22) // max(1, n))
+        self.block_rows = check_int(block_rows, "block_rows", minimum=1)
+        dtype = np.complex128 if fmap.is_complex else np.float64
+        super().__init__(dtype=dtype, shape=(m, n))
+
+    def _blocks(self):
+        m = self.shape[0]
+        for r0 in range(0, m, self.block_rows):
+            r1 = min(m, r0 + self.block_rows)
+            A = self.fmap.transform(self.X[r0:r1], n_threads=None)
+            if self.col_scale is not None:
+                A *= self.col_scale
+            yield r0, r1, A
+
+    def _matmat(self, C):
+        C = np.asarray(C)
+        out = np.empty((self.shape[0], C.shape[1]), dtype=np.result_type(self.dtype, C))
+        for r0, r1, A in self._blocks():
+            out[r0:r1] = A @ C
+        return out
+
+    def _matvec(self, c):
+        return self._matmat(np.asarray(c).reshape(-1, 1)).ravel()
+
+    def _rmatmat(self, R):
+        R = np.asarray(R)
+        out = np.zeros((self.shape[1], R.shape[1]), dtype=np.result_type(self.dtype, R))
+        for r0, r1, A in self._blocks():
+            out += A.conj().T @ R[r0:r1]
+        return out
+
+    def _rmatvec(self, r):
+        return self._rmatmat(np.asarray(r).reshape(-1, 1)).ravel()
+
+    def columns(self, columns) -> np.ndarray:
+        """Dense ``(A diag(s))[:, columns]``, m x len(columns)."""
+        columns = self.fmap._check_columns(columns)
+        A = self.fmap.columns(self.X, columns)
+        if self.col_scale is not None:
+            A *= self.col_scale[columns]
+        return A
+
+    def column_norms(self) -> np.ndarray:
+        """Euclidean norm of every column of ``A diag(s)``, block by block."""
+        sq = np.zeros(self.shape[1])
+        for _, _, A in self._blocks():
+            sq += np.einsum("ij,ij->j", A.real, A.real)
+            if np.iscomplexobj(A):
+                sq += np.einsum("ij,ij->j", A.imag, A.imag)
+        return np.sqrt(sq)
+
+    def todense(self) -> np.ndarray:
+        """The full matrix (for tests and small problems only)."""
+        return self.columns(np.arange(self.shape[1]))
+
+
+# ---------------------------------------------------------- variable usage
+def variable_usage(fmap: FeatureMap, coef, *, columns=None, weighting="magnitude"):
+    r"""Share of the coefficient mass carried by each input variable.
+
+    The mass of feature :math:`j` is :math:`|c_j|` (summed over its cos and
+    sin columns for ``"fourier"``) with ``weighting="magnitude"``, or 1 for
+    every feature with a nonzero coefficient with ``weighting="count"`` (the
+    occurrence rate of HARFE Fig. 4).  It is split equally among the ``q``
+    variables in the feature's support; the result sums to 1 (HARFE Fig. 4-5,
+    SHRIMP Fig. 4).
+
+    Parameters
+    ----------
+    fmap : FeatureMap
+    coef : array_like
+        Coefficients of all ``n_columns`` columns, or of ``columns`` only.
+    columns : array_like of int, optional
+        Column indices ``coef`` refers to (a sparse coefficient vector).
+    weighting : {"magnitude", "count"}
+
+    Returns
+    -------
+    usage : (d,) ndarray summing to 1 (all zeros if ``coef`` is zero)
+    """
+    check_choice(weighting, "weighting", ("magnitude", "count"))
+    coef = check_array(coef, "coef", ndim=1, allow_complex=True, min_rows=0)
+    cols = np.arange(fmap.n_columns) if columns is None else fmap._check_columns(columns)
+    if cols.shape[0] != coef.shape[0]:
+        raise ValueError(f"coef must have length {cols.shape[0]}, got {coef.shape[0]}")
+    mass = np.zeros(fmap.n_features)
+    np.add.at(mass, cols % fmap.n_features, np.abs(coef))
+    if weighting == "count":
+        mass = (mass > 0).astype(float)
+    usage = np.zeros(fmap.n_inputs)
+    np.add.at(usage, fmap.supports.ravel(), np.repeat(mass / fmap.q, fmap.q))
+    total = usage.sum()
+    return usage / total if total > 0 else usage
+
+
+# ------------------------------------------------------------------ kernels
+@njit(cache=True, nogil=True)
+def _preactivation(X, r0, r1, supports, values, bias, out):  # pragma: no cover - jitted
+    r"""Rows ``r0:r1`` of :math:`X W^T + b` for compactly stored sparse ``W``.
+
+    ``out[i - r0, j] = bias[j] + sum_k X[i, supports[j, k]] * values[j, k]``:
+    :math:`O((r_1 - r_0) N q)` work, the support tables stay in cache across rows.
+    """
+    n, q = supports.shape
+    for i in range(r0, r1):
+        x = X[i]
+        o = out[i - r0]
+        for j in range(n):
+            acc = bias[j]
+            for k in range(q):
+                acc += x[supports[j, k]] * values[j, k]
+            o[j] = acc
+
+
+@njit(cache=True)
+def _partial_fisher_yates(u, d, out):  # pragma: no cover - jitted
+    """Row ``j`` of ``out``: a uniform random q-subset of ``range(d)``, sorted.
+
+    Uses the ``q`` uniforms ``u[j]`` for ``q`` swap steps of a Fisher-Yates
+    shuffle of a running permutation; any starting permutation gives a uniform
+    subset, so the permutation is not reset between rows.
+    """
+    n, q = u.shape
+    perm = np.arange(d)
+    for j in range(n):
+        for k in range(q):
+            r = k + int(u[j, k] * (d - k))
+            if r >= d:  # u rounds to 1.0 only in theory; stay in range
+                r = d - 1
+            tmp = perm[k]
+            perm[k] = perm[r]
+            perm[r] = tmp
+            out[j, k] = perm[k]
+        out[j].sort()
+
+
+def _warmup():
+    """Compile the feature kernels (one signature each)."""
+    fmap = random_feature_map(3, 4, q=1, rng=0)
+    fmap.transform(np.zeros((2, 3)))
+    fmap.operator(np.zeros((2, 3))).matvec(np.ones(4))

@@ -381,16 +381,21 @@ class FeatureMap:
         starts = range(0, m, block)
         in_place = out.dtype == np.float64 and self.activation not in ("fourier", "exp")
         W = fmap.dense_weights() if fmap.uses_blas else None
+        if in_place and W is not None:
+            # one large BLAS call (with BLAS's own threads) beats many
+            # block-sized ones; bias and activation then go block by block
+            np.matmul(X, W.T, out=out)
 
         def work(r0):
             r1 = min(m, r0 + block)
             target = out[r0:r1]
             Z = target if in_place else np.empty((r1 - r0, fmap.n_features))
-            if W is not None:
-                np.matmul(X[r0:r1], W.T, out=Z)
-                Z += fmap.bias
-            else:
+            if W is None:
                 _preactivation(X, r0, r1, fmap.supports, fmap.values, fmap.bias, Z)
+            else:
+                if not in_place:
+                    np.matmul(X[r0:r1], W.T, out=Z)
+                Z += fmap.bias
             _activate(Z, target, self.activation, is_sin)
 
         if n_threads is None:

@@ -1,0 +1,308 @@
+"""Feature maps, the pre-activation kernel and the matrix-free operator against NumPy references.
+
+Tolerances: float64 results agree with the references to rtol=1e-12 / atol=1e-12
+(the kernel sums the q products in a different order than BLAS does);
+float32 results to atol=1e-6 (single-precision rounding of values in [-1, 1]).
+"""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rflite import features
+from rflite.features import (
+    ACTIVATIONS,
+    FeatureMap,
+    Normal,
+    Uniform,
+    all_subsets_supports,
+    random_feature_map,
+    sample_supports,
+    variable_usage,
+)
+
+import naive
+
+TOL = dict(rtol=1e-12, atol=1e-12)
+
+
+def reference(fmap, X):
+    W = naive.dense_weights(fmap.supports, fmap.values, fmap.n_inputs)
+    return naive.feature_matrix(X, W, fmap.bias, fmap.activation)
+
+
+# q = 2 of d = 9 takes the sparse kernel, q = 9 of 9 the BLAS path
+@pytest.mark.parametrize("q", [2, 9])
+@pytest.mark.parametrize("activation", ACTIVATIONS)
+def test_transform_matches_reference(activation, q, rng):
+    fmap = random_feature_map(9, 37, q=q, activation=activation, rng=1)
+    assert fmap.uses_blas == (q == 9)
+    X = rng.uniform(-1, 1, (23, 9))
+    A = fmap.transform(X)
+    expected = reference(fmap, X)
+    assert A.shape == (23, fmap.n_columns) == expected.shape
+    assert A.dtype == (np.complex128 if activation == "exp" else np.float64)
+    np.testing.assert_allclose(A, expected, **TOL)
+
+
+@pytest.mark.parametrize("activation", ["sin", "fourier", "exp", "sigmoid"])
+def test_float32_output(activation, rng):
+    fmap = random_feature_map(6, 20, q=3, activation=activation, rng=2)
+    X = rng.normal(size=(11, 6))
+    A = fmap.transform(X, dtype=np.float32)
+    assert A.dtype == (np.complex64 if activation == "exp" else np.float32)
+    np.testing.assert_allclose(A, reference(fmap, X), rtol=0, atol=1e-6)
+
+
+def test_out_argument_is_filled_in_place(rng):
+    fmap = random_feature_map(5, 16, q=2, rng=3)
+    X = rng.normal(size=(7, 5))
+    out = np.full((7, 16), np.nan)
+    A = fmap.transform(X, out=out)
+    assert A is out
+    np.testing.assert_allclose(out, reference(fmap, X), **TOL)
+    with pytest.raises(ValueError, match="out"):
+        fmap.transform(X, out=np.empty((7, 15)))
+    with pytest.raises(ValueError, match="out"):
+        fmap.transform(X, out=np.empty((7, 16), dtype=np.float32))
+    with pytest.raises(ValueError, match="out"):
+        fmap.transform(X, out=np.empty((16, 7)).T)
+
+
+def test_threads_do_not_change_the_result(rng):
+    # large enough (>= THREAD_MIN_ENTRIES) for the thread pool to be used
+    fmap = random_feature_map(8, 1 << 14, q=2, rng=4)
+    X = rng.normal(size=(80, 8))
+    assert X.shape[0] * fmap.n_columns >= features.THREAD_MIN_ENTRIES
+    np.testing.assert_array_equal(fmap.transform(X, n_threads=1), fmap.transform(X, n_threads=2))
+
+
+def test_read_only_input(rng):
+    fmap = random_feature_map(4, 10, q=2, rng=5)
+    X = rng.normal(size=(6, 4))
+    X.setflags(write=False)
+    np.testing.assert_allclose(fmap.transform(X), reference(fmap, X), **TOL)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    m=st.integers(1, 12), d=st.integers(1, 7), n=st.integers(1, 30),
+    data=st.data(), activation=st.sampled_from(ACTIVATIONS),
+)
+def test_transform_property(m, d, n, data, activation):
+    q = data.draw(st.integers(1, d))
+    seed = data.draw(st.integers(0, 2**32 - 1))
+    fmap = random_feature_map(d, n, q=q, activation=activation, rng=seed)
+    X = np.random.default_rng(seed).uniform(-3, 3, (m, d))
+    np.testing.assert_allclose(fmap.transform(X), reference(fmap, X), **TOL)
+
+
+# ------------------------------------------------------------------ weights
+@pytest.mark.parametrize("bias", ["uniform", "none", "weights"])
+@pytest.mark.parametrize("distribution", [Normal(0.5), Uniform(-2.0, 3.0)])
+def test_prefix_stability(bias, distribution):
+    small = random_feature_map(10, 40, q=3, bias=bias, distribution=distribution, rng=7)
+    big = random_feature_map(10, 100, q=3, bias=bias, distribution=distribution, rng=7)
+    np.testing.assert_array_equal(small.supports, big.supports[:40])
+    np.testing.assert_array_equal(small.values, big.values[:40])
+    np.testing.assert_array_equal(small.bias, big.bias[:40])
+
+
+def test_same_seed_same_map_and_generator_accepted():
+    a = random_feature_map(6, 25, q=2, rng=11)
+    b = random_feature_map(6, 25, q=2, rng=np.random.default_rng(11))
+    c = random_feature_map(6, 25, q=2, rng=12)
+    for name in ("supports", "values", "bias"):
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
+    assert not np.array_equal(a.values, c.values)
+
+
+def test_weight_and_bias_distributions():
+    n = 20000
+    f = random_feature_map(3, n, q=3, distribution=Normal(2.0), bias="uniform", rng=0)
+    assert abs(f.values.std() - 2.0) < 0.05 and abs(f.values.mean()) < 0.05
+    assert f.bias.min() >= 0 and f.bias.max() <= 2 * np.pi
+    g = random_feature_map(3, n, q=1, distribution=Uniform(-1, 1), bias="weights", rng=0)
+    assert g.values.min() >= -1 and g.values.max() <= 1 and g.bias.min() >= -1
+    assert np.all(random_feature_map(3, 10, bias="none", rng=0).bias == 0)
+
+
+def test_dense_map_is_q_equal_d():
+    f = random_feature_map(4, 10, rng=0)
+    assert f.q == 4
+    np.testing.assert_array_equal(f.supports, np.tile(np.arange(4), (10, 1)))
+    np.testing.assert_array_equal(f.dense_weights(), f.values)
+
+
+def test_sparse_supports_distinct_sorted_uniform():
+    d, q, n = 12, 3, 30000
+    S = sample_supports(d, n, q, rng=0)
+    assert S.shape == (n, q)
+    assert np.all(np.diff(S, axis=1) > 0)  # sorted and distinct
+    counts = np.bincount(S.ravel(), minlength=d) / (n * q)
+    np.testing.assert_allclose(counts, 1 / d, atol=0.005)  # ~ 6 sigma
+    # every pair of variables appears about equally often
+    pairs = np.bincount(S[:, 0] * d + S[:, 1], minlength=d * d)
+    assert pairs.max() < 3 * pairs[pairs > 0].mean()
+
+
+def test_all_subsets_exact_design():
+    d, q, N = 5, 2, 103
+    S = all_subsets_supports(d, N, q)
+    n_sub = math.comb(d, q)
+    per = N // n_sub
+    assert S.shape == (per * n_sub, q)
+    subsets, counts = np.unique(S, axis=0, return_counts=True)
+    assert subsets.shape[0] == n_sub and np.all(counts == per)
+    assert np.all(np.diff(subsets, axis=1) > 0)
+    f = random_feature_map(d, N, q=q, subsets="all", rng=0)
+    assert f.n_features == per * n_sub
+
+
+def test_all_subsets_falls_back_to_random_subsets():
+    S = all_subsets_supports(20, 50, 3, rng=1)  # C(20, 3) = 1140 > 50
+    assert S.shape == (50, 3) and np.all(np.diff(S, axis=1) > 0)
+
+
+# ------------------------------------------------------------ bad inputs
+@pytest.mark.parametrize(
+    "kwargs, name",
+    [
+        (dict(d=5, n_features=10, q=6), "q"),
+        (dict(d=5, n_features=10, q=0), "q"),
+        (dict(d=5, n_features=0), "n_features"),
+        (dict(d=0, n_features=3), "d"),
+        (dict(d=5, n_features=10, activation="softplus"), "activation"),
+        (dict(d=5, n_features=10, bias="gaussian"), "bias"),
+        (dict(d=5, n_features=10, distribution="cauchy"), "distribution"),
+        (dict(d=5, n_features=10, subsets="some"), "subsets"),
+        (dict(d=5, n_features=10, rng="seed"), "rng"),
+    ],
+)
+def test_bad_map_arguments(kwargs, name):
+    with pytest.raises(ValueError, match=name):
+        random_feature_map(**kwargs)
+
+
+def test_bad_distribution_parameters():
+    with pytest.raises(ValueError, match="scale"):
+        Normal(-1.0)
+    with pytest.raises(ValueError, match="high"):
+        Uniform(1.0, 0.0)
+
+
+def test_bad_transform_inputs():
+    f = random_feature_map(4, 8, q=2, rng=0)
+    with pytest.raises(ValueError, match="X"):
+        f.transform(np.zeros((3, 5)))
+    with pytest.raises(ValueError, match="X"):
+        f.transform(np.zeros(4))
+    X = np.zeros((3, 4))
+    X[1, 2] = np.nan
+    with pytest.raises(ValueError, match="X.*NaN"):
+        f.transform(X)
+    with pytest.raises(ValueError, match="dtype"):
+        f.transform(np.zeros((3, 4)), dtype=np.int32)
+    with pytest.raises(ValueError, match="columns"):
+        f.columns(np.zeros((3, 4)), [8])
+
+
+def test_feature_map_constructor_validates():
+    with pytest.raises(ValueError, match="supports"):
+        FeatureMap(np.array([[0, 7]]), np.ones((1, 2)), np.zeros(1), "sin", 4)
+    with pytest.raises(ValueError, match="bias"):
+        FeatureMap(np.array([[0, 1]]), np.ones((1, 2)), np.zeros(2), "sin", 4)
+
+
+# ---------------------------------------------------------------- train/test
+def test_test_data_transformed_like_train_data(rng):
+    f = random_feature_map(6, 30, q=2, activation="fourier", rng=3)
+    X_train, X_test = rng.normal(size=(40, 6)), rng.normal(size=(9, 6))
+    both = f.transform(np.vstack([X_train, X_test]))
+    np.testing.assert_array_equal(f.transform(X_test), both[40:])
+    np.testing.assert_array_equal(f.transform(X_train), both[:40])
+
+
+@pytest.mark.parametrize("activation", ["sin", "fourier", "exp", "relu"])
+def test_columns_and_subset(activation, rng):
+    f = random_feature_map(7, 25, q=3, activation=activation, rng=8)
+    X = rng.normal(size=(10, 7))
+    A = reference(f, X)
+    cols = np.array([3, 0, f.n_columns - 1, 3, f.n_columns // 2])
+    np.testing.assert_allclose(f.columns(X, cols), A[:, cols], **TOL)
+    mask = np.zeros(f.n_columns, bool)
+    mask[[1, 4]] = True
+    np.testing.assert_allclose(f.columns(X, mask), A[:, [1, 4]], **TOL)
+    sub = f.subset([4, 2])
+    np.testing.assert_array_equal(sub.supports, f.supports[[4, 2]])
+
+
+# ---------------------------------------------------------------- operator
+@pytest.mark.parametrize("activation", ["sin", "fourier", "exp"])
+@pytest.mark.parametrize("q", [2, 5])
+def test_operator_matches_dense(activation, q, rng):
+    f = random_feature_map(5, 33, q=q, activation=activation, rng=9)
+    X = rng.normal(size=(29, 5))
+    A = reference(f, X)
+    op = f.operator(X, block_rows=4)  # several blocks, the last one partial
+    assert op.shape == A.shape and op.dtype == A.dtype
+    c = rng.normal(size=A.shape[1]) + (1j * rng.normal(size=A.shape[1]) if f.is_complex else 0)
+    r = rng.normal(size=A.shape[0])
+    np.testing.assert_allclose(op.matvec(c), A @ c, **TOL)
+    np.testing.assert_allclose(op.rmatvec(r), A.conj().T @ r, **TOL)
+    C = rng.normal(size=(A.shape[1], 3))
+    np.testing.assert_allclose(op.matmat(C), A @ C, **TOL)
+    np.testing.assert_allclose(op.H @ r, A.conj().T @ r, **TOL)
+    cols = np.array([5, 1, A.shape[1] - 1])
+    np.testing.assert_allclose(op.columns(cols), A[:, cols], **TOL)
+    np.testing.assert_allclose(op.column_norms(), np.linalg.norm(A, axis=0), **TOL)
+    np.testing.assert_allclose(op.todense(), A, **TOL)
+
+
+def test_operator_column_scaling(rng):
+    f = random_feature_map(4, 12, q=2, rng=10)
+    X = rng.normal(size=(15, 4))
+    A = reference(f, X)
+    scale = 1.0 / np.linalg.norm(A, axis=0)
+    op = f.operator(X, col_scale=scale, block_rows=6)
+    c = rng.normal(size=12)
+    np.testing.assert_allclose(op @ c, (A * scale) @ c, **TOL)
+    np.testing.assert_allclose(op.column_norms(), np.ones(12), **TOL)
+    with pytest.raises(ValueError, match="col_scale"):
+        f.operator(X, col_scale=np.ones(3))
+
+
+def test_operator_memory_is_blocked(rng):
+    # the operator must never materialise the m x N matrix: with tiny blocks,
+    # the largest array it creates is block_rows x N
+    f = random_feature_map(3, 50, q=1, rng=0)
+    X = rng.normal(size=(40, 3))
+    op = f.operator(X, block_rows=5)
+    shapes = [A.shape for _, _, A in op._blocks()]
+    assert max(s[0] for s in shapes) == 5 and len(shapes) == 8
+
+
+# ---------------------------------------------------------- variable usage
+@pytest.mark.parametrize("weighting", ["magnitude", "count"])
+@pytest.mark.parametrize("activation", ["sin", "fourier"])
+def test_variable_usage_matches_reference(weighting, activation, rng):
+    f = random_feature_map(6, 20, q=2, activation=activation, rng=1)
+    coef = rng.normal(size=f.n_columns) * (rng.random(f.n_columns) < 0.3)
+    u = variable_usage(f, coef, weighting=weighting)
+    np.testing.assert_allclose(u, naive.variable_usage(f.supports, 20, 6, coef, weighting), **TOL)
+    assert u.sum() == pytest.approx(1.0)
+    cols = np.flatnonzero(coef)
+    np.testing.assert_allclose(variable_usage(f, coef[cols], columns=cols, weighting=weighting), u)
+
+
+def test_variable_usage_concentrates_on_used_variables():
+    f = random_feature_map(5, 10, q=1, rng=2)
+    coef = np.where(f.supports[:, 0] == 3, 1.0, 0.0)
+    if coef.any():
+        assert variable_usage(f, coef)[3] == pytest.approx(1.0)
+    assert np.all(variable_usage(f, np.zeros(10)) == 0)
+    with pytest.raises(ValueError, match="coef"):
+        variable_usage(f, np.ones(3))

@@ -73,6 +73,8 @@ def check_rng(rng=None) -> np.random.Generator:
     """
     if isinstance(rng, np.random.Generator):
         return rng
+    if isinstance(rng, bool):
+        raise ValueError(f"rng must be None, an int seed or a numpy.random.Generator, got {rng!r}")
     if rng is None or isinstance(rng, (numbers.Integral, np.random.SeedSequence)):
         if isinstance(rng, numbers.Integral) and not isinstance(rng, bool) and rng < 0:
             raise ValueError(f"rng must be a non-negative seed, got {rng}")

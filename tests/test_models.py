@@ -1,0 +1,73 @@
+"""The shared model shape (rflite._base) through the plain ridge baseline."""
+
+import numpy as np
+import pytest
+
+from rflite._base import NotFittedError
+from rflite.datasets import make_friedman1
+from rflite.ridge import RandomFeatureRidge
+
+
+@pytest.fixture(scope="module")
+def data():
+    X, y = make_friedman1(150, d=8, noise=0.1, rng=0)
+    X_test, y_test = make_friedman1(60, d=8, rng=1)
+    return X, y, X_test, y_test
+
+
+def test_params_follow_sklearn_conventions():
+    model = RandomFeatureRidge(50, lam=0.1, q=2)
+    params = model.get_params()
+    assert params["n_features"] == 50 and params["lam"] == 0.1 and params["q"] == 2
+    assert model.set_params(lam=0.5) is model and model.lam == 0.5
+    with pytest.raises(ValueError, match="invalid parameter 'alpha'"):
+        model.set_params(alpha=1.0)
+    assert "RandomFeatureRidge(" in repr(model)
+    assert not hasattr(model, "coef_")  # constructor stores parameters only
+
+
+def test_fit_predict_score(data):
+    X, y, X_test, y_test = data
+    model = RandomFeatureRidge(300, lam=1e-4, q=2, random_state=0)
+    assert model.fit(X, y) is model
+    pred = model.predict(X_test)
+    full = model.feature_map_.transform(X_test) @ model.dense_coef()
+    np.testing.assert_allclose(pred, full, rtol=1e-12, atol=1e-12)
+    assert model.score(X_test, y_test) > 0.8
+    assert model.n_nonzero_ == 300 and model.sparsity_ == 1.0
+    assert model.n_features_in_ == 8
+    u = model.variable_importance()
+    assert u.shape == (8,) and u.sum() == pytest.approx(1.0)
+
+
+def test_same_seed_same_model(data):
+    X, y, X_test, _ = data
+    a = RandomFeatureRidge(100, q=2, random_state=3).fit(X, y).predict(X_test)
+    b = RandomFeatureRidge(100, q=2, random_state=3).fit(X, y).predict(X_test)
+    c = RandomFeatureRidge(100, q=2, random_state=4).fit(X, y).predict(X_test)
+    np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(a, c)
+
+
+def test_complex_exp_features_predict_real(data):
+    X, y, X_test, y_test = data
+    model = RandomFeatureRidge(200, lam=1e-4, activation="exp", random_state=0).fit(X, y)
+    pred = model.predict(X_test)
+    assert pred.dtype == np.float64 and model.score(X_test, y_test) > 0.5
+
+
+def test_not_fitted_and_bad_input(data):
+    X, y, *_ = data
+    with pytest.raises(NotFittedError, match="fit"):
+        RandomFeatureRidge(10).predict(X)
+    with pytest.raises(ValueError, match="lam"):
+        RandomFeatureRidge(10, lam=-1.0).fit(X, y)
+    with pytest.raises(ValueError, match="n_features"):
+        RandomFeatureRidge(0).fit(X, y)
+    with pytest.raises(ValueError, match="q"):
+        RandomFeatureRidge(10, q=9).fit(X, y)
+    with pytest.raises(ValueError, match="same number of rows"):
+        RandomFeatureRidge(10).fit(X, y[:-1])
+    model = RandomFeatureRidge(10, random_state=0).fit(X, y)
+    with pytest.raises(ValueError, match="X must have 8 columns"):
+        model.predict(X[:, :3])

@@ -17,6 +17,15 @@ def warmup() -> None:
     With ``cache=True`` the compiled code is also written to disk, so this costs
     a few seconds once per installation and well under a second afterwards.
     """
-    from rflite import features
+    import importlib
 
-    features._warmup()
+    for name in _KERNEL_MODULES:
+        module = importlib.import_module(f"rflite.{name}")
+        warm = getattr(module, "_warmup", None)
+        if warm is not None:
+            warm()
+
+
+#: Modules with numba kernels; each may define ``_warmup()`` compiling them on
+#: tiny inputs with the dtypes real calls use.
+_KERNEL_MODULES = ("features",)

@@ -25,6 +25,7 @@ targets need (the normal equations would square the condition number).
 from __future__ import annotations
 
 import numbers
+import os
 import warnings
 
 import numpy as np
@@ -40,6 +41,7 @@ __all__ = [
     "check_int",
     "check_real",
     "check_choice",
+    "check_memory",
     "ridge_solve",
     "ridge_on_columns",
     "ridge_fit",
@@ -185,6 +187,36 @@ def check_choice(value, name: str, options) -> str:
     if value not in options:
         raise ValueError(f"{name} must be one of {sorted(options)}, got {value!r}")
     return value
+
+
+def available_memory() -> int:
+    """Bytes of memory available now (``MemAvailable``), or physical memory as a fallback."""
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:  # pragma: no cover - not Linux
+        pass
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):  # pragma: no cover
+        return 1 << 62
+
+
+def check_memory(shape, dtype, what: str, hint: str = "") -> None:
+    """Raise ``MemoryError`` before allocating an array that cannot fit.
+
+    ``what`` names the array (and the parameters behind its size) in the
+    message; ``hint`` says what to do instead.
+    """
+    nbytes = int(np.prod(shape, dtype=np.float64)) * np.dtype(dtype).itemsize
+    avail = available_memory()
+    if nbytes > avail:
+        raise MemoryError(
+            f"{what} of shape {tuple(shape)} needs {nbytes / 2**30:.1f} GiB but only "
+            f"{avail / 2**30:.1f} GiB are available{'; ' + hint if hint else ''}"
+        )
 
 
 # ----------------------------------------------------------------------- solves

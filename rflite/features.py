@@ -55,6 +55,7 @@ from rflite._numerics import (
     check_array,
     check_choice,
     check_int,
+    check_memory,
     check_real,
     check_rng,
     spawn_streams,
@@ -355,6 +356,10 @@ class FeatureMap:
         if self.is_complex:
             dtype = np.dtype(np.complex128 if dtype == np.float64 else np.complex64)
         if out is None:
+            check_memory(
+                (m, n), dtype, "the feature matrix (m samples x n_columns)",
+                "use FeatureMap.operator(X) for matrix-free products or fewer features",
+            )
             return np.empty((m, n), dtype=dtype)
         if not isinstance(out, np.ndarray) or out.shape != (m, n) or out.dtype != dtype:
             raise ValueError(

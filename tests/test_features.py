@@ -306,3 +306,10 @@ def test_variable_usage_concentrates_on_used_variables():
     assert np.all(variable_usage(f, np.zeros(10)) == 0)
     with pytest.raises(ValueError, match="coef"):
         variable_usage(f, np.ones(3))
+
+
+def test_too_large_feature_matrix_raises_memory_error_before_allocating():
+    f = random_feature_map(3, 10**6, q=1, rng=0)
+    X = np.zeros((10**5, 3))  # 10^5 x 10^6 float64 features: 800 GB
+    with pytest.raises(MemoryError, match="feature matrix.*operator"):
+        f.transform(X)

@@ -11,6 +11,7 @@ follows scikit-learn's estimator conventions (constructor stores parameters,
 from __future__ import annotations
 
 import inspect
+import sys
 
 import numpy as np
 
@@ -22,6 +23,25 @@ __all__ = ["RandomFeatureModel", "NotFittedError"]
 
 class NotFittedError(ValueError, AttributeError):
     """Raised when a model is used before ``fit``."""
+
+
+def _not_fitted_error_class():
+    """:class:`NotFittedError`, also an instance of scikit-learn's when that is loaded.
+
+    scikit-learn tools (``check_is_fitted``, the estimator checks) test for
+    their own class; subclassing it only when scikit-learn is already imported
+    keeps it out of rflite's runtime dependencies.
+    """
+    sk = sys.modules.get("sklearn.exceptions")
+    if sk is None:
+        return NotFittedError
+    global _SK_NOT_FITTED
+    if _SK_NOT_FITTED is None:
+        _SK_NOT_FITTED = type("NotFittedError", (NotFittedError, sk.NotFittedError), {})
+    return _SK_NOT_FITTED
+
+
+_SK_NOT_FITTED = None
 
 
 class RandomFeatureModel:
@@ -55,6 +75,19 @@ class RandomFeatureModel:
             setattr(self, key, value)
         return self
 
+    _estimator_type = "regressor"
+
+    def __sklearn_tags__(self):
+        # only scikit-learn calls this, so importing it here adds no runtime dependency
+        from sklearn.utils import InputTags, RegressorTags, Tags, TargetTags
+
+        return Tags(
+            estimator_type=self._estimator_type,
+            target_tags=TargetTags(required=True),
+            regressor_tags=RegressorTags() if self._estimator_type == "regressor" else None,
+            input_tags=InputTags(),
+        )
+
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
         return f"{type(self).__name__}({args})"
@@ -84,7 +117,9 @@ class RandomFeatureModel:
     # -- prediction and reporting -------------------------------------------
     def _check_fitted(self):
         if not hasattr(self, "coef_"):
-            raise NotFittedError(f"this {type(self).__name__} is not fitted yet; call fit first")
+            raise _not_fitted_error_class()(
+                f"this {type(self).__name__} is not fitted yet; call fit first"
+            )
 
     def predict(self, X) -> np.ndarray:
         """Predictions :math:`A(X)_{:, S} c_S + c_0`, evaluating only kept columns."""

@@ -30,9 +30,11 @@ import warnings
 
 import numpy as np
 import scipy.linalg
+import scipy.sparse
 
 __all__ = [
     "IllConditionedWarning",
+    "DataConversionWarning",
     "RCOND_WARN",
     "check_rng",
     "spawn_streams",
@@ -97,6 +99,10 @@ def spawn_streams(rng: np.random.Generator, n: int) -> list[np.random.Generator]
 
 
 # -------------------------------------------------------------------- validation
+class DataConversionWarning(UserWarning):
+    """An input was converted to the expected layout (e.g. a column-vector ``y``)."""
+
+
 def check_array(
     a,
     name: str,
@@ -110,42 +116,84 @@ def check_array(
     """Convert ``a`` to a float64 (or complex128) array and validate it.
 
     No copy is made when ``a`` already has the target dtype; a read-only input
-    stays read-only (kernels never write to their inputs).
+    stays read-only (kernels never write to their inputs).  Integer, boolean,
+    float32 and numeric object arrays are converted (a copy of the small
+    input, never of a feature matrix).
 
     Raises
     ------
     ValueError
-        Naming ``name``, for a wrong number of dimensions, too few rows, complex
-        values where real ones are required, or NaN / inf entries.
+        Naming ``name``, for sparse or non-numeric input, a wrong number of
+        dimensions, too few rows, complex values where real ones are required,
+        or NaN / inf entries.  The wording follows scikit-learn's where it has
+        one, so that its estimator checks recognise the errors.
     """
+    if a is None:
+        raise ValueError(f"{name} is None; expected an array")
+    if scipy.sparse.issparse(a):
+        raise ValueError(f"{name}: sparse input is not supported; pass a dense array")
     try:
         arr = np.asarray(a)
-    except Exception as exc:  # pragma: no cover - numpy's own message is kept
-        raise ValueError(f"{name} could not be converted to an array: {exc}") from exc
-    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
+        if arr.dtype == object:
+            arr = np.asarray(a, dtype=np.complex128 if allow_complex else np.float64)
+    except TypeError as exc:
+        raise TypeError(f"{name} must be numeric: {exc}") from exc
+    except ValueError as exc:
+        raise ValueError(f"{name} must be numeric: {exc}") from exc
+    if not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
         raise ValueError(f"{name} must be numeric, got dtype {arr.dtype}")
     is_complex = np.iscomplexobj(arr)
     if is_complex and not allow_complex:
-        raise ValueError(f"{name} must be real, got dtype {arr.dtype}")
+        raise ValueError(f"{name} must be real (Complex data not supported), got dtype {arr.dtype}")
     if dtype is None:
         dtype = np.complex128 if is_complex else np.float64
     arr = np.asarray(arr, dtype=dtype)
     ndims = (ndim,) if isinstance(ndim, int) else tuple(ndim)
     if arr.ndim not in ndims:
+        hint = ""
+        if arr.ndim < 2 and 2 in ndims:
+            hint = (
+                "; Reshape your data either using array.reshape(-1, 1) if it has a single "
+                "feature or array.reshape(1, -1) if it contains a single sample"
+            )
         raise ValueError(
-            f"{name} must have {' or '.join(map(str, ndims))} dimension(s), got shape {arr.shape}"
+            f"{name} must have {' or '.join(map(str, ndims))} dimension(s), "
+            f"got shape {arr.shape}{hint}"
         )
     if arr.ndim >= 1 and arr.shape[0] < min_rows:
-        raise ValueError(f"{name} must have at least {min_rows} row(s), got shape {arr.shape}")
+        raise ValueError(
+            f"{name} has {arr.shape[0]} sample(s) (shape={arr.shape}) while a minimum of "
+            f"{min_rows} is required."
+        )
+    if arr.ndim == 2 and arr.shape[1] < 1:
+        raise ValueError(
+            f"{name} has 0 feature(s) (shape={arr.shape}) while a minimum of 1 is required."
+        )
     if not allow_nonfinite and not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} contains NaN or infinite values")
     return arr
 
 
-def check_X_y(X, y, *, allow_complex_y: bool = False):
-    """Validate a design matrix ``X`` (m x d) and target ``y`` (m,) together."""
+def check_X_y(X, y, *, allow_complex_y: bool = False, estimator: str = "this estimator"):
+    """Validate a design matrix ``X`` (m x d) and target ``y`` (m,) together.
+
+    A column vector ``y`` of shape (m, 1) is flattened with a
+    :class:`DataConversionWarning`.
+    """
+    if y is None:
+        raise ValueError(f"{estimator} requires y to be passed, but the target y is None")
     X = check_array(X, "X", ndim=2)
-    y = check_array(y, "y", ndim=1, allow_complex=allow_complex_y)
+    y = check_array(y, "y", ndim=(1, 2), allow_complex=allow_complex_y)
+    if y.ndim == 2:
+        if y.shape[1] != 1:
+            raise ValueError(f"y must have 1 dimension(s), got shape {y.shape}")
+        warnings.warn(
+            "A column-vector y was passed when a 1d array was expected; flattened to "
+            f"shape ({y.shape[0]},)",
+            DataConversionWarning,
+            stacklevel=2,
+        )
+        y = y[:, 0]
     if y.shape[0] != X.shape[0]:
         raise ValueError(
             f"X and y must have the same number of rows, got X {X.shape} and y {y.shape}"

@@ -335,7 +335,10 @@ class FeatureMap:
     def _check_X(self, X) -> np.ndarray:
         X = check_array(X, "X", ndim=2)
         if X.shape[1] != self.n_inputs:
-            raise ValueError(f"X must have {self.n_inputs} columns, got shape {X.shape}")
+            raise ValueError(
+                f"X has {X.shape[1]} features, but FeatureMap is expecting {self.n_inputs} "
+                f"features as input (X must have {self.n_inputs} columns, got shape {X.shape})"
+            )
         return np.ascontiguousarray(X)
 
     def _check_columns(self, columns) -> np.ndarray:

@@ -57,7 +57,7 @@ class RandomFeatureRidge(RandomFeatureModel):
 
     def fit(self, X, y):
         """Draw the features and solve the ridge problem; returns ``self``."""
-        X, y = check_X_y(X, y)
+        X, y = check_X_y(X, y, estimator=type(self).__name__)
         check_int(self.n_features, "n_features", minimum=1)
         lam = check_real(self.lam, "lam", minimum=0.0)
         fmap = self._draw_features(X.shape[1], self._rng())

@@ -71,3 +71,35 @@ def test_not_fitted_and_bad_input(data):
     model = RandomFeatureRidge(10, random_state=0).fit(X, y)
     with pytest.raises(ValueError, match="X must have 8 columns"):
         model.predict(X[:, :3])
+
+
+# ------------------------------------------------------ scikit-learn compatibility
+sklearn = pytest.importorskip("sklearn")
+
+
+def test_passes_sklearn_estimator_checks():
+    from sklearn.utils.estimator_checks import check_estimator
+
+    results = check_estimator(RandomFeatureRidge(random_state=0), on_fail=None)
+    bad = [(r["check_name"], repr(r["exception"])) for r in results if r["status"] == "failed"]
+    assert bad == []
+
+
+def test_works_in_pipeline_and_grid_search(data):
+    from sklearn.model_selection import GridSearchCV
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    X, y, X_test, y_test = data
+    pipe = make_pipeline(StandardScaler(), RandomFeatureRidge(200, q=2, random_state=0))
+    search = GridSearchCV(pipe, {"randomfeatureridge__lam": [1e-5, 1e-2]}, cv=3).fit(X, y)
+    assert search.best_params_["randomfeatureridge__lam"] in (1e-5, 1e-2)
+    assert search.score(X_test, y_test) > 0.7
+
+
+def test_column_vector_y_is_flattened_with_warning(data):
+    from rflite._numerics import DataConversionWarning
+
+    X, y, *_ = data
+    with pytest.warns(DataConversionWarning, match="column-vector"):
+        RandomFeatureRidge(20, random_state=0).fit(X, y[:, None])

@@ -129,6 +129,10 @@ STANDARDISE_DDOF = 0
 # The repository sits next to ``shared/`` (``/work/main`` and ``/work/shared``).
 _DEFAULT_DATA_DIR = Path(__file__).resolve().parents[2] / "shared" / "data"
 
+#: Copies shipped inside the package (the small sets the showcase uses), the
+#: last place looked in, so that an installed rflite runs without the repository.
+_PACKAGED_DATA_DIR = Path(__file__).resolve().parent / "data"
+
 
 class Sample(NamedTuple):
     """A synthetic sample: inputs ``X`` (n_samples, d) and targets ``y`` (n_samples,)."""
@@ -1041,7 +1045,8 @@ def uci_path(name, data_dir=None) -> Path:
     """Locate the file of UCI set ``name``.
 
     Looked up in order: ``data_dir``, then ``$RFLITE_DATA``, then
-    ``<repository>/../shared/data``.  Each directory may hold the files either
+    ``<repository>/../shared/data``, then the copies shipped inside the package
+    (``housing`` and ``airfoil`` only, byte-identical to the shared files).  Each directory may hold the files either
     under ``uci/`` or directly.  When an explicitly given location (argument
     or environment variable) lacks the file but a later one has it, a
     ``UserWarning`` names the skipped location.
@@ -1067,9 +1072,11 @@ def _locate(name, data_dir, *, stacklevel) -> Path:
          else "data_dir argument (not given)", data_dir),
         (f"${DATA_ENV_VAR} ({env})" if env else f"${DATA_ENV_VAR} (not set)", env),
         (f"default ({_DEFAULT_DATA_DIR})", _DEFAULT_DATA_DIR),
+        (f"copy shipped with rflite ({_PACKAGED_DATA_DIR}; housing and airfoil only)",
+         _PACKAGED_DATA_DIR),
     ]
     skipped = []
-    for label, base in candidates:
+    for index, (label, base) in enumerate(candidates):
         if base is None:
             continue
         base = Path(base).expanduser()
@@ -1082,7 +1089,7 @@ def _locate(name, data_dir, *, stacklevel) -> Path:
                         stacklevel=stacklevel,
                     )
                 return path
-        if base is not _DEFAULT_DATA_DIR:
+        if index < 2:  # only locations the user named are worth a warning
             skipped.append(label)
     raise FileNotFoundError(
         f"UCI data file {str(rel)!r} for name={name!r} not found (looked for "

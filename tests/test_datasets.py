@@ -511,6 +511,7 @@ def isolated(monkeypatch, tmp_path):
     """No env var, and a default location that does not exist."""
     monkeypatch.delenv(D.DATA_ENV_VAR, raising=False)
     monkeypatch.setattr(D, "_DEFAULT_DATA_DIR", tmp_path / "no-default")
+    monkeypatch.setattr(D, "_PACKAGED_DATA_DIR", tmp_path / "no-package-copy")
     return tmp_path
 
 
@@ -575,3 +576,16 @@ def test_copy_in_data_dir_gives_same_split(tmp_path, loaded):
     ds = D.load_uci("insulin", tmp_path, 0)
     assert_array_equal(ds.X_train, loaded["insulin"].X_train)
     assert_array_equal(ds.y_test, loaded["insulin"].y_test)
+
+
+def test_packaged_copies_are_found_and_identical(monkeypatch, tmp_path):
+    monkeypatch.delenv(D.DATA_ENV_VAR, raising=False)
+    monkeypatch.setattr(D, "_DEFAULT_DATA_DIR", tmp_path / "no-default")
+    for name in ("housing", "airfoil"):
+        path = D.uci_path(name)
+        assert path.parent == D._PACKAGED_DATA_DIR
+        shared = Path(__file__).resolve().parents[2] / "shared" / "data" / "uci" / path.name
+        if shared.is_file():
+            assert path.read_bytes() == shared.read_bytes()
+    with pytest.raises(FileNotFoundError):
+        D.uci_path("ccpp")

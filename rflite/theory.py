@@ -1,0 +1,1350 @@
+r"""Checks of the theory: coherence, RIP estimates, eigenvalue and risk bounds.
+
+Two kinds of functions live here.
+
+*Measurements on a given matrix* ``A`` (m x N, real or complex, a dense array
+or a matrix-free :class:`~rflite.features.FeatureOperator`):
+
+- :func:`coherence` -- mutual coherence
+  :math:`\mu(A) = \max_{j \ne k} |\langle a_j, a_k\rangle| / (\|a_j\| \|a_k\|)`,
+  blocked over columns with BLAS, :math:`O(\text{block} \cdot N)` extra memory;
+- :func:`cumulative_coherence` -- the Babel function :math:`\mu_1(k)`;
+- :func:`rip_lower_bound` -- a certified lower bound on the restricted
+  isometry constant :math:`\delta_s` (random, greedy or exhaustive supports);
+- :func:`rip_upper_bound` -- the Gershgorin / coherence upper bound
+  :math:`\delta_s \le (s - 1)\mu` (for unit-norm columns);
+- :func:`gram_extreme_eigenvalues` -- extreme eigenvalues of
+  :math:`A A^* / N` (or :math:`A^* A / N`), SHRIMP Fig. 6;
+- :func:`best_s_term_error` -- :math:`\kappa_{s,p}(c)`;
+- :func:`sparsity_check` -- "is this matrix good enough for sparsity s?":
+  the coherence condition of SHRIMP Thm 5 and a bracket on
+  :math:`\delta_{6s}` against HTP's :math:`1/\sqrt3`;
+- :func:`welch_bound` -- the smallest coherence any m x N matrix can have.
+
+*The papers' closed-form quantities*, each a plain function citing its theorem
+(universal constants are arguments, default 1): HARFE Thm 3.1 / 3.2 /
+Lemma A.3 (Saha, Schaeffer, Tran 2023), SHRIMP Thm 5 / Cor. 6 / Prop. 7 /
+Remark 8 / eq. (35) (Xie, Shi, Schaeffer, Ward 2022), and the optimal Metropolis
+exponent of Kammonen et al. (2020), Remark 3.2.
+
+What the numerical checks found
+-------------------------------
+``python -m rflite run theory-...`` samples the random objects and prints the
+empirical value beside each bound (:mod:`rflite.experiments.theory`).  Full
+runs, seed 0 (numbers depend on the seed; "violated" means the Monte Carlo
+mean is more than 3 standard errors on the wrong side):
+
+- **SHRIMP Prop. 7** (``theory-prop7``; m = 100, N/m in 1..32, q in
+  {1, 2, 5, 20}, gamma = 1, sigma = 1 or sigma^2 = 1/q, 20 draws per cell):
+  the *printed* lower bound (9) on :math:`\mathbb{E}\lambda_1` is violated
+  where the features are nearly orthogonal and N/m >= 8 (q = 20, sigma = 1:
+  mean 1.79 / 1.53 / 1.37 against 1.88 / 1.94 / 1.97 at N/m = 8 / 16 / 32;
+  :math:`\lambda_1` there behaves like :math:`(1 + \sqrt{m/N})^2`, while (9)
+  tends to 2).  The proof's own last step, eq. (32), holds in those cells, so
+  the data support (32) over the printed (9).  But (32) is not safe either:
+  both (9) and (32) fail at N = m for small q (q = 2, sigma = 1: mean 38.4
+  against 44.8 and 45.8; 5 cells for (32), 8 for (9), out of 48), because
+  their factor :math:`r^{-q/4}`, :math:`r = 4\gamma^2\sigma^2 + 1`, overstates
+  the expectation of the off-diagonal terms, which is
+  :math:`\mathbb{E}\,e^{i\langle x_j - x_k, \omega_1 - \omega_\ell\rangle}
+  = r^{-q/2}`.  The Rayleigh-quotient bound derived here
+  (:attr:`Prop7Bounds.lambda_max_rayleigh`) held in all 48 cells, as did the
+  upper bound (10) on :math:`\mathbb{E}\lambda_m` and Remark 8 (at N = m,
+  p = 1/2: the bound held in 100 % of draws, 90 % claimed).
+- **HARFE Lemma A.3** (``theory-lemma-a3``; d = 5, sigma = gamma = 1,
+  N = 10..10^4, delta = 0.1, 20 draws): held in every draw, the
+  90 % quantile of the :math:`L^2(d\mu)` error is 3.8-4.1x below
+  :math:`\epsilon(N, \delta)`; the median error decays like
+  :math:`N^{-0.502}` (predicted :math:`N^{-1/2}`).  The Rahimi-Recht bound
+  (SHRIMP eq. (35)) also held but is vacuous (probability bound >= 1 at the
+  observed error for every N <= 10^4) and its :math:`\epsilon` at
+  delta = 0.1 is ~7x the observed kernel error (0.209 vs 0.029 at N = 10^4).
+- **SHRIMP Thm 5's coherence requirement** (``theory-coherence``; m = 200,
+  N = 1000, d = 10, complex exponential features): the coherence ranges from
+  1.000 (q <= 2, or sigma = 0.25) down to 0.257 (q = 10, sigma = 4); the
+  requirement :math:`4/(\sqrt{41}(2s - 1))` (0.625 for s = 1, 0.208 for
+  s = 2) is met for s = 1 only (sigma = 4, q >= 5) and for s = 2 never.
+  Even a matrix at the Welch bound (0.063) would allow only s <= 5.
+- **RIP** (``theory-rip``; m = 100, N = 500, :math:`A/\sqrt m`): certified
+  :math:`\delta_2 \ge 0.96` for q <= 2 and :math:`\delta_3 \ge 0.67` for
+  q = 10, so HTP's condition :math:`\delta_{6s} < 1/\sqrt3` (HARFE Thm 3.1 /
+  A.2) fails already for s = 1 at these sizes; the greedy search beats random
+  supports by up to 2x; the coherence bound :math:`(s-1)\mu` exceeds 1 from
+  s = 2-3 on, and for q = 1 the certified lower value meets it (both ~s - 1).
+- **SHRIMP Fig. 6** (``theory-shrimp-spectrum``, f7, m = 140, N = 10^4):
+  with sigma^2 = 1/q the largest eigenvalue falls from 47 to ~8 along the
+  magnitude-pruning path and stays ~47-51 under random pruning, as the paper
+  describes; test MSE 2.4e-7 (paper 1.19e-5) vs 0.031 (paper 0.023).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import math
+from typing import NamedTuple
+
+import numpy as np
+import scipy.linalg
+import scipy.optimize
+from numba import njit
+from scipy.sparse.linalg import LinearOperator
+
+from rflite._numerics import check_array, check_choice, check_int, check_real, check_rng
+
+__all__ = [
+    "EXHAUSTIVE_MAX",
+    "BLOCK_ENTRIES",
+    "RIPEstimate",
+    "GramSpectrum",
+    "Conditions",
+    "Prop7Bounds",
+    "HighProbabilityBound",
+    "coherence",
+    "cumulative_coherence",
+    "welch_bound",
+    "rip_lower_bound",
+    "rip_upper_bound",
+    "gram_extreme_eigenvalues",
+    "best_s_term_error",
+    "harfe_thm31_conditions",
+    "harfe_min_samples",
+    "harfe_max_features",
+    "harfe_thm31_bound",
+    "harfe_risk_epsilon",
+    "harfe_risk_bound",
+    "htp_rip_threshold",
+    "SparsityCheck",
+    "sparsity_check",
+    "lemma_a3_min_features",
+    "lemma_a3_epsilon",
+    "shrimp_prop7_bounds",
+    "shrimp_remark8_bound",
+    "shrimp_thm5_coherence_requirement",
+    "shrimp_thm5_max_sparsity",
+    "shrimp_thm5_min_variance",
+    "shrimp_thm5_features",
+    "shrimp_thm5_conditions",
+    "shrimp_thm5_coef_error_bound",
+    "shrimp_thm5_bound",
+    "shrimp_cor6_conditions",
+    "rahimi_recht_tail",
+    "rahimi_recht_epsilon",
+    "rahimi_recht_min_features",
+    "metropolis_optimal_exponent",
+    "metropolis_relative_work",
+    "metropolis_optimal_density",
+]
+
+#: Largest number of supports :func:`rip_lower_bound` enumerates with
+#: ``method="exhaustive"``.
+EXHAUSTIVE_MAX = 200_000
+
+#: Target size, in entries, of one block of the Gram matrix in
+#: :func:`coherence` (32 MB of float64): the block has
+#: ``max(1, BLOCK_ENTRIES // N)`` rows.
+BLOCK_ENTRIES = 1 << 22
+
+#: Batch size, in entries of the stacked ``A_S``, for the random and exhaustive
+#: RIP searches.
+_BATCH_ENTRIES = 1 << 21
+
+
+# ------------------------------------------------------------------ results
+class RIPEstimate(NamedTuple):
+    r"""Result of :func:`rip_lower_bound`.
+
+    Attributes
+    ----------
+    delta : float
+        :math:`\max_S \|B_S^* B_S - I\|_{2 \to 2}` over the supports tried, a
+        lower bound on :math:`\delta_s(B)` (exact for ``"exhaustive"``), where
+        :math:`B` is ``A`` scaled as requested.
+    support : (s,) int64 ndarray
+        The worst support found (increasing).
+    eig_min, eig_max : float
+        Extreme eigenvalues of :math:`B_S^* B_S` on that support.
+    n_supports : int
+        Number of supports evaluated.
+    """
+
+    delta: float
+    support: np.ndarray
+    eig_min: float
+    eig_max: float
+    n_supports: int
+
+
+class GramSpectrum(NamedTuple):
+    """Result of :func:`gram_extreme_eigenvalues`: extremes and which Gram matrix."""
+
+    eig_min: float
+    eig_max: float
+    side: str  # "AA*" (m <= N) or "A*A" (m > N)
+
+
+class Conditions(NamedTuple):
+    """Sufficient conditions of a theorem, each of the form ``lhs >= rhs``.
+
+    Attributes
+    ----------
+    names : tuple of str
+    lhs, rhs : tuple of float
+    holds : tuple of bool
+    all_hold : bool
+    """
+
+    names: tuple
+    lhs: tuple
+    rhs: tuple
+    holds: tuple
+    all_hold: bool
+
+    def report(self) -> str:
+        """One line per condition: name, both sides and whether it holds."""
+        lines = [
+            f"{n:<28} {a:12.4g} >= {b:<12.4g} {'holds' if h else 'FAILS'}"
+            for n, a, b, h in zip(self.names, self.lhs, self.rhs, self.holds)
+        ]
+        return "\n".join(lines)
+
+
+class Prop7Bounds(NamedTuple):
+    r"""The eigenvalue bounds of SHRIMP Prop. 7 (see :func:`shrimp_prop7_bounds`).
+
+    Attributes
+    ----------
+    lambda_max_printed : float
+        Eq. (9)/(33) as printed, a lower bound claimed for
+        :math:`\mathbb{E}\lambda_1`.
+    lambda_max_eq32 : float
+        What the last line of the proof, eq. (32), gives in expectation (with
+        the paper's factor :math:`r^{-q/4}`).
+    lambda_max_rayleigh : float
+        The exact expectation of the Rayleigh quotient at
+        :math:`z = a_1/\sqrt{m}`, a valid lower bound (derived here).
+    lambda_min : float
+        Eq. (10)/(34), an upper bound for :math:`\mathbb{E}\lambda_m`.
+    ratio : float
+        :math:`c = N/m`.
+    """
+
+    lambda_max_printed: float
+    lambda_max_eq32: float
+    lambda_max_rayleigh: float
+    lambda_min: float
+    ratio: float
+
+
+class HighProbabilityBound(NamedTuple):
+    """A bound ``value`` that holds with probability at least ``probability``."""
+
+    value: float
+    probability: float
+
+
+# --------------------------------------------------------------- validation
+def _pos(value, name):
+    return check_real(value, name, minimum=0.0, strict=True)
+
+
+def _nonneg(value, name):
+    return check_real(value, name, minimum=0.0)
+
+
+def _prob(value, name="delta"):
+    value = check_real(value, name)
+    if not 0.0 < value < 1.0:
+        raise ValueError(f"{name} must be in (0, 1), got {value}")
+    return value
+
+
+def _small_blas():
+    """Single-threaded BLAS around loops of small products (threadpoolctl if installed).
+
+    With OpenBLAS threads on a loaded machine a 32 x 32 ``eigh`` was measured
+    at ~190 ms instead of ~1 ms; the limit is restored on exit.
+    """
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - optional
+        return contextlib.nullcontext()
+    return threadpool_limits(1, user_api="blas")
+
+
+def _is_operator(A) -> bool:
+    return isinstance(A, LinearOperator) and hasattr(A, "columns")
+
+
+def _matrix(A, name="A"):
+    """Dense 2-d float64/complex128 array or a FeatureOperator (returned as is)."""
+    if _is_operator(A):
+        return A
+    if isinstance(A, LinearOperator):
+        raise ValueError(f"{name} must be an array or a FeatureOperator, got {type(A).__name__}")
+    return check_array(A, name, ndim=2, allow_complex=True)
+
+
+def _column_norms(A) -> np.ndarray:
+    if _is_operator(A):
+        return np.asarray(A.column_norms(), dtype=np.float64)
+    if np.iscomplexobj(A):
+        sq = np.einsum("ij,ij->j", A.real, A.real) + np.einsum("ij,ij->j", A.imag, A.imag)
+    else:
+        sq = np.einsum("ij,ij->j", A, A)
+    return np.sqrt(sq)
+
+
+def _columns(A, cols) -> np.ndarray:
+    if _is_operator(A):
+        return np.asarray(A.columns(np.asarray(cols, dtype=np.int64)))
+    return A[:, cols]
+
+
+def _check_nonzero_columns(norms, name="A"):
+    zero = np.flatnonzero(norms == 0.0)
+    if zero.size:
+        raise ValueError(
+            f"{name} has {zero.size} zero column(s), first at index {int(zero[0])}; "
+            "coherence is undefined for a zero column"
+        )
+
+
+# ----------------------------------------------------------------- coherence
+def coherence(A, *, block_size: int | None = None) -> float:
+    r"""Mutual coherence of the columns of ``A``.
+
+    .. math::
+
+        \mu(A) = \max_{j \ne k} \frac{|\langle a_j, a_k \rangle|}
+        {\|a_j\|_2 \, \|a_k\|_2}
+
+    The Gram matrix is formed block of columns by block of columns: for
+    columns :math:`J = [i_0, i_1)` the piece :math:`A_J^* A_{[i_0, N)}` (one
+    BLAS ``gemm``; the other triangle is redundant), then a numba kernel
+    scales it by the inverse norms, masks the diagonal and keeps a running
+    maximum.  Extra memory is one ``block_size x N`` piece, never the
+    ``N x N`` Gram matrix.  For a :class:`~rflite.features.FeatureOperator`
+    the piece is :math:`(A^* A_J)^*`, computed matrix-free (one pass over the
+    rows of ``A`` per block, so ``N / block_size`` feature evaluations).
+
+    Parameters
+    ----------
+    A : (m, N) array_like (real or complex) or FeatureOperator
+        ``N >= 2``; no column may be zero.
+    block_size : int, optional
+        Columns per block; default ``max(1, BLOCK_ENTRIES // N)``.
+
+    Returns
+    -------
+    float
+        :math:`\mu(A) \in [0, 1]`.
+
+    Raises
+    ------
+    ValueError
+        For fewer than two columns, a zero column (naming its index), NaN /
+        inf, or a bad ``block_size``.
+
+    References
+    ----------
+    SHRIMP (Xie, Shi, Schaeffer, Ward 2022), Thm 5 proof (coherence condition
+    :math:`\mu_A \le 4/(\sqrt{41}(2s-1))`); Foucart and Rauhut, *A
+    Mathematical Introduction to Compressive Sensing*, 2013, Def. 5.1.
+
+    Examples
+    --------
+    >>> coherence(np.array([[1.0, 0.0, 1.0], [0.0, 1.0, 1.0]]))  # doctest: +ELLIPSIS
+    0.7071...
+    """
+    A = _matrix(A)
+    N = A.shape[1]
+    if N < 2:
+        raise ValueError(f"A must have at least 2 columns for coherence, got shape {A.shape}")
+    if block_size is None:
+        block_size = max(1, BLOCK_ENTRIES // N)
+    block_size = check_int(block_size, "block_size", minimum=1)
+    norms = _column_norms(A)
+    _check_nonzero_columns(norms)
+    inv = 1.0 / norms
+    best = 0.0
+    for i0 in range(0, N, block_size):
+        i1 = min(N, i0 + block_size)
+        if _is_operator(A):
+            G = np.ascontiguousarray(A.rmatmat(A.columns(np.arange(i0, i1))).T)
+            val = _masked_block_max(G, inv[i0:i1], inv, i0)
+        else:
+            Aj = A[:, i0:i1]
+            G = (Aj.conj().T if np.iscomplexobj(A) else Aj.T) @ A[:, i0:]
+            val = _masked_block_max(G, inv[i0:i1], inv[i0:], 0)
+        best = max(best, val)
+    return float(min(1.0, math.sqrt(best)))
+
+
+@njit(cache=True)
+def _masked_block_max(G, inv_rows, inv_cols, shift):  # pragma: no cover - jitted
+    r"""Largest :math:`|G_{ij}|^2 r_i^2 c_j^2` over :math:`j \ne i + \text{shift}`.
+
+    ``G`` is one block of the Gram matrix (rows: the block's columns of ``A``;
+    columns: the columns ``shift + j``...), ``r`` and ``c`` the inverse column
+    norms.  Squared magnitudes avoid a square root per entry.
+    """
+    b, n = G.shape
+    best = 0.0
+    for i in range(b):
+        ri = inv_rows[i] * inv_rows[i]
+        row_best = 0.0
+        for j in range(n):
+            if j == i + shift:
+                continue
+            g = G[i, j]
+            v = (g.real * g.real + g.imag * g.imag) * (inv_cols[j] * inv_cols[j])
+            if v > row_best:
+                row_best = v
+        row_best *= ri
+        if row_best > best:
+            best = row_best
+    return best
+
+
+def cumulative_coherence(A, k: int, *, block_size: int | None = None) -> float:
+    r"""Babel function (cumulative coherence) of the column-normalised ``A``.
+
+    .. math::
+
+        \mu_1(k) = \max_j \max_{|\Lambda| = k,\ j \notin \Lambda}
+        \sum_{i \in \Lambda} \frac{|\langle a_j, a_i\rangle|}{\|a_j\|\|a_i\|}
+
+    :math:`\mu_1(1) = \mu(A)` and :math:`\mu_1(k) \le k\,\mu(A)`; Gershgorin
+    gives the tighter :math:`\delta_s \le \mu_1(s - 1)` for unit-norm columns
+    (Foucart and Rauhut 2013, Def. 5.2 and Thm 5.3).  Blocked like
+    :func:`coherence` (but over the full rows of the Gram matrix).
+
+    Parameters
+    ----------
+    A : (m, N) array_like or FeatureOperator
+    k : int, 1 <= k <= N - 1
+    block_size : int, optional
+
+    Returns
+    -------
+    float
+    """
+    A = _matrix(A)
+    N = A.shape[1]
+    k = check_int(k, "k", minimum=1, maximum=max(1, N - 1))
+    if N < 2:
+        raise ValueError(f"A must have at least 2 columns, got shape {A.shape}")
+    if block_size is None:
+        block_size = max(1, BLOCK_ENTRIES // N)
+    block_size = check_int(block_size, "block_size", minimum=1)
+    norms = _column_norms(A)
+    _check_nonzero_columns(norms)
+    inv = 1.0 / norms
+    best = 0.0
+    for i0 in range(0, N, block_size):
+        i1 = min(N, i0 + block_size)
+        if _is_operator(A):
+            G = A.rmatmat(A.columns(np.arange(i0, i1))).T
+        else:
+            Aj = A[:, i0:i1]
+            G = (Aj.conj().T if np.iscomplexobj(A) else Aj.T) @ A
+        M = np.abs(G) * inv[i0:i1, None] * inv[None, :]
+        M[np.arange(i1 - i0), np.arange(i0, i1)] = 0.0
+        top = np.partition(M, N - k, axis=1)[:, N - k:]
+        best = max(best, float(top.sum(axis=1).max()))
+    return best
+
+
+def welch_bound(m: int, N: int) -> float:
+    r"""Welch lower bound on the coherence of any m x N matrix (N > m).
+
+    .. math:: \mu(A) \ge \sqrt{\frac{N - m}{m (N - 1)}}
+
+    Holds for every real or complex matrix with nonzero columns (Foucart and
+    Rauhut 2013, Thm 5.7); 0 when ``N <= m``.
+    """
+    m = check_int(m, "m", minimum=1)
+    N = check_int(N, "N", minimum=2)
+    if N <= m:
+        return 0.0
+    return math.sqrt((N - m) / (m * (N - 1)))
+
+
+# ----------------------------------------------------------------------- RIP
+def _scaling(A, norms, scale):
+    """Column weights w with B = A diag(w), and the diagonal of B^* B."""
+    if isinstance(scale, str):
+        check_choice(scale, "scale", ("columns",))
+        _check_nonzero_columns(norms)
+        w = 1.0 / norms
+    else:
+        sc = float(A.shape[0]) if scale is None else _pos(scale, "scale")
+        w = np.full(norms.shape[0], 1.0 / math.sqrt(sc))
+    return w, (norms * w) ** 2
+
+
+def rip_lower_bound(
+    A,
+    s: int,
+    *,
+    method: str = "random",
+    n_trials: int = 100,
+    scale=None,
+    rng=None,
+) -> RIPEstimate:
+    r"""Lower bound on the restricted isometry constant from trial supports.
+
+    With :math:`B = A / \sqrt{\text{scale}}` (or ``A`` with unit-norm columns
+    for ``scale="columns"``),
+
+    .. math::
+
+        \delta_s(B) = \max_{|S| = s} \|B_S^* B_S - I\|_{2\to 2}
+        \ge \max_{S \in \mathcal{T}} \max(\lambda_{\max}(B_S^* B_S) - 1,\
+        1 - \lambda_{\min}(B_S^* B_S))
+
+    for any family :math:`\mathcal{T}` of supports.  The exact value is
+    NP-hard; the family is
+
+    - ``"random"``: ``n_trials`` uniformly random supports of size ``s``;
+    - ``"greedy"``: ``n_trials`` starting columns (the column whose squared
+      norm deviates most from 1, then random ones); from each, two supports
+      are grown one column at a time, choosing the column that maximises the
+      largest (resp. minimises the smallest) eigenvalue of the 2 x 2
+      compression of :math:`B_{S\cup j}^* B_{S \cup j}` onto the current
+      extreme eigenvector and :math:`e_j` (a Rayleigh-quotient bound on the
+      new extreme eigenvalue, one :math:`A^* r` product per step);
+    - ``"exhaustive"``: every support (at most :data:`EXHAUSTIVE_MAX`), giving
+      :math:`\delta_s` exactly.
+
+    Parameters
+    ----------
+    A : (m, N) array_like (real or complex) or FeatureOperator
+    s : int, 1 <= s <= N
+    method : {"random", "greedy", "exhaustive"}
+    n_trials : int >= 1
+        Supports (random) or starting columns (greedy); ignored by
+        ``"exhaustive"``.
+    scale : None, float > 0 or "columns"
+        Study :math:`A/\sqrt{\text{scale}}`; ``None`` means ``m`` (the
+        :math:`m^{-1/2} A` of HARFE Thm A.1), ``"columns"`` normalises every
+        column to unit norm.
+    rng : None, int or numpy.random.Generator
+
+    Returns
+    -------
+    RIPEstimate
+
+    References
+    ----------
+    HARFE (Saha, Schaeffer, Tran 2023), Sec. 3 (definition) and Thm A.1;
+    Foucart and Rauhut 2013, Def. 6.1 and Prop. 6.2.
+
+    Examples
+    --------
+    >>> A = np.eye(3)
+    >>> rip_lower_bound(A, 2, method="exhaustive", scale=1.0).delta
+    0.0
+    """
+    A = _matrix(A)
+    m, N = A.shape
+    s = check_int(s, "s", minimum=1, maximum=N)
+    check_choice(method, "method", ("random", "greedy", "exhaustive"))
+    n_trials = check_int(n_trials, "n_trials", minimum=1)
+    rng = check_rng(rng)
+    norms = _column_norms(A)
+    w, diag = _scaling(A, norms, scale)
+    if method == "exhaustive":
+        total = math.comb(N, s)
+        if total > EXHAUSTIVE_MAX:
+            raise ValueError(
+                f"method='exhaustive' would enumerate C({N}, {s}) = {total} supports "
+                f"(> EXHAUSTIVE_MAX = {EXHAUSTIVE_MAX}); use 'random' or 'greedy'"
+            )
+        supports = itertools.combinations(range(N), s)
+    elif method == "random":
+        supports = (np.sort(rng.choice(N, s, replace=False)) for _ in range(n_trials))
+    with _small_blas():
+        if method == "greedy":
+            return _greedy(A, w, diag, s, n_trials, rng)
+        return _best_of_supports(A, w, supports)
+
+
+def _support_eigs(A, w, S):
+    BS = _columns(A, S) * w[S]
+    G = BS.conj().T @ BS
+    ev = scipy.linalg.eigh(G, eigvals_only=True, check_finite=False)
+    return ev[0], ev[-1]
+
+
+def _best_of_supports(A, w, supports):
+    """Evaluate supports (equal sizes) in stacked batches; keep the worst."""
+    supports = iter(supports)
+    first = next(supports)
+    s = len(first)
+    supports = itertools.chain([first], supports)
+    m = A.shape[0]
+    batch = max(1, _BATCH_ENTRIES // (m * s))
+    best = (-1.0, None, 0.0, 0.0)
+    count = 0
+    while True:
+        chunk = list(itertools.islice(supports, batch))
+        if not chunk:
+            break
+        S = np.asarray(chunk, dtype=np.int64)  # (b, s)
+        cols = _columns(A, S.ravel()) * w[S.ravel()]  # (m, b*s)
+        BS = cols.reshape(m, S.shape[0], s).transpose(1, 0, 2)  # (b, m, s)
+        G = np.conj(np.swapaxes(BS, 1, 2)) @ BS
+        ev = np.linalg.eigvalsh(G)
+        dev = np.maximum(ev[:, -1] - 1.0, 1.0 - ev[:, 0])
+        k = int(np.argmax(dev))
+        if dev[k] > best[0]:
+            best = (float(dev[k]), S[k].copy(), float(ev[k, 0]), float(ev[k, -1]))
+        count += S.shape[0]
+    return RIPEstimate(max(best[0], 0.0), np.sort(best[1]), best[2], best[3], count)
+
+
+def _rmatvec(A, r):
+    if _is_operator(A):
+        return np.asarray(A.rmatvec(r))
+    return A.conj().T @ r
+
+
+def _greedy(A, w, diag, s, n_starts, rng):
+    N = A.shape[1]
+    dev0 = np.abs(diag - 1.0)
+    first = int(np.argmax(dev0))
+    others = rng.permutation(np.delete(np.arange(N), first))
+    starts = [first] + others[: n_starts - 1].tolist()
+    best = None
+    count = 0
+    for j0 in starts:
+        for sign in (1.0, -1.0):  # grow towards lambda_max, then lambda_min
+            S = _grow(A, w, diag, s, j0, sign)
+            lo, hi = _support_eigs(A, w, S)
+            count += 1
+            dev = max(hi - 1.0, 1.0 - lo)
+            if best is None or dev > best[0]:
+                best = (float(dev), np.sort(S), float(lo), float(hi))
+    return RIPEstimate(max(best[0], 0.0), best[1], best[2], best[3], count)
+
+
+def _grow(A, w, diag, s, j0, sign):
+    S = [j0]
+    in_S = np.zeros(A.shape[1], dtype=np.bool_)
+    in_S[j0] = True
+    lam = diag[j0]
+    v = np.ones(1)
+    while len(S) < s:
+        r = _columns(A, np.asarray(S)) @ (w[S] * v)
+        g = w * _rmatvec(A, r)  # (B^* B_S v)_j
+        g2 = (g.real * g.real + g.imag * g.imag) if np.iscomplexobj(g) else g * g
+        j = _best_candidate(lam, diag, np.ascontiguousarray(g2, dtype=np.float64), in_S, sign)
+        S.append(j)
+        in_S[j] = True
+        BS = _columns(A, np.asarray(S)) * w[S]
+        ev, V = scipy.linalg.eigh(BS.conj().T @ BS, check_finite=False)
+        k = -1 if sign > 0 else 0
+        lam, v = ev[k], V[:, k]
+    return np.asarray(S, dtype=np.int64)
+
+
+@njit(cache=True)
+def _best_candidate(lam, diag, g2, in_S, sign):  # pragma: no cover - jitted
+    r"""Column outside S extremising the 2 x 2 compression's eigenvalue.
+
+    For the current extreme eigenpair :math:`(\lambda, v)` of
+    :math:`B_S^* B_S` and a candidate column :math:`j`, the compression of
+    :math:`B_{S\cup j}^* B_{S\cup j}` onto :math:`\{(v, 0), e_j\}` is
+    :math:`\begin{pmatrix}\lambda & g_j\\ \bar g_j & d_j\end{pmatrix}` with
+    eigenvalues :math:`(\lambda + d_j)/2 \pm \sqrt{((\lambda - d_j)/2)^2 +
+    |g_j|^2}`.  ``sign = +1`` maximises the ``+`` root, ``-1`` minimises the
+    ``-`` root.  Returns the chosen index.
+    """
+    best_j = -1
+    best_v = -np.inf
+    for j in range(diag.shape[0]):
+        if in_S[j]:
+            continue
+        half = 0.5 * (lam - diag[j])
+        root = np.sqrt(half * half + g2[j])
+        val = sign * (0.5 * (lam + diag[j])) + root  # = sign * eigenvalue
+        if val > best_v:
+            best_v = val
+            best_j = j
+    return best_j
+
+
+def rip_upper_bound(A, s: int, *, scale=None) -> float:
+    r"""Coherence (Gershgorin) upper bound on the restricted isometry constant.
+
+    For :math:`B = A \,\mathrm{diag}(w)` with :math:`d_j = \|b_j\|^2`,
+    Gershgorin's theorem on :math:`B_S^* B_S` gives
+
+    .. math::
+
+        \delta_s(B) \le \max_j \Big( |d_j - 1| + (s - 1)\, \mu(A)\,
+        \|b_j\| \max_{k \ne j} \|b_k\| \Big),
+
+    which is :math:`(s - 1)\mu(A)` when the columns of :math:`B` have unit
+    norm (``scale="columns"``, or complex exponential features with the
+    default ``scale = m``).  May exceed 1 (then it says nothing).
+
+    Parameters
+    ----------
+    A : (m, N) array_like or FeatureOperator
+    s : int, 1 <= s <= N
+    scale : None, float > 0 or "columns"
+        As in :func:`rip_lower_bound`.
+
+    References
+    ----------
+    Foucart and Rauhut 2013, Prop. 6.2; SHRIMP spec: "the coherence upper
+    bound (s - 1) mu for column-normalised A".
+    """
+    A = _matrix(A)
+    N = A.shape[1]
+    s = check_int(s, "s", minimum=1, maximum=N)
+    norms = _column_norms(A)
+    w, diag = _scaling(A, norms, scale)
+    bn = np.sqrt(diag)
+    if s == 1:
+        return float(np.max(np.abs(diag - 1.0)))
+    mu = coherence(A)
+    order = np.argsort(bn)
+    top, second = bn[order[-1]], bn[order[-2]]
+    other = np.where(np.arange(N) == order[-1], second, top)
+    return float(np.max(np.abs(diag - 1.0) + (s - 1) * mu * bn * other))
+
+
+def htp_rip_threshold() -> float:
+    r"""HTP needs :math:`\delta_{6s} < 1/\sqrt{3}` (HARFE Thm A.2, Foucart-Rauhut Thm 6.20)."""
+    return 1.0 / math.sqrt(3.0)
+
+
+class SparsityCheck(NamedTuple):
+    r"""Result of :func:`sparsity_check` (all for :math:`B = A/\sqrt{\text{scale}}`).
+
+    Attributes
+    ----------
+    s : int
+    coherence : float
+        :math:`\mu(A)`.
+    coherence_requirement : float
+        SHRIMP Thm 5's :math:`4/(\sqrt{41}(2s-1))`.
+    coherence_ok : bool
+        Whether :math:`\mu(A)` meets it.
+    order : int
+        :math:`\min(6s, N)`, the RIP order HTP needs (HARFE Thm A.2).
+    delta_lower, delta_upper : float
+        Certified lower estimate (greedy and random supports) and coherence
+        upper bound of :math:`\delta_{\text{order}}(B)`.
+    htp_certified : bool
+        ``delta_upper < 1/sqrt(3)``: HTP's condition provably holds.
+    htp_ruled_out : bool
+        ``delta_lower >= 1/sqrt(3)``: it provably fails.  Neither flag set
+        means undecided.
+    """
+
+    s: int
+    coherence: float
+    coherence_requirement: float
+    coherence_ok: bool
+    order: int
+    delta_lower: float
+    delta_upper: float
+    htp_certified: bool
+    htp_ruled_out: bool
+
+
+def sparsity_check(A, s: int, *, n_trials: int = 20, scale=None, rng=None) -> SparsityCheck:
+    r"""Is this feature matrix good enough for sparsity ``s``?  (Cheap sufficient checks.)
+
+    Evaluates, for the matrix you are about to fit, the two hypotheses the
+    papers' recovery guarantees rest on:
+
+    - SHRIMP Thm 5 (proof, eq. (16)): :math:`\mu(A) \le 4/(\sqrt{41}(2s-1))`;
+    - HARFE Thm 3.1 via Thm A.2: :math:`\delta_{6s}(B) < 1/\sqrt3`, bracketed
+      between :func:`rip_lower_bound` (greedy with ``n_trials`` starts, and
+      ``10 n_trials`` random supports) and :func:`rip_upper_bound`.
+
+    Parameters
+    ----------
+    A : (m, N) array_like or FeatureOperator
+    s : int, 1 <= s <= N
+    n_trials : int >= 1
+    scale : None, float > 0 or "columns"
+        As in :func:`rip_lower_bound` (HARFE studies :math:`A/\sqrt m`).
+    rng : None, int or numpy.random.Generator
+
+    Returns
+    -------
+    SparsityCheck
+
+    Examples
+    --------
+    >>> A = np.random.default_rng(0).standard_normal((2000, 50))
+    >>> chk = sparsity_check(A, 1, rng=0)   # delta_6 of A / sqrt(m) in [0.18, 0.46]
+    >>> chk.order, chk.htp_certified, chk.htp_ruled_out
+    (6, True, False)
+    """
+    A = _matrix(A)
+    N = A.shape[1]
+    s = check_int(s, "s", minimum=1, maximum=N)
+    n_trials = check_int(n_trials, "n_trials", minimum=1)
+    rng = check_rng(rng)
+    order = min(6 * s, N)
+    mu = coherence(A)
+    req = shrimp_thm5_coherence_requirement(s)
+    lo_g = rip_lower_bound(A, order, method="greedy", n_trials=n_trials, scale=scale, rng=rng)
+    lo_r = rip_lower_bound(A, order, method="random", n_trials=10 * n_trials, scale=scale,
+                           rng=rng)
+    lo = max(lo_g.delta, lo_r.delta)
+    up = rip_upper_bound(A, order, scale=scale)
+    thr = htp_rip_threshold()
+    return SparsityCheck(s, mu, req, bool(mu <= req), order, lo, up, bool(up < thr),
+                         bool(lo >= thr))
+
+
+# --------------------------------------------------------------- spectrum
+def gram_extreme_eigenvalues(A, *, scale=None) -> GramSpectrum:
+    r"""Extreme eigenvalues of the scaled Gram matrix (SHRIMP Fig. 6, Prop. 7).
+
+    .. math::
+
+        \lambda_{\min}, \lambda_{\max} \text{ of } \frac{1}{\text{scale}} A A^*
+        \ (m \le N) \quad\text{or}\quad \frac{1}{\text{scale}} A^* A \ (m > N)
+
+    i.e. of the smaller Gram matrix, whose eigenvalues are the nonzero squared
+    singular values of :math:`A / \sqrt{\text{scale}}`.  Computed by a
+    symmetric eigensolver on the Gram matrix: absolute error about
+    :math:`10^{-16} \lambda_{\max}`, so a tiny :math:`\lambda_{\min}` has few
+    correct digits.
+
+    Parameters
+    ----------
+    A : (m, N) array_like (real or complex) or FeatureOperator
+        An operator is materialised.
+    scale : float > 0, optional
+        Default ``N`` (the number of columns), as in SHRIMP Prop. 7 and Fig. 6.
+
+    Returns
+    -------
+    GramSpectrum
+    """
+    A = _matrix(A)
+    if _is_operator(A):
+        A = np.asarray(A.todense())
+    m, N = A.shape
+    scale = float(N) if scale is None else _pos(scale, "scale")
+    if m <= N:
+        G, side = A @ A.conj().T, "AA*"
+    else:
+        G, side = A.conj().T @ A, "A*A"
+    ev = scipy.linalg.eigh(G, eigvals_only=True, check_finite=False)
+    return GramSpectrum(float(ev[0] / scale), float(ev[-1] / scale), side)
+
+
+def best_s_term_error(c, s: int, p: float = 1.0) -> float:
+    r"""Error of the best s-term approximation, :math:`\kappa_{s,p}(c)`.
+
+    .. math::
+
+        \kappa_{s,p}(c) = \min\{\|c - z\|_p : z \text{ s-sparse}\}
+        = \Big(\sum_{i > s} |c|_{(i)}^p\Big)^{1/p}
+
+    where :math:`|c|_{(1)} \ge |c|_{(2)} \ge \dots` (keep the ``s`` largest
+    entries in magnitude).
+
+    Parameters
+    ----------
+    c : (n,) array_like, real or complex
+    s : int, 0 <= s <= n
+    p : float > 0 or ``numpy.inf``
+
+    References
+    ----------
+    HARFE Sec. 3 (:math:`\kappa_{1,s}`); SHRIMP Thm 5 (:math:`\kappa_{s,p}`).
+
+    Examples
+    --------
+    >>> best_s_term_error([3.0, -1.0, 2.0, 0.5], 2)
+    1.5
+    """
+    c = check_array(c, "c", ndim=1, allow_complex=True, min_rows=0)
+    n = c.shape[0]
+    s = check_int(s, "s", minimum=0, maximum=n)
+    if p != np.inf:
+        p = _pos(p, "p")
+    if s == n:
+        return 0.0
+    mags = np.abs(c)
+    tail = np.partition(mags, n - s - 1)[: n - s] if s else mags
+    if p == np.inf:
+        return float(tail.max())
+    return float(np.linalg.norm(tail, p) if p >= 1 else np.sum(tail**p) ** (1.0 / p))
+
+
+# ============================================================ HARFE (000)
+def _harfe_common(lam, delta, s):
+    return _nonneg(lam, "lam"), _prob(delta), check_int(s, "s", minimum=1)
+
+
+def harfe_thm31_conditions(
+    m: int, N: int, s: int, *, lam: float, delta: float, gamma: float, sigma: float,
+    d: int, C1: float = 1.0, C2: float = 1.0,
+) -> Conditions:
+    r"""Sufficient conditions of HARFE Thm 3.1 (convergence of HARFE's iterates).
+
+    .. math::
+
+        m &\ge C_1 (1+\lambda)^{-2} s \log(\delta^{-1}), \\
+        \frac{m}{\log(3m)} &\ge C_2 (1+\lambda)^{-1} s \log^2(6s)
+            \log\Big(\frac{N}{9\log(2m)} + 3\Big), \\
+        \frac{\sqrt{\delta}}{6\sqrt3} (1+\lambda) (4\gamma^2\sigma^2 + 1)^{d/4} &\ge N,
+
+    with universal constants :math:`C_1, C_2` (unknown; the proof's
+    :math:`648 C_1` and :math:`288 C_2` are absorbed).  Data
+    :math:`x \sim N(0, \gamma^2 I_d)`, weights :math:`\omega \sim N(0,
+    \sigma^2 I_d)`, :math:`a_{kj} = e^{i\langle x_k, \omega_j\rangle}`.  Then
+    with probability :math:`\ge 1 - 2\delta` :math:`\delta_{6s}(B) < 1/\sqrt3`.
+
+    Returns
+    -------
+    Conditions
+        Names ``"samples"``, ``"samples/log(3m)"``, ``"features <= N_max"``.
+    """
+    m = check_int(m, "m", minimum=1)
+    N = check_int(N, "N", minimum=1)
+    lam, delta, s = _harfe_common(lam, delta, s)
+    C1, C2 = _pos(C1, "C1"), _pos(C2, "C2")
+    r1 = C1 * (1 + lam) ** -2 * s * math.log(1 / delta)
+    r2 = C2 / (1 + lam) * s * math.log(6 * s) ** 2 * math.log(N / (9 * math.log(2 * m)) + 3)
+    l2 = m / math.log(3 * m)
+    nmax = harfe_max_features(lam=lam, delta=delta, gamma=gamma, sigma=sigma, d=d)
+    lhs, rhs = (float(m), l2, nmax), (r1, r2, float(N))
+    holds = tuple(bool(a >= b) for a, b in zip(lhs, rhs))
+    return Conditions(("samples", "samples/log(3m)", "features <= N_max"), lhs, rhs, holds,
+                      all(holds))
+
+
+def harfe_max_features(*, lam: float, delta: float, gamma: float, sigma: float, d: int) -> float:
+    r"""Largest N allowed by HARFE Thm 3.1's third condition.
+
+    .. math:: N \le \frac{\sqrt\delta}{6\sqrt3}(1+\lambda)(4\gamma^2\sigma^2+1)^{d/4}
+    """
+    lam, delta = _nonneg(lam, "lam"), _prob(delta)
+    gamma, sigma = _pos(gamma, "gamma"), _pos(sigma, "sigma")
+    d = check_int(d, "d", minimum=1)
+    return math.sqrt(delta) / (6 * math.sqrt(3)) * (1 + lam) * (4 * gamma**2 * sigma**2 + 1) ** (
+        d / 4)
+
+
+def harfe_min_samples(N: int, s: int, *, lam: float, delta: float, C1: float = 1.0,
+                      C2: float = 1.0) -> int:
+    r"""Smallest m meeting HARFE Thm 3.1's two sample conditions.
+
+    ``m / log(3m) - C2 (1+lam)^-1 s log^2(6s) log(N / (9 log 2m) + 3)`` is
+    increasing in m, so the answer is found by doubling and bisection.  Answers
+    "is my m large enough for this s?" up to the unknown constants.
+    """
+    N = check_int(N, "N", minimum=1)
+    lam, delta, s = _harfe_common(lam, delta, s)
+    C1, C2 = _pos(C1, "C1"), _pos(C2, "C2")
+
+    def ok(m):
+        return (m >= C1 * (1 + lam) ** -2 * s * math.log(1 / delta)
+                and m / math.log(3 * m) >= C2 / (1 + lam) * s * math.log(6 * s) ** 2
+                * math.log(N / (9 * math.log(2 * m)) + 3))
+
+    hi = 1
+    while not ok(hi):
+        hi *= 2
+    lo = hi // 2
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if ok(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def harfe_thm31_bound(
+    n: int, *, beta: float, c_norm: float, kappa1: float, residual_norm: float,
+    lam: float, m: int, s: int, D1: float = 1.0, D2: float = 1.0,
+) -> float:
+    r"""HARFE Thm 3.1's bound on :math:`\|c^n - c\|_2` after n iterations.
+
+    .. math::
+
+        2\beta^n\|c\|_2 + \frac{D_1}{\sqrt s}\kappa_{1,s}(c) + D_2\sqrt{
+        \frac{m^{-1}\|y - Ac\|_2^2 + \lambda\|c\|_2^2}{1+\lambda}}
+
+    ``beta`` in (0, 1) and ``D1, D2`` depend only on :math:`\delta_{6s}(B)`.
+    """
+    n = check_int(n, "n", minimum=0)
+    beta = check_real(beta, "beta")
+    if not 0.0 < beta < 1.0:
+        raise ValueError(f"beta must be in (0, 1), got {beta}")
+    c_norm, kappa1 = _nonneg(c_norm, "c_norm"), _nonneg(kappa1, "kappa1")
+    res, lam = _nonneg(residual_norm, "residual_norm"), _nonneg(lam, "lam")
+    m, s = check_int(m, "m", minimum=1), check_int(s, "s", minimum=1)
+    D1, D2 = _pos(D1, "D1"), _pos(D2, "D2")
+    return (2 * beta**n * c_norm + D1 / math.sqrt(s) * kappa1
+            + D2 * math.sqrt((res**2 / m + lam * c_norm**2) / (1 + lam)))
+
+
+def harfe_risk_epsilon(N: int, m: int, *, gamma: float, sigma: float, d: int,
+                       delta: float) -> float:
+    r"""The approximation accuracy :math:`\epsilon` of HARFE Sec. 3 (after eq. (19)).
+
+    .. math::
+
+        \epsilon = \frac{1}{\sqrt N}\Big(1 + 4\gamma\sigma d \sqrt{1 +
+        \sqrt{\tfrac{12}{d}\log\tfrac{m}{\delta}}} +
+        \sqrt{\tfrac12\log\tfrac1\delta}\Big)
+
+    (from Hashemi et al. 2021; :math:`\|Ac^* - y\|_\infty \le \epsilon
+    \|f\|_\rho`).  Also condition (2) of SHRIMP Thm 5 with N replaced by
+    N / 4.
+    """
+    N, m = check_int(N, "N", minimum=1), check_int(m, "m", minimum=1)
+    gamma, sigma = _pos(gamma, "gamma"), _pos(sigma, "sigma")
+    d, delta = check_int(d, "d", minimum=1), _prob(delta)
+    inner = max(0.0, 12.0 / d * math.log(m / delta))
+    return (1 + 4 * gamma * sigma * d * math.sqrt(1 + math.sqrt(inner))
+            + math.sqrt(0.5 * math.log(1 / delta))) / math.sqrt(N)
+
+
+def harfe_risk_bound(
+    *, N: int, m: int, s: int, lam: float, delta: float, eps: float,
+    f_rho_norm: float, kappa1: float, noise_bound: float, C: float = 1.0, D: float = 1.0,
+) -> float:
+    r"""HARFE Thm 3.2 risk bound (probability :math:`\ge 1 - 2\delta`).
+
+    .. math::
+
+        R(f^\#) \le \|f\|_\rho\Big(\epsilon + D\sqrt{\tfrac{\lambda}{N}}
+        \big(3^{-1/4} + (2m\log\tfrac1\delta)^{1/4}\big)\Big)
+        + C\sqrt{\tfrac{1+\lambda}{s}}\big(3^{-1/4} + N^{1/2}
+        (2m\log\tfrac1\delta)^{1/4}\big)\kappa_{s,1}(c^*)
+        + DE\big(3^{-1/4}m^{-1/2} + N^{1/2}(\tfrac2m\log\tfrac1\delta)^{1/4}\big)
+
+    ``noise_bound`` is E (:math:`\|e\|_2 \le E`); C, D depend on
+    :math:`\delta_{6s}(B)`.
+    """
+    N, m = check_int(N, "N", minimum=1), check_int(m, "m", minimum=1)
+    lam, delta, s = _harfe_common(lam, delta, s)
+    eps, f = _nonneg(eps, "eps"), _nonneg(f_rho_norm, "f_rho_norm")
+    kappa1, E = _nonneg(kappa1, "kappa1"), _nonneg(noise_bound, "noise_bound")
+    C, D = _pos(C, "C"), _pos(D, "D")
+    t = 3 ** -0.25
+    L = math.log(1 / delta)
+    return (f * (eps + D * math.sqrt(lam / N) * (t + (2 * m * L) ** 0.25))
+            + C * math.sqrt((1 + lam) / s) * (t + math.sqrt(N) * (2 * m * L) ** 0.25) * kappa1
+            + D * E * (t / math.sqrt(m) + math.sqrt(N) * (2 / m * L) ** 0.25))
+
+
+def lemma_a3_min_features(eps: float, delta: float) -> float:
+    r"""Features needed by HARFE Lemma A.3 (Rahimi-Recht 2008, Lemma 1).
+
+    .. math:: N \ge \epsilon^{-2}\big(1 + \sqrt{2\log(1/\delta)}\big)^2
+
+    gives :math:`\|f - f^*\|_{L^2(d\mu)} \le \epsilon\|f\|_\rho` with
+    probability :math:`\ge 1 - \delta` over the weights.
+
+    Examples
+    --------
+    >>> round(lemma_a3_min_features(0.1, 0.05), 1)
+    1188.7
+    """
+    eps, delta = _pos(eps, "eps"), _prob(delta)
+    return (1 + math.sqrt(2 * math.log(1 / delta))) ** 2 / eps**2
+
+
+def lemma_a3_epsilon(N: int, delta: float) -> float:
+    r"""Accuracy of HARFE Lemma A.3 for a given N: :math:`(1+\sqrt{2\log(1/\delta)})/\sqrt N`."""
+    N, delta = check_int(N, "N", minimum=1), _prob(delta)
+    return (1 + math.sqrt(2 * math.log(1 / delta))) / math.sqrt(N)
+
+
+# =========================================================== SHRIMP (001)
+def _shrimp_ratio(gamma, sigma):
+    gamma, sigma = _pos(gamma, "gamma"), _pos(sigma, "sigma")
+    return 4 * gamma**2 * sigma**2 + 1
+
+
+def shrimp_prop7_bounds(m: int, N: int, *, q: int, gamma: float, sigma: float) -> Prop7Bounds:
+    r"""SHRIMP Prop. 7: bounds on the expected extreme eigenvalues of :math:`AA^*/N`.
+
+    For :math:`x \sim N(0, \gamma^2 I_d)`, :math:`\omega \sim N(0, \sigma^2
+    I_q)`, :math:`a_{jk} = e^{i\langle x_j, \omega_k\rangle}`, :math:`m \le N`,
+    :math:`c = N/m` and :math:`r = 4\gamma^2\sigma^2 + 1`:
+
+    .. math::
+
+        \mathbb{E}\lambda_1 &\ge 2 - \frac{(N-1)m}{N^2} +
+            \frac{(N-1)(m^2-m)}{N^2} r^{-q/4} \quad\text{(9), printed}\\
+        \mathbb{E}\lambda_1 &\ge 1 + \frac{(N-1)m}{N^2} +
+            \frac{(N-1)(m^2-m)}{N^2} r^{-q/4} \quad\text{(32), the proof}\\
+        \mathbb{E}\lambda_1 &\ge 1 + \frac{m-1}{N} + \frac{(N-1)(m-1)}{N}
+            r^{-q/2} \quad\text{(exact Rayleigh quotient at } a_1/\sqrt m)\\
+        \mathbb{E}\lambda_m &\le \frac{c-1}{c} + \frac1m +
+            \Big(\frac{c-1}{c}m + 1\Big) r^{-q/4} \quad\text{(10)}
+
+    The third line is derived here: with :math:`z = a_1/\sqrt m`,
+    :math:`\frac1N z^*AA^*z = \frac{1}{Nm}\sum_\ell |a_\ell^* a_1|^2`, and
+    :math:`\mathbb{E}\,e^{i\langle x_j - x_k, \omega_1 - \omega_\ell\rangle}
+    = r^{-q/2}` for :math:`j \ne k`, :math:`\ell \ne 1`.  Always
+    :math:`\lambda_1 \ge 1 \ge \lambda_m` (the trace is m).
+
+    Returns
+    -------
+    Prop7Bounds
+    """
+    m, N = check_int(m, "m", minimum=1), check_int(N, "N", minimum=1)
+    if m > N:
+        raise ValueError(f"Prop. 7 needs m <= N, got m={m}, N={N}")
+    q = check_int(q, "q", minimum=1)
+    r = _shrimp_ratio(gamma, sigma)
+    f4, f2 = r ** (-q / 4), r ** (-q / 2)
+    c = N / m
+    third = (N - 1) * (m * m - m) / N**2 * f4
+    printed = 2 - (N - 1) * m / N**2 + third
+    eq32 = 1 + (N - 1) * m / N**2 + third
+    rayleigh = 1 + (m - 1) / N + (N - 1) * (m - 1) / N * f2
+    lam_min = (c - 1) / c + 1 / m + ((c - 1) / c * m + 1) * f4
+    return Prop7Bounds(printed, eq32, rayleigh, lam_min, c)
+
+
+def shrimp_remark8_bound(N: int, *, q: int, gamma: float, sigma: float,
+                         p: float) -> HighProbabilityBound:
+    r"""SHRIMP Remark 8 (N = m): :math:`\lambda_m(AA^*/N) \le N^p r^{-q/4} + N^{p-1}`.
+
+    Holds with probability :math:`\ge 1 - N^{-p}` (Markov), :math:`0 < p < 1`,
+    :math:`r = 4\gamma^2\sigma^2 + 1`.
+    """
+    N, q = check_int(N, "N", minimum=1), check_int(q, "q", minimum=1)
+    p = _prob(p, "p")
+    r = _shrimp_ratio(gamma, sigma)
+    return HighProbabilityBound(N**p * r ** (-q / 4) + N ** (p - 1), 1 - N ** (-p))
+
+
+def shrimp_thm5_coherence_requirement(s: int) -> float:
+    r"""Coherence SHRIMP Thm 5's proof needs: :math:`\mu_A \le 4/(\sqrt{41}(2s-1))`."""
+    s = check_int(s, "s", minimum=1)
+    return 4 / (math.sqrt(41) * (2 * s - 1))
+
+
+def shrimp_thm5_max_sparsity(mu: float) -> int:
+    r"""Largest s with :math:`\mu \le 4/(\sqrt{41}(2s-1))` (0 if even s = 1 fails)."""
+    mu = check_real(mu, "mu", minimum=0.0, maximum=1.0)
+    if mu == 0.0:
+        raise ValueError("mu must be > 0 (every s satisfies the requirement), got 0.0")
+    return max(0, int(math.floor((4 / (math.sqrt(41) * mu) + 1) / 2 + 1e-12)))
+
+
+def shrimp_thm5_min_variance(s: int, d: int) -> float:
+    r"""SHRIMP Thm 5 condition (1): the smallest :math:`\gamma^2\sigma^2`.
+
+    .. math:: \gamma^2\sigma^2 \ge \frac12\Big(\Big(\frac{\sqrt{41}(2s-1)}{2}
+        \Big)^{2/d} - 1\Big)
+
+    (Cor. 6 uses ``d = q``.)
+    """
+    s, d = check_int(s, "s", minimum=1), check_int(d, "d", minimum=1)
+    return 0.5 * ((math.sqrt(41) * (2 * s - 1) / 2) ** (2 / d) - 1)
+
+
+def shrimp_thm5_features(eps: float, m: int, *, gamma: float, sigma: float, d: int,
+                         delta: float) -> float:
+    r"""SHRIMP Thm 5 condition (2): the number of features for accuracy eps.
+
+    .. math:: N = \frac{4}{\epsilon^2}\Big(1 + 4\gamma\sigma d\sqrt{1 +
+        \sqrt{\tfrac{12}{d}\log\tfrac m\delta}} + \sqrt{\tfrac12\log\tfrac1\delta}\Big)^2
+    """
+    eps = _pos(eps, "eps")
+    e1 = harfe_risk_epsilon(1, m, gamma=gamma, sigma=sigma, d=d, delta=delta)
+    return 4 * e1**2 / eps**2
+
+
+def shrimp_thm5_conditions(m: int, N: int, s: int, *, gamma: float, sigma: float, d: int,
+                           delta: float, mu: float | None = None) -> Conditions:
+    r"""Sufficient conditions (1), (3) and the coherence condition of SHRIMP Thm 5.
+
+    (1) :math:`\gamma^2\sigma^2 \ge` :func:`shrimp_thm5_min_variance`;
+    (3) :math:`m \ge 4(2\gamma^2\sigma^2 + 1)^d \log(N^2/\delta)`;
+    coherence (used in the proof, eq. (16)) :math:`4/(\sqrt{41}(2s-1)) \ge
+    \mu`, only when ``mu`` is given (e.g. :func:`coherence` of your matrix).
+    Condition (2) defines N from epsilon (:func:`shrimp_thm5_features`).
+    """
+    m, N = check_int(m, "m", minimum=1), check_int(N, "N", minimum=1)
+    s, d, delta = check_int(s, "s", minimum=1), check_int(d, "d", minimum=1), _prob(delta)
+    gs = _pos(gamma, "gamma") ** 2 * _pos(sigma, "sigma") ** 2
+    names = ["variance", "samples"]
+    lhs = [gs, float(m)]
+    rhs = [shrimp_thm5_min_variance(s, d), 4 * (2 * gs + 1) ** d * math.log(N**2 / delta)]
+    if mu is not None:
+        names.append("coherence")
+        lhs.append(shrimp_thm5_coherence_requirement(s))
+        rhs.append(check_real(mu, "mu", minimum=0.0, maximum=1.0))
+    holds = tuple(bool(a >= b) for a, b in zip(lhs, rhs))
+    return Conditions(tuple(names), tuple(lhs), tuple(rhs), holds, all(holds))
+
+
+def shrimp_thm5_coef_error_bound(
+    *, eps: float, f_rho_norm: float, nu: float, kappa1: float, lam_max: float, m: int,
+    kappa2: float | None = None, C: float = 1.0,
+) -> float:
+    r"""SHRIMP Thm 5: bound on :math:`\|c_s^* - c^\sharp|_{S^\sharp}\|_2`.
+
+    .. math:: C\min\Big\{2\sqrt{\epsilon^2\|f\|_\rho^2 + 2\nu^2 + \kappa_{s,1}^2},\
+        \sqrt{2(\epsilon^2\|f\|_\rho^2 + 4\nu^2)} +
+        \sqrt{\lambda_{\max}(A^*A)/m}\ \kappa_{s,2}\Big\}
+
+    ``kappa2`` defaults to :math:`\epsilon\|f\|_\rho` (eq. (89) of Hashemi et
+    al., as in the statement of Thm 5).
+    """
+    eps, f = _nonneg(eps, "eps"), _nonneg(f_rho_norm, "f_rho_norm")
+    nu, kappa1 = _nonneg(nu, "nu"), _nonneg(kappa1, "kappa1")
+    lam_max, m = _nonneg(lam_max, "lam_max"), check_int(m, "m", minimum=1)
+    kappa2 = eps * f if kappa2 is None else _nonneg(kappa2, "kappa2")
+    C = _pos(C, "C")
+    a = 2 * math.sqrt(eps**2 * f**2 + 2 * nu**2 + kappa1**2)
+    b = math.sqrt(2 * (eps**2 * f**2 + 4 * nu**2)) + math.sqrt(lam_max / m) * kappa2
+    return C * min(a, b)
+
+
+def shrimp_thm5_bound(*, m: int, s: int, delta: float, coef_error: float,
+                      kappa1: float) -> float:
+    r"""SHRIMP Thm 5, eq. (8): generalisation error of thresholded BP.
+
+    .. math:: \Big(\frac8m\log\frac1\delta\Big)^{1/4}\big(2s\,e^2 +
+        \kappa_{s,1}(c^*)^2\big)^{1/2} + 2e + \kappa_{s,1}(c^*),
+        \qquad e = \|c_s^* - c^\sharp|_{S^\sharp}\|_2
+
+    (probability :math:`\ge 1 - 5\delta`).
+    """
+    m, s, delta = check_int(m, "m", minimum=1), check_int(s, "s", minimum=1), _prob(delta)
+    e, k = _nonneg(coef_error, "coef_error"), _nonneg(kappa1, "kappa1")
+    return (8 / m * math.log(1 / delta)) ** 0.25 * math.sqrt(2 * s * e**2 + k**2) + 2 * e + k
+
+
+def shrimp_cor6_conditions(m: int, N: int, s: int, *, q: int, d: int, gamma: float,
+                           sigma: float, delta: float) -> Conditions:
+    r"""Sufficient conditions of SHRIMP Cor. 6 (order-q functions).
+
+    .. math::
+
+        \gamma^2\sigma^2 &\ge \tfrac12\big((\sqrt{41}(2s-1)/2)^{2/q} - 1\big),\\
+        m &\ge 4(2\gamma^2\sigma^2+1)^{\max\{2q-d, 0\}}
+            (\gamma^2\sigma^2+1)^{\min\{2q, 2d-2q\}}\log\frac{N^2}{\delta}.
+    """
+    m, N, s = (check_int(m, "m", minimum=1), check_int(N, "N", minimum=1),
+               check_int(s, "s", minimum=1))
+    d = check_int(d, "d", minimum=1)
+    q = check_int(q, "q", minimum=1, maximum=d)
+    delta = _prob(delta)
+    gs = _pos(gamma, "gamma") ** 2 * _pos(sigma, "sigma") ** 2
+    need_m = (4 * (2 * gs + 1) ** max(2 * q - d, 0) * (gs + 1) ** min(2 * q, 2 * d - 2 * q)
+              * math.log(N**2 / delta))
+    lhs, rhs = (gs, float(m)), (shrimp_thm5_min_variance(s, q), need_m)
+    holds = tuple(bool(a >= b) for a, b in zip(lhs, rhs))
+    return Conditions(("variance", "samples"), lhs, rhs, holds, all(holds))
+
+
+def rahimi_recht_tail(eps: float, N: int, *, d: int, sigma_p: float, diam: float) -> float:
+    r"""Rahimi-Recht kernel-approximation tail bound (SHRIMP eq. (35)).
+
+    .. math:: \Pr\Big[\sup_{x,y\in\mathcal M}|z(x)'z(y) - k(x,y)| \ge \epsilon\Big]
+        \le 2^8\Big(\frac{\sigma_p\,\mathrm{diam}(\mathcal M)}{\epsilon}\Big)^2
+        \exp\Big(-\frac{N\epsilon^2}{4(d+2)}\Big)
+
+    :math:`\sigma_p^2 = \mathbb{E}\|\omega\|^2` (:math:`d\sigma^2` for
+    :math:`N(0, \sigma^2 I_d)` weights).  Returned capped at 1.
+    """
+    eps, N = _pos(eps, "eps"), check_int(N, "N", minimum=1)
+    d = check_int(d, "d", minimum=1)
+    sigma_p, diam = _pos(sigma_p, "sigma_p"), _pos(diam, "diam")
+    log_val = 8 * math.log(2) + 2 * math.log(sigma_p * diam / eps) - N * eps**2 / (4 * (d + 2))
+    return float(min(1.0, math.exp(min(log_val, 0.0))))
+
+
+def rahimi_recht_epsilon(N: int, delta: float, *, d: int, sigma_p: float, diam: float) -> float:
+    """The eps at which :func:`rahimi_recht_tail` equals ``delta`` (a monotone root)."""
+    N, delta = check_int(N, "N", minimum=1), _prob(delta)
+    d = check_int(d, "d", minimum=1)
+    sigma_p, diam = _pos(sigma_p, "sigma_p"), _pos(diam, "diam")
+
+    def g(log_eps):
+        e = math.exp(log_eps)
+        return (8 * math.log(2) + 2 * math.log(sigma_p * diam / e)
+                - N * e * e / (4 * (d + 2)) - math.log(delta))
+
+    lo, hi = -30.0, 0.5 * math.log(4 * (d + 2) * (60 + 2 * math.log(sigma_p * diam + 2)) / N) + 5
+    return math.exp(scipy.optimize.brentq(g, lo, hi, xtol=1e-12))
+
+
+def rahimi_recht_min_features(eps: float, delta: float, *, d: int, sigma_p: float,
+                              diam: float) -> float:
+    r"""N making :func:`rahimi_recht_tail` at most ``delta``.
+
+    .. math:: N \ge \frac{4(d+2)}{\epsilon^2}\log\Big(\frac{2^8(\sigma_p
+        \mathrm{diam}/\epsilon)^2}{\delta}\Big)
+    """
+    eps, delta = _pos(eps, "eps"), _prob(delta)
+    d = check_int(d, "d", minimum=1)
+    sigma_p, diam = _pos(sigma_p, "sigma_p"), _pos(diam, "diam")
+    return max(0.0, 4 * (d + 2) / eps**2 * math.log(2**8 * (sigma_p * diam / eps) ** 2 / delta))
+
+
+# ========================================================= Metropolis (004)
+def metropolis_optimal_exponent(d: int) -> int:
+    r"""Optimal Metropolis exponent :math:`\gamma^* = 3d - 2` (Kammonen et al., Remark 3.2).
+
+    Minimises the work :math:`\epsilon^{-3}(1 + 2/\gamma)^{3d/2} d\gamma\sigma^{-2}`
+    over :math:`\gamma` (see :func:`metropolis_relative_work`).
+    """
+    return 3 * check_int(d, "d", minimum=1) - 2
+
+
+def metropolis_relative_work(gamma: float, d: int) -> float:
+    r"""Work of adaptive Metropolis RFF up to :math:`\gamma`-free factors, Remark 3.2.
+
+    .. math:: W(\gamma) = \gamma\,(1 + 2/\gamma)^{3d/2},
+
+    minimal at :math:`\gamma = 3d - 2`.
+    """
+    gamma, d = _pos(gamma, "gamma"), check_int(d, "d", minimum=1)
+    return gamma * (1 + 2 / gamma) ** (1.5 * d)
+
+
+def metropolis_optimal_density(f_hat, *, cell_volume: float = 1.0) -> np.ndarray:
+    r"""Optimal frequency density :math:`p_* = |\hat f| / \|\hat f\|_{L^1}` on a grid.
+
+    Kammonen et al., Sec. 2.3 and Remark 3.2; ``f_hat`` holds Fourier
+    transform values on a grid of cells of volume ``cell_volume``, so the
+    result integrates to 1.
+    """
+    f_hat = check_array(f_hat, "f_hat", ndim=(1, 2, 3), allow_complex=True)
+    vol = _pos(cell_volume, "cell_volume")
+    mag = np.abs(f_hat)
+    total = mag.sum() * vol
+    if total == 0:
+        raise ValueError("f_hat must not be identically zero")
+    return mag / total
+
+
+def _warmup():
+    """Compile the kernels (two signatures of the coherence kernel, one greedy)."""
+    coherence(np.eye(3) + 0.1)
+    coherence(np.eye(3) + 0.1j)
+    rip_lower_bound(np.eye(3) + 0.1, 2, method="greedy", n_trials=1, scale=1.0, rng=0)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    import doctest
+
+    doctest.testmod()

@@ -1,0 +1,145 @@
+"""Fan independent tasks out to any :class:`concurrent.futures.Executor`.
+
+Every repeated computation in rflite (the workers of greedy feature
+construction, the repetitions of an experiment, a hyper-parameter sweep) is a
+list of independent tasks ``func(task)``.  :func:`map_tasks` runs them
+
+* in this process, one after the other (``executor=None`` or ``1``);
+* on a local process pool (``executor=n`` with ``n >= 2``, or ``-1`` for one
+  worker per CPU), created with the ``"spawn"`` start method and shut down
+  afterwards;
+* on any object with an executor's ``submit`` method, which is left running:
+  :class:`concurrent.futures.ProcessPoolExecutor`,
+  ``distributed.Client(...).get_executor()`` (a Dask cluster),
+  ``mpi4py.futures.MPIPoolExecutor()`` (MPI, as the GFC paper ran its workers).
+
+Results come back in task order.  Randomness must not depend on which worker
+runs a task: draw one :class:`numpy.random.SeedSequence` per *task* with
+:func:`spawn_seeds` in the calling process and pass it inside the task, so the
+results are identical whatever executor and however many workers run them.
+``func`` and the tasks must be picklable for the process and cluster
+executors (``func`` a module-level function).
+
+Example
+-------
+>>> from rflite._parallel import map_tasks, spawn_seeds
+>>> seeds = spawn_seeds(0, 3)
+>>> map_tasks(_draw_one, seeds)          # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import numbers
+import os
+from concurrent.futures import ProcessPoolExecutor
+
+import numpy as np
+
+from rflite._numerics import check_rng
+
+__all__ = ["START_METHOD", "check_executor", "executor_scope", "map_tasks", "spawn_seeds"]
+
+#: Start method of the local process pools made for ``executor=int``.  "spawn"
+#: is safe with threads (numba, BLAS) in the parent, unlike "fork".
+START_METHOD = "spawn"
+
+
+def check_executor(executor):
+    """Validate ``executor``: None, an int ``n_jobs`` (``>= 1`` or ``-1``), or an executor.
+
+    Returns the int (with ``-1`` replaced by the CPU count), ``None`` or the
+    executor unchanged.
+
+    Raises
+    ------
+    ValueError
+        Naming ``executor``, for anything else (including ``0``, ``-2`` and
+        ``True``).
+    """
+    if executor is None:
+        return None
+    if isinstance(executor, numbers.Integral) and not isinstance(executor, bool):
+        n = int(executor)
+        if n == -1:
+            return os.cpu_count() or 1
+        if n < 1:
+            raise ValueError(f"executor must be None, an int >= 1 or -1, or an Executor, got {n}")
+        return n
+    if callable(getattr(executor, "submit", None)):
+        return executor
+    raise ValueError(
+        "executor must be None, an int n_jobs or an object with a submit method "
+        f"(a concurrent.futures.Executor), got {type(executor).__name__}"
+    )
+
+
+@contextlib.contextmanager
+def executor_scope(executor, n_tasks: int | None = None):
+    """Context manager yielding an executor, or ``None`` for serial execution.
+
+    An int ``n_jobs >= 2`` makes a local spawn-context process pool of
+    ``min(n_jobs, n_tasks)`` workers that is shut down on exit; an executor
+    passed in is yielded as it is and left running (its owner closes it).
+    """
+    executor = check_executor(executor)
+    if isinstance(executor, int):
+        n = executor if n_tasks is None else min(executor, max(n_tasks, 1))
+        if n <= 1:
+            yield None
+            return
+        pool = ProcessPoolExecutor(
+            max_workers=n, mp_context=multiprocessing.get_context(START_METHOD)
+        )
+        try:
+            yield pool
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+    else:
+        yield executor
+
+
+def map_tasks(func, tasks, *, executor=None) -> list:
+    """``[func(t) for t in tasks]``, possibly in parallel; results in task order.
+
+    Parameters
+    ----------
+    func : callable
+        Module-level (picklable) function of one argument.
+    tasks : iterable
+        One argument per task (a tuple or a small NamedTuple for several).
+    executor : None, int or Executor
+        See the module notes: ``None``/``1`` serial, ``n`` a local process pool,
+        ``-1`` one process per CPU, or any object with ``submit``.
+
+    Returns
+    -------
+    list
+        ``func(task)`` for every task, in order.  The first exception raised by
+        a task is re-raised after the pending tasks are cancelled.
+    """
+    tasks = list(tasks)
+    with executor_scope(executor, len(tasks)) as ex:
+        if ex is None:
+            return [func(t) for t in tasks]
+        futures = [ex.submit(func, t) for t in tasks]
+        try:
+            return [fut.result() for fut in futures]
+        except BaseException:
+            for fut in futures:
+                fut.cancel()
+            raise
+
+
+def spawn_seeds(rng, n: int) -> list[np.random.SeedSequence]:
+    """``n`` independent, picklable seed sequences, one per task.
+
+    One draw is taken from ``rng`` (None, int or Generator) whatever ``n`` is,
+    exactly as :func:`rflite._numerics.spawn_streams` does, so
+    ``np.random.default_rng(spawn_seeds(g, n)[i])`` is the ``i``-th stream of
+    ``spawn_streams(g, n)`` for generators in the same state.
+    """
+    rng = check_rng(rng)
+    seed = int(rng.integers(0, 2**63 - 1))
+    return np.random.SeedSequence(seed).spawn(n)

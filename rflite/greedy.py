@@ -1,0 +1,922 @@
+r"""Greedy feature construction (GFC) with cosine-wave features.
+
+Oglic and Gaertner, "Greedy Feature Construction", NIPS 2016.  A regression
+function is built as a linear model on constructed features
+
+.. math::
+
+    \phi_w(x) = a_1 \sin(w^\top x) + a_2 \cos(w^\top x)
+
+(a cosine wave :math:`a \cos(w^\top x + b)` with the phase eliminated, paper
+eq. (5)).  :func:`greedy_descent` is Algorithm 1: starting from estimates
+:math:`f_0` at the sample points it repeatedly fits
+
+.. math::
+
+    \min_{w, c} \; \frac{1}{s} \sum_{i=1}^s
+        \big(c_0 f_{k-1,i} + c_1 \sin(w^\top x_i) + c_2 \cos(w^\top x_i) - y_i\big)^2
+        + \lambda \|c\|_2^2
+
+where the amplitudes :math:`c` are the ridge solution and the spectrum
+:math:`w` and the ridge parameter :math:`\lambda` are hyper-parameters chosen
+by L-BFGS-B on a k-fold validation error (one fold trains, the other
+:math:`k - 1` validate, Sec. 2.5), with the analytic gradient of Appendix C.1
+(implicit differentiation through the ridge solution, :math:`\Omega = \|c\|^2`):
+see :func:`hyper_objective`.  :func:`gfc` is Algorithm 2: a bias feature, the
+mean as initial estimate, ``n_workers`` greedy descents on random subsamples
+(independent tasks on any :class:`concurrent.futures.Executor`), a ridge fit of
+all amplitudes and pruning of the features with amplitude below ``eta``.
+:func:`rff_ridge_cv` is the random-Fourier-feature baseline of Appendix C.2.
+
+Cost
+----
+One evaluation of the hyper-parameter objective and gradient is one numba pass
+over the sample: :math:`O(s d)` for :math:`X w` and :math:`X^\top \alpha`,
+:math:`O(s k)` for the k 3 x 3 ridge systems and validation sums.  The sines and
+cosines are computed once and shared by the k folds, and the gradient with
+respect to :math:`w` is a single weighted sum :math:`X^\top \alpha` with
+per-point weights :math:`\alpha` gathered over the folds.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+import scipy.linalg
+import scipy.optimize
+from numba import njit
+
+from rflite._base import RandomFeatureModel
+from rflite._numerics import (
+    check_array,
+    check_choice,
+    check_int,
+    check_real,
+    check_rng,
+    check_X_y,
+    ridge_solve,
+)
+from rflite._parallel import check_executor, executor_scope, map_tasks, spawn_seeds
+from rflite.features import FeatureMap
+
+__all__ = [
+    "LAM_INIT",
+    "LAM_BOUNDS",
+    "LBFGS_MAXITER",
+    "NU_GRID",
+    "BANDWIDTHS",
+    "ETA_RELATIVE",
+    "MEASURES",
+    "HyperObjective",
+    "DescentResult",
+    "GFCResult",
+    "RFFResult",
+    "hyper_objective",
+    "fold_ids",
+    "greedy_descent",
+    "gfc",
+    "gfc_design",
+    "ridge_cv",
+    "rff_ridge_cv",
+    "GFCRegressor",
+]
+
+#: Initial ridge parameter :math:`\lambda` of every greedy step.
+LAM_INIT = 1e-4
+#: Bounds of :math:`\lambda` in the L-BFGS-B search (optimised as log lambda).
+LAM_BOUNDS = (1e-10, 1e2)
+#: L-BFGS-B iterations per greedy step.
+LBFGS_MAXITER = 100
+#: Ridge parameters :math:`\nu` (penalty :math:`\nu \|a\|^2`) cross-validated
+#: for the amplitudes of GFC and of the random-Fourier baselines (Appendix C.2).
+NU_GRID = np.logspace(-3, 2, 10)
+#: Bandwidths :math:`\sigma` of the random-Fourier baselines, frequencies
+#: :math:`\omega = \omega_0 / \sigma` (Appendix C.2).
+BANDWIDTHS = np.logspace(-3, 2, 10)
+#: Default feature cut-off: ``eta = ETA_RELATIVE * (max(y) - min(y))`` (Appendix C.1).
+ETA_RELATIVE = 1e-6
+#: Spectral measures of the baselines (standard forms; the kernels are the
+#: Gaussian, the product of Cauchy kernels and the l1 Laplace kernel).
+MEASURES = ("gaussian", "laplace", "cauchy")
+
+
+class HyperObjective(NamedTuple):
+    """k-fold validation error of one greedy step and its gradient.
+
+    Attributes
+    ----------
+    value : float
+        :math:`E(w, \\lambda)`, the mean over folds of the validation MSE.
+    grad_w : (d,) ndarray
+        :math:`\\partial E / \\partial w`.
+    grad_lam : float
+        :math:`\\partial E / \\partial \\lambda`.
+    """
+
+    value: float
+    grad_w: np.ndarray
+    grad_lam: float
+
+
+class DescentResult(NamedTuple):
+    """Result of :func:`greedy_descent` (Algorithm 1).
+
+    Attributes
+    ----------
+    weights : (p, d) ndarray
+        The spectra :math:`w_k` of the constructed features, in order.
+    amplitudes : (p, 3) ndarray
+        :math:`(c_0, c_1, c_2)` of each step (on the whole sample).
+    lams : (p,) ndarray
+        Ridge parameter chosen at each step.
+    f : (s,) ndarray
+        Final estimates :math:`f_p` at the sample points.
+    errors : (p + 1,) ndarray
+        Training MSE :math:`\\mathcal{E}_z(f_k)`, ``k = 0 .. p``.
+    n_steps : int
+        ``p``, the number of features constructed.
+    """
+
+    weights: np.ndarray
+    amplitudes: np.ndarray
+    lams: np.ndarray
+    f: np.ndarray
+    errors: np.ndarray
+    n_steps: int
+
+
+class GFCResult(NamedTuple):
+    """Result of :func:`gfc` (Algorithm 2).
+
+    The model is ``intercept + cos(X W^T) @ coef_cos + sin(X W^T) @ coef_sin``.
+
+    Attributes
+    ----------
+    weights : (L, d) ndarray
+        Spectra of the kept features.
+    intercept : float
+        Amplitude of the bias feature.
+    coef_cos, coef_sin : (L,) ndarray
+        Amplitudes of :math:`\\cos(w_l^\\top x)` and :math:`\\sin(w_l^\\top x)`.
+    nu : float
+        Ridge parameter of the last amplitude fit (given or cross-validated).
+    n_constructed : int
+        Features constructed by all greedy descents (before pruning).
+    n_pruned : int
+        Features removed because their amplitude was below ``eta``.
+    train_rmse : float
+        Root mean squared training error of the final model.
+    """
+
+    weights: np.ndarray
+    intercept: float
+    coef_cos: np.ndarray
+    coef_sin: np.ndarray
+    nu: float
+    n_constructed: int
+    n_pruned: int
+    train_rmse: float
+
+
+class RFFResult(NamedTuple):
+    """Result of :func:`rff_ridge_cv`.
+
+    Attributes
+    ----------
+    feature_map : FeatureMap
+        ``"fourier"`` map (columns ``[cos(X W^T), sin(X W^T)]``) at the chosen
+        bandwidth.
+    intercept : float
+    coef : (2 n_features,) ndarray
+    bandwidth, nu : float
+        The cross-validated bandwidth and ridge parameter.
+    cv_mse : (n_bandwidths, n_nu) ndarray
+        Cross-validated MSE of every pair.
+    """
+
+    feature_map: FeatureMap
+    intercept: float
+    coef: np.ndarray
+    bandwidth: float
+    nu: float
+    cv_mse: np.ndarray
+
+
+# --------------------------------------------------------------------- public
+def hyper_objective(X, y, f, w, lam, folds) -> HyperObjective:
+    r"""k-fold validation error of one greedy step and its analytic gradient.
+
+    With :math:`z_w(x) = (f, \sin(w^\top x), \cos(w^\top x))` and, for fold
+    :math:`j` as training sample :math:`T_j` (``folds == j``) and the others as
+    validation sample :math:`V_j`,
+
+    .. math::
+
+        P_j = Z_{T_j}^\top Z_{T_j} + |T_j| \lambda I, \quad
+        c_j = P_j^{-1} Z_{T_j}^\top y_{T_j}, \quad
+        E(w, \lambda) = \frac{1}{k} \sum_{j=1}^k \frac{1}{|V_j|}
+            \sum_{i \in V_j} (c_j^\top z_w(x_i) - y_i)^2 .
+
+    The gradient is Appendix C.1 of Oglic and Gaertner (2016) with
+    :math:`\Omega = \|c\|^2` (``D = I``): with
+    :math:`t_j = P_j^{-1} \frac{1}{|V_j|} \sum_{V_j} r_i z_w(x_i)`,
+    :math:`\partial E_j / \partial \theta = \frac{2}{|V_j|} \sum_{V_j} r_i
+    \frac{\partial z_w(x_i)}{\partial \theta} c_j
+    + 2 t_j^\top (\partial q_j / \partial \theta - \partial P_j / \partial \theta\, c_j)`,
+    so :math:`\partial E_j / \partial \lambda = -2 |T_j| t_j^\top c_j`.
+
+    Parameters
+    ----------
+    X : (s, d) array_like
+    y, f : (s,) array_like
+        Targets and current estimates at the sample points.
+    w : (d,) array_like
+        Spectrum.
+    lam : float > 0
+        Ridge parameter.
+    folds : (s,) int array_like
+        Fold of every point, values ``0 .. k-1``, ``k >= 2``, every fold non-empty.
+
+    Returns
+    -------
+    HyperObjective
+        ``(value, grad_w, grad_lam)``.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-1, 1, (100, 3)); y = np.cos(X @ [1.0, 2.0, 0.0])
+    >>> obj = hyper_objective(X, y, np.zeros(100), np.ones(3), 1e-3, fold_ids(100, 5, 0))
+    >>> obj.grad_w.shape
+    (3,)
+    """
+    X, y = check_X_y(X, y)
+    s, d = X.shape
+    f = check_array(f, "f", ndim=1)
+    if f.shape[0] != s:
+        raise ValueError(f"f must have length {s}, got {f.shape[0]}")
+    w = check_array(w, "w", ndim=1)
+    if w.shape[0] != d:
+        raise ValueError(f"w must have length d={d}, got {w.shape[0]}")
+    lam = check_real(lam, "lam", minimum=0.0, strict=True)
+    folds, k = _check_folds(folds, s)
+    value, grad = _hyper_objective(
+        np.ascontiguousarray(X), y, f, np.ascontiguousarray(w), lam, folds, k
+    )
+    return HyperObjective(float(value), grad[:d].copy(), float(grad[d]))
+
+
+def fold_ids(n_samples, n_folds, rng=None) -> np.ndarray:
+    """Random fold assignment: a permutation cut into ``n_folds`` near-equal folds."""
+    n_samples = check_int(n_samples, "n_samples", minimum=1)
+    n_folds = check_int(n_folds, "n_folds", minimum=2, maximum=n_samples)
+    ids = np.empty(n_samples, dtype=np.int64)
+    ids[check_rng(rng).permutation(n_samples)] = np.arange(n_samples) % n_folds
+    return ids
+
+
+def greedy_descent(X, y, f0, *, max_steps=20, eps=0.01, n_folds=5, rng=None) -> DescentResult:
+    r"""Greedy functional descent with cosine-wave features (Algorithm 1).
+
+    For ``k = 1 .. max_steps``: draw :math:`w \sim N(0, I/d)` and
+    :math:`\lambda` = :data:`LAM_INIT`, minimise the k-fold validation error
+    :func:`hyper_objective` over :math:`(w, \log \lambda)` with L-BFGS-B
+    (:data:`LBFGS_MAXITER` iterations, :math:`\lambda` within
+    :data:`LAM_BOUNDS`), refit the amplitudes on the whole sample,
+
+    .. math::
+
+        c = (Z_w^\top Z_w + s \lambda I)^{-1} Z_w^\top y, \qquad
+        f_{k,i} = c_0 f_{k-1,i} + c_1 \sin(w^\top x_i) + c_2 \cos(w^\top x_i),
+
+    keep :math:`w`, and stop once
+    :math:`|\mathcal{E}(f_k) - \mathcal{E}(f_{k-1})| / \max(\mathcal{E}(f_k),
+    \mathcal{E}(f_{k-1})) < \epsilon` (training MSE; the feature of the last
+    step is kept, as in the paper).
+
+    Parameters
+    ----------
+    X : (s, d) array_like
+    y : (s,) array_like
+    f0 : (s,) array_like or float
+        Initial estimates at the sample points (a scalar is broadcast).
+    max_steps : int >= 1
+        ``p``, the maximum number of descent steps (paper: 20).
+    eps : float >= 0
+        Precision of the stopping rule (paper: 0.01).
+    n_folds : int >= 2
+        Folds of the hyper-parameter objective (one trains, the rest validate).
+    rng : None, int or numpy.random.Generator
+        The fold split and the initial spectra.
+
+    Returns
+    -------
+    DescentResult
+
+    References
+    ----------
+    D. Oglic, T. Gaertner, "Greedy Feature Construction", NIPS 2016,
+    Algorithm 1, Sec. 2.5 and Appendix C.1.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-1, 1, (400, 2)); y = np.cos(X @ [3.0, -1.0])
+    >>> res = greedy_descent(X, y, np.zeros(400), max_steps=3, rng=0)
+    >>> res.weights.shape[1]
+    2
+    """
+    X, y = check_X_y(X, y)
+    s = X.shape[0]
+    f0 = check_array(f0, "f0", ndim=(0, 1))
+    if f0.ndim == 0:
+        f0 = np.full(s, float(f0))
+    if f0.shape[0] != s:
+        raise ValueError(f"f0 must have length {s}, got {f0.shape[0]}")
+    max_steps = check_int(max_steps, "max_steps", minimum=1)
+    eps = check_real(eps, "eps", minimum=0.0)
+    n_folds = check_int(n_folds, "n_folds", minimum=2)
+    if s < 2 * n_folds:
+        raise ValueError(f"X needs at least 2 * n_folds = {2 * n_folds} rows, got {s}")
+    return _greedy_descent(
+        np.ascontiguousarray(X), y, np.array(f0, dtype=np.float64), max_steps, eps, n_folds,
+        check_rng(rng),
+    )
+
+
+def gfc(X, y, *, n_passes=1, max_steps=20, n_workers=5, nu=None, eta=None, eps=0.01,
+        n_folds=5, subsample=None, executor=None, rng=None) -> GFCResult:
+    r"""Greedy feature construction (Algorithm 2).
+
+    :math:`W = \{\text{bias}\}`, :math:`f_i = \bar y`; then ``n_passes`` times:
+
+    1. ``n_workers`` independent :func:`greedy_descent` runs, each on a random
+       subsample :math:`S_j` with estimates :math:`f_{S_j}`, add their spectra
+       to :math:`W`;
+    2. fit the amplitudes of all features by ridge regression,
+
+       .. math::
+
+           a^* = \arg\min_a \sum_{k=1}^m \Big(a_0 + \sum_l a_l^c \cos(w_l^\top x_k)
+               + a_l^s \sin(w_l^\top x_k) - y_k\Big)^2 + \nu \|a\|_2^2,
+
+       with :math:`\nu` from :data:`NU_GRID` by ``n_folds``-fold
+       cross-validation unless given;
+    3. drop the features with amplitude :math:`\sqrt{(a_l^c)^2 + (a_l^s)^2} <
+       \eta` (at least one is kept) and set :math:`f = ` the current model (the
+       remaining amplitudes are not refitted, as in the paper).
+
+    The descents are tasks for ``executor`` with per-task seeds from
+    :class:`numpy.random.SeedSequence` ``spawn`` and subsamples drawn here, so
+    the result is bit-identical whatever executor runs them.
+
+    Parameters
+    ----------
+    X : (m, d) array_like
+    y : (m,) array_like
+    n_passes : int >= 1
+        ``T`` (paper: 1).
+    max_steps : int >= 1
+        ``p`` per descent (paper: 20).
+    n_workers : int >= 1
+        ``M`` descents per pass (paper: 5 for 100 features, 25 for 500).
+    nu : float > 0, optional
+        Ridge parameter of the amplitude fit; default: cross-validated.
+    eta : float >= 0, optional
+        Feature cut-off; default ``ETA_RELATIVE * (max(y) - min(y))``.
+    eps, n_folds
+        Passed to :func:`greedy_descent`.
+    subsample : int, optional
+        Size of each :math:`S_j`.  Default: the rows are randomly partitioned
+        into ``n_workers`` disjoint chunks of ``m // n_workers`` (the data
+        splitting of parallel SGD the paper follows); an int draws each
+        :math:`S_j` independently without replacement.
+    executor : None, int or concurrent.futures.Executor
+        ``None`` serial; an int ``n_jobs`` a local process pool;
+        ``distributed.Client(...).get_executor()`` a Dask cluster;
+        ``mpi4py.futures.MPIPoolExecutor()`` MPI.  See :mod:`rflite._parallel`.
+    rng : None, int or numpy.random.Generator
+
+    Returns
+    -------
+    GFCResult
+
+    References
+    ----------
+    D. Oglic, T. Gaertner, "Greedy Feature Construction", NIPS 2016,
+    Algorithm 2 and Appendix C.1 (defaults).
+
+    Examples
+    --------
+    >>> from rflite.datasets import make_friedman_gfc
+    >>> X, y = make_friedman_gfc(2000, rng=0)
+    >>> res = gfc(X, y, n_workers=2, max_steps=5, rng=0)
+    >>> res.weights.shape[1]
+    10
+    """
+    X, y = check_X_y(X, y)
+    m, d = X.shape
+    n_passes = check_int(n_passes, "n_passes", minimum=1)
+    max_steps = check_int(max_steps, "max_steps", minimum=1)
+    n_workers = check_int(n_workers, "n_workers", minimum=1)
+    n_folds = check_int(n_folds, "n_folds", minimum=2)
+    eps = check_real(eps, "eps", minimum=0.0)
+    if nu is not None:
+        nu = check_real(nu, "nu", minimum=0.0, strict=True)
+    if eta is None:
+        eta = ETA_RELATIVE * float(y.max() - y.min())
+    eta = check_real(eta, "eta", minimum=0.0)
+    if subsample is None:
+        size = m // n_workers
+    else:
+        size = check_int(subsample, "subsample", minimum=1, maximum=m)
+    if size < 2 * n_folds:
+        raise ValueError(
+            f"subsample size {size} (m={m}, n_workers={n_workers}, subsample={subsample}) "
+            f"must be at least 2 * n_folds = {2 * n_folds}"
+        )
+    executor = check_executor(executor)
+    rng = check_rng(rng)
+    X = np.ascontiguousarray(X)
+
+    weights = np.empty((0, d))
+    f = np.full(m, y.mean())
+    n_constructed = n_pruned = 0
+    cv_folds = fold_ids(m, min(n_folds, m), rng) if nu is None else None
+    with executor_scope(executor, n_workers) as pool:  # one pool for all passes
+        for _ in range(n_passes):
+            weights, a, f, nu_used, n_new, n_cut = _gfc_pass(
+                X, y, f, weights, pool, rng, max_steps, n_workers, nu, eta, eps, n_folds,
+                subsample, size, cv_folds,
+            )
+            n_constructed += n_new
+            n_pruned += n_cut
+    L = weights.shape[0]
+    return GFCResult(
+        weights=weights, intercept=float(a[0]), coef_cos=a[1:L + 1].copy(),
+        coef_sin=a[L + 1:].copy(), nu=float(nu_used), n_constructed=n_constructed,
+        n_pruned=n_pruned, train_rmse=float(np.sqrt(np.mean((f - y) ** 2))),
+    )
+
+
+def _gfc_pass(X, y, f, weights, executor, rng, max_steps, n_workers, nu, eta, eps, n_folds,
+              subsample, size, cv_folds):
+    """One pass of Algorithm 2 (lines 3-7) on clean input."""
+    m = X.shape[0]
+    if subsample is None:
+        perm = rng.permutation(m)
+        samples = [np.sort(perm[j * size:(j + 1) * size]) for j in range(n_workers)]
+    else:
+        samples = [np.sort(rng.choice(m, size, replace=False)) for _ in range(n_workers)]
+    seeds = spawn_seeds(rng, n_workers)
+    tasks = [
+        _DescentTask(X[S], y[S], f[S], max_steps, eps, n_folds, seed)
+        for S, seed in zip(samples, seeds)
+    ]
+    results = map_tasks(_descent_task, tasks, executor=executor)
+    new = [r.weights for r in results]
+    weights = np.vstack([weights, *new])
+    A = gfc_design(X, weights)
+    nu_used = nu if nu is not None else _best_nu(A, y, NU_GRID, cv_folds)
+    a = ridge_solve(A.T @ A, A.T @ y, nu_used)
+    L = weights.shape[0]
+    amp = np.hypot(a[1:L + 1], a[L + 1:])
+    keep = amp >= eta
+    if not keep.any():
+        keep[np.argmax(amp)] = True
+    # line 7: the model on the kept features (pruned amplitudes are below eta)
+    cols = np.concatenate([[0], 1 + np.flatnonzero(keep), 1 + L + np.flatnonzero(keep)])
+    f = A[:, cols] @ a[cols]
+    return weights[keep], a[cols], f, nu_used, sum(len(w) for w in new), int(L - keep.sum())
+
+
+def gfc_design(X, weights) -> np.ndarray:
+    """Design matrix ``[1, cos(X W^T), sin(X W^T)]`` (m x (2L + 1)) of GFC features."""
+    X = check_array(X, "X", ndim=2)
+    weights = check_array(weights, "weights", ndim=2, min_rows=0)
+    if weights.shape[1] != X.shape[1]:
+        raise ValueError(f"weights must have {X.shape[1]} columns, got shape {weights.shape}")
+    Z = X @ weights.T
+    return np.hstack([np.ones((X.shape[0], 1)), np.cos(Z), np.sin(Z)])
+
+
+def ridge_cv(A, y, nus, folds) -> np.ndarray:
+    r"""k-fold cross-validated MSE of ridge regression for every :math:`\nu` in ``nus``.
+
+    For fold :math:`j`, :math:`a_j(\nu) = (A_{-j}^\top A_{-j} + \nu I)^{-1}
+    A_{-j}^\top y_{-j}` from one eigendecomposition of the training Gram
+    :math:`A^\top A - A_j^\top A_j`, so each extra :math:`\nu` costs
+    :math:`O(n^2)`.  Returns the mean over folds of the held-out MSE,
+    shape ``(len(nus),)``.
+    """
+    A = check_array(A, "A", ndim=2)
+    y = check_array(y, "y", ndim=1)
+    nus = np.atleast_1d(check_array(nus, "nus", ndim=(0, 1)))
+    if np.any(nus <= 0):
+        raise ValueError(f"nus must be positive, got {nus}")
+    folds, k = _check_folds(folds, A.shape[0])
+    G = A.T @ A
+    r = A.T @ y
+    err = np.zeros(nus.size)
+    for j in range(k):
+        idx = np.flatnonzero(folds == j)
+        Aj, yj = A[idx], y[idx]
+        e, V = scipy.linalg.eigh(G - Aj.T @ Aj, check_finite=False)
+        e = np.maximum(e, 0.0)
+        proj = V.T @ (r - Aj.T @ yj)
+        pred = (Aj @ V) @ (proj[:, None] / (e[:, None] + nus[None, :]))
+        err += np.mean((pred - yj[:, None]) ** 2, axis=0)
+    return err / k
+
+
+def rff_ridge_cv(X, y, *, n_features=100, measure="gaussian", bandwidths=BANDWIDTHS,
+                 nus=NU_GRID, n_folds=5, cv_max=None, executor=None, rng=None) -> RFFResult:
+    r"""Random Fourier features + ridge, bandwidth and ridge by cross-validation.
+
+    Frequencies :math:`\omega_l = \omega_{0,l} / \sigma` with :math:`\omega_{0,l}`
+    drawn once from the standard spectral ``measure`` (``"gaussian"``: N(0, I),
+    the Gaussian kernel; ``"laplace"``: i.i.d. Laplace(0, 1) entries, the
+    kernel :math:`\prod_i 1 / (1 + \delta_i^2)`; ``"cauchy"``: i.i.d. standard
+    Cauchy entries, the kernel :math:`\exp(-\|\delta\|_1)`), features
+    ``[1, cos(X Omega^T), sin(X Omega^T)]`` and the ridge penalty
+    :math:`\nu \|a\|^2`; :math:`(\sigma, \nu)` minimise the ``n_folds``-fold CV
+    error over ``bandwidths x nus`` (Appendix C.2: ``logspace(-3, 2, 10)``),
+    then the model is refitted on all of ``X``.  The bandwidths are independent
+    tasks for ``executor`` (see :func:`rflite._parallel.map_tasks`).
+
+    Parameters
+    ----------
+    X, y : training data
+    n_features : int
+        Number of frequencies (``2 n_features`` columns plus the bias).
+    measure : {"gaussian", "laplace", "cauchy"}
+    bandwidths, nus : 1-d array_like of positive floats
+    n_folds : int >= 2
+    cv_max : int, optional
+        Cross-validate on a random subset of at most ``cv_max`` rows (the
+        final fit always uses all rows).
+    executor : None, int or Executor
+    rng : None, int or numpy.random.Generator
+
+    Returns
+    -------
+    RFFResult
+
+    References
+    ----------
+    A. Rahimi, B. Recht, "Random features for large-scale kernel machines",
+    NIPS 2007; Oglic and Gaertner (2016), Appendix C.2.
+    """
+    X, y = check_X_y(X, y)
+    m, d = X.shape
+    n_features = check_int(n_features, "n_features", minimum=1)
+    check_choice(measure, "measure", MEASURES)
+    bandwidths = check_array(bandwidths, "bandwidths", ndim=1)
+    nus = check_array(nus, "nus", ndim=1)
+    if np.any(bandwidths <= 0):
+        raise ValueError(f"bandwidths must be positive, got {bandwidths}")
+    if np.any(nus <= 0):
+        raise ValueError(f"nus must be positive, got {nus}")
+    n_folds = check_int(n_folds, "n_folds", minimum=2, maximum=m)
+    executor = check_executor(executor)
+    rng = check_rng(rng)
+    W0 = _spectral_sample(measure, rng, (n_features, d))
+    rows = np.arange(m)
+    if cv_max is not None:
+        cv_max = check_int(cv_max, "cv_max", minimum=2 * n_folds)
+        if cv_max < m:
+            rows = np.sort(rng.choice(m, cv_max, replace=False))
+    folds = fold_ids(rows.size, n_folds, rng)
+    Xc, yc = np.ascontiguousarray(X[rows]), y[rows]
+    tasks = [(Xc, yc, W0 / bw, nus, folds) for bw in bandwidths]
+    cv = np.array(map_tasks(_rff_cv_task, tasks, executor=executor))
+    ib, inu = np.unravel_index(np.argmin(cv), cv.shape)
+    W = W0 / bandwidths[ib]
+    A = gfc_design(X, W)
+    a = ridge_solve(A.T @ A, A.T @ y, float(nus[inu]))
+    fmap = _fourier_map(W)
+    return RFFResult(fmap, float(a[0]), a[1:].copy(), float(bandwidths[ib]), float(nus[inu]), cv)
+
+
+# -------------------------------------------------------------------- model
+class GFCRegressor(RandomFeatureModel):
+    """Greedy feature construction regressor (Oglic and Gaertner 2016, Algorithm 2).
+
+    ``fit`` runs :func:`gfc`; the fitted model is a ``"fourier"``
+    :class:`~rflite.features.FeatureMap` (columns ``[cos(X W^T), sin(X W^T)]``,
+    no phases) with ``coef_`` on its columns and the bias amplitude as
+    ``intercept_``.  :meth:`transform` gives the constructed features so any
+    linear model can be fitted on them.
+
+    Parameters
+    ----------
+    n_passes, max_steps, n_workers, nu, eta, eps, n_folds, subsample, executor
+        See :func:`gfc`.
+    random_state : None, int or numpy.random.Generator
+
+    Attributes
+    ----------
+    result_ : GFCResult
+    weights_ : (L, d) ndarray
+        Spectra of the constructed features.
+    nu_ : float
+    feature_map_, support_, coef_, intercept_
+        As in every rflite model.
+
+    Examples
+    --------
+    >>> from rflite.datasets import make_friedman_gfc
+    >>> X, y = make_friedman_gfc(2000, rng=0)
+    >>> model = GFCRegressor(n_workers=2, max_steps=5, random_state=0).fit(X, y)
+    >>> model.transform(X).shape[1] == 2 * model.weights_.shape[0]
+    True
+    """
+
+    def __init__(self, *, n_passes=1, max_steps=20, n_workers=5, nu=None, eta=None, eps=0.01,
+                 n_folds=5, subsample=None, executor=None, random_state=None):
+        self.n_passes = n_passes
+        self.max_steps = max_steps
+        self.n_workers = n_workers
+        self.nu = nu
+        self.eta = eta
+        self.eps = eps
+        self.n_folds = n_folds
+        self.subsample = subsample
+        self.executor = executor
+        self.random_state = random_state
+
+    def fit(self, X, y):
+        """Construct the features and fit their amplitudes; returns ``self``."""
+        res = gfc(
+            X, y, n_passes=self.n_passes, max_steps=self.max_steps, n_workers=self.n_workers,
+            nu=self.nu, eta=self.eta, eps=self.eps, n_folds=self.n_folds,
+            subsample=self.subsample, executor=self.executor, rng=self._rng(),
+        )
+        self.result_ = res
+        self.weights_ = res.weights
+        self.nu_ = res.nu
+        fmap = _fourier_map(res.weights)
+        coef = np.concatenate([res.coef_cos, res.coef_sin])
+        return self._set_solution(fmap, np.arange(coef.size), coef, res.intercept)
+
+    def transform(self, X) -> np.ndarray:
+        """Constructed features ``[cos(X W^T), sin(X W^T)]`` (m x 2L), without the bias."""
+        self._check_fitted()
+        return self.feature_map_.transform(X)
+
+
+# ------------------------------------------------------------------ private
+class _DescentTask(NamedTuple):
+    X: np.ndarray
+    y: np.ndarray
+    f: np.ndarray
+    max_steps: int
+    eps: float
+    n_folds: int
+    seed: np.random.SeedSequence
+
+
+def _descent_task(task: _DescentTask) -> DescentResult:
+    """One worker of Algorithm 2 (module level, so process and Dask pools can pickle it)."""
+    return _greedy_descent(task.X, task.y, task.f, task.max_steps, task.eps, task.n_folds,
+                           np.random.default_rng(task.seed))
+
+
+def _rff_cv_task(task) -> np.ndarray:
+    """CV errors over the ``nus`` of one bandwidth (module level, for executors)."""
+    X, y, W, nus, folds = task
+    return ridge_cv(gfc_design(X, W), y, nus, folds)
+
+
+def _spectral_sample(measure, rng, size):
+    if measure == "gaussian":
+        return rng.standard_normal(size)
+    if measure == "laplace":
+        return rng.laplace(0.0, 1.0, size)
+    return rng.standard_cauchy(size)
+
+
+def _fourier_map(weights) -> FeatureMap:
+    L, d = weights.shape
+    supports = np.tile(np.arange(d, dtype=np.int64), (L, 1))
+    return FeatureMap(supports, weights, np.zeros(L), "fourier", d)
+
+
+def _best_nu(A, y, nus, folds) -> float:
+    return float(nus[np.argmin(ridge_cv(A, y, nus, folds))])
+
+
+def _check_folds(folds, s):
+    folds = np.asarray(folds)
+    if folds.ndim != 1 or folds.shape[0] != s or not np.issubdtype(folds.dtype, np.integer):
+        raise ValueError(f"folds must be a 1-d integer array of length {s}, got {folds!r}")
+    folds = np.ascontiguousarray(folds, dtype=np.int64)
+    if folds.min() < 0:
+        raise ValueError(f"folds must be non-negative fold ids, got min {folds.min()}")
+    k = int(folds.max()) + 1
+    counts = np.bincount(folds, minlength=k)
+    if k < 2 or np.any(counts == 0):
+        raise ValueError(f"folds must use ids 0..k-1 with k >= 2, all non-empty; got {counts}")
+    return folds, k
+
+
+def _greedy_descent(X, y, f, max_steps, eps, n_folds, rng) -> DescentResult:
+    """Algorithm 1 on clean input (C-contiguous float64 ``X``, a copy of ``f``)."""
+    s, d = X.shape
+    folds = fold_ids(s, n_folds, rng)
+    lo, hi = math.log(LAM_BOUNDS[0]), math.log(LAM_BOUNDS[1])
+    bounds = [(None, None)] * d + [(lo, hi)]
+    err = float(np.mean((f - y) ** 2))
+    errors, weights, amps, lams = [err], [], [], []
+
+    def fun(theta, scale):
+        lam = math.exp(theta[d])
+        value, grad = _hyper_objective(X, y, f, np.ascontiguousarray(theta[:d]), lam, folds,
+                                       n_folds)
+        grad[d] *= lam  # d/d(log lam)
+        return value / scale, grad / scale
+
+    for _ in range(max_steps):
+        # L-BFGS-B's stopping tests are absolute for objectives below 1: scale
+        # the objective to O(1) by the current training error (same minimiser).
+        scale = err if err > 0.0 else 1.0
+        theta0 = np.concatenate([rng.standard_normal(d) / math.sqrt(d), [math.log(LAM_INIT)]])
+        opt = scipy.optimize.minimize(fun, theta0, jac=True, method="L-BFGS-B", bounds=bounds,
+                                      args=(scale,), options={"maxiter": LBFGS_MAXITER})
+        w = np.ascontiguousarray(opt.x[:d])
+        lam = math.exp(opt.x[d])
+        c = _ridge_step(X, y, f, w, lam)  # updates f in place
+        weights.append(w)
+        amps.append(c)
+        lams.append(lam)
+        new_err = float(np.mean((f - y) ** 2))
+        errors.append(new_err)
+        denom = max(new_err, err)
+        done = denom == 0.0 or abs(new_err - err) / denom < eps
+        err = new_err
+        if done:
+            break
+    return DescentResult(np.array(weights).reshape(-1, d), np.array(amps).reshape(-1, 3),
+                         np.array(lams), f, np.array(errors), len(weights))
+
+
+# -------------------------------------------------------------------- kernels
+@njit(cache=True, nogil=True)
+def _chol3(P, L):
+    """Cholesky factor ``L`` (lower, 3 x 3) of the SPD matrix ``P``."""
+    L[0, 0] = math.sqrt(P[0, 0])
+    L[1, 0] = P[1, 0] / L[0, 0]
+    L[2, 0] = P[2, 0] / L[0, 0]
+    L[1, 1] = math.sqrt(P[1, 1] - L[1, 0] * L[1, 0])
+    L[2, 1] = (P[2, 1] - L[2, 0] * L[1, 0]) / L[1, 1]
+    L[2, 2] = math.sqrt(P[2, 2] - L[2, 0] * L[2, 0] - L[2, 1] * L[2, 1])
+
+
+@njit(cache=True, nogil=True)
+def _cho_solve3(L, b, x):
+    """Solve ``L L^T x = b`` for the 3 x 3 factor ``L``."""
+    u0 = b[0] / L[0, 0]
+    u1 = (b[1] - L[1, 0] * u0) / L[1, 1]
+    u2 = (b[2] - L[2, 0] * u0 - L[2, 1] * u1) / L[2, 2]
+    x[2] = u2 / L[2, 2]
+    x[1] = (u1 - L[2, 1] * x[2]) / L[1, 1]
+    x[0] = (u0 - L[1, 0] * x[1] - L[2, 0] * x[2]) / L[0, 0]
+
+
+@njit(cache=True, nogil=True)
+def _hyper_objective(X, y, f, w, lam, folds, k):
+    r"""Validation error :math:`E(w, \lambda)` and its gradient ``(d + 1,)``.
+
+    See :func:`hyper_objective` for the maths.  Pass 1 computes
+    :math:`u = X w`, the sines and cosines (shared by all folds) and the per-fold
+    training Grams :math:`Z_{T_j}^\top Z_{T_j}` and :math:`Z_{T_j}^\top y`;
+    the k 3 x 3 systems are solved by Cholesky; pass 2 accumulates the
+    validation residuals :math:`r_{ij}` of every point for every fold it
+    validates and :math:`\sum r_{ij} z_i`; pass 3 gathers the per-point weights
+    :math:`\alpha_i` with :math:`\partial E / \partial w = X^\top \alpha`.
+    The last gradient entry is :math:`\partial E / \partial \lambda`.
+    """
+    s, d = X.shape
+    sn = np.empty(s)
+    cs = np.empty(s)
+    G = np.zeros((k, 3, 3))
+    q = np.zeros((k, 3))
+    cnt = np.zeros(k)
+    for i in range(s):
+        u = 0.0
+        for j in range(d):
+            u += X[i, j] * w[j]
+        a, b, c = f[i], math.sin(u), math.cos(u)
+        sn[i] = b
+        cs[i] = c
+        j = folds[i]
+        G[j, 0, 0] += a * a
+        G[j, 1, 0] += b * a
+        G[j, 2, 0] += c * a
+        G[j, 1, 1] += b * b
+        G[j, 2, 1] += c * b
+        G[j, 2, 2] += c * c
+        q[j, 0] += a * y[i]
+        q[j, 1] += b * y[i]
+        q[j, 2] += c * y[i]
+        cnt[j] += 1.0
+    Ls = np.zeros((k, 3, 3))
+    coef = np.zeros((k, 3))
+    for j in range(k):
+        for r in range(3):
+            G[j, r, r] += cnt[j] * lam
+        _chol3(G[j], Ls[j])
+        _cho_solve3(Ls[j], q[j], coef[j])
+    # validation residuals
+    sse = np.zeros(k)
+    gv = np.zeros((k, 3))
+    for i in range(s):
+        a, b, c = f[i], sn[i], cs[i]
+        for j in range(k):
+            if j == folds[i]:
+                continue
+            r = coef[j, 0] * a + coef[j, 1] * b + coef[j, 2] * c - y[i]
+            sse[j] += r * r
+            gv[j, 0] += r * a
+            gv[j, 1] += r * b
+            gv[j, 2] += r * c
+    value = 0.0
+    t = np.zeros((k, 3))
+    nval = np.empty(k)
+    grad = np.zeros(d + 1)
+    for j in range(k):
+        nval[j] = s - cnt[j]
+        value += sse[j] / nval[j]
+        for r in range(3):
+            gv[j, r] /= nval[j]
+        _cho_solve3(Ls[j], gv[j], t[j])
+        grad[d] -= 2.0 * cnt[j] * (t[j, 0] * coef[j, 0] + t[j, 1] * coef[j, 1]
+                                   + t[j, 2] * coef[j, 2])
+    # per-point weights alpha_i and grad_w = X^T alpha
+    for i in range(s):
+        a, b, c = f[i], sn[i], cs[i]
+        alpha = 0.0
+        for j in range(k):
+            dzc = coef[j, 1] * c - coef[j, 2] * b  # d(c^T z)/du
+            if j == folds[i]:
+                fit = coef[j, 0] * a + coef[j, 1] * b + coef[j, 2] * c
+                tz = t[j, 0] * a + t[j, 1] * b + t[j, 2] * c
+                alpha += 2.0 * ((t[j, 1] * c - t[j, 2] * b) * (y[i] - fit) - tz * dzc)
+            else:
+                r = coef[j, 0] * a + coef[j, 1] * b + coef[j, 2] * c - y[i]
+                alpha += 2.0 * r * dzc / nval[j]
+        for jj in range(d):
+            grad[jj] += alpha * X[i, jj]
+    for jj in range(d + 1):
+        grad[jj] /= k
+    return value / k, grad
+
+
+@njit(cache=True, nogil=True)
+def _ridge_step(X, y, f, w, lam):
+    r"""Amplitudes on the whole sample and the update of ``f`` (in place).
+
+    :math:`c = (Z_w^\top Z_w + s\lambda I)^{-1} Z_w^\top y`,
+    :math:`f \leftarrow Z_w c` (Algorithm 1, line 4).  Returns ``c``.
+    """
+    s, d = X.shape
+    sn = np.empty(s)
+    cs = np.empty(s)
+    P = np.zeros((3, 3))
+    q = np.zeros(3)
+    for i in range(s):
+        u = 0.0
+        for j in range(d):
+            u += X[i, j] * w[j]
+        a, b, c = f[i], math.sin(u), math.cos(u)
+        sn[i] = b
+        cs[i] = c
+        P[0, 0] += a * a
+        P[1, 0] += b * a
+        P[2, 0] += c * a
+        P[1, 1] += b * b
+        P[2, 1] += c * b
+        P[2, 2] += c * c
+        q[0] += a * y[i]
+        q[1] += b * y[i]
+        q[2] += c * y[i]
+    for r in range(3):
+        P[r, r] += s * lam
+    L = np.zeros((3, 3))
+    coef = np.zeros(3)
+    _chol3(P, L)
+    _cho_solve3(L, q, coef)
+    for i in range(s):
+        f[i] = coef[0] * f[i] + coef[1] * sn[i] + coef[2] * cs[i]
+    return coef
+
+
+def _warmup():
+    """Compile the kernels (one signature each)."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((20, 2))
+    y = rng.standard_normal(20)
+    hyper_objective(X, y, np.ones(20), np.ones(2), 1e-3, fold_ids(20, 2, 0))
+    _ridge_step(X, y, np.ones(20), np.ones(2), 1e-3)

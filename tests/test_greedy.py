@@ -1,0 +1,319 @@
+"""Greedy feature construction (rflite.greedy) and the executor helper (rflite._parallel)."""
+
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose, assert_array_equal
+
+from rflite._numerics import spawn_streams
+from rflite._parallel import check_executor, map_tasks, spawn_seeds
+from rflite.greedy import (
+    BANDWIDTHS,
+    NU_GRID,
+    GFCRegressor,
+    _ridge_step,
+    fold_ids,
+    gfc,
+    gfc_design,
+    greedy_descent,
+    hyper_objective,
+    ridge_cv,
+    rff_ridge_cv,
+)
+
+
+# ------------------------------------------------------------ NumPy references
+def naive_objective(X, y, f, w, lam, folds):
+    """Loop over folds: train on fold j, validate on the rest (readable reference)."""
+    Z = np.column_stack([f, np.sin(X @ w), np.cos(X @ w)])
+    k = folds.max() + 1
+    total = 0.0
+    for j in range(k):
+        tr, va = folds == j, folds != j
+        P = Z[tr].T @ Z[tr] + tr.sum() * lam * np.eye(3)
+        c = np.linalg.solve(P, Z[tr].T @ y[tr])
+        total += np.mean((Z[va] @ c - y[va]) ** 2)
+    return total / k
+
+
+def naive_ridge_step(X, y, f, w, lam):
+    Z = np.column_stack([f, np.sin(X @ w), np.cos(X @ w)])
+    c = np.linalg.solve(Z.T @ Z + len(y) * lam * np.eye(3), Z.T @ y)
+    return c, Z @ c
+
+
+def _problem(s=120, d=4, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1, 1, (s, d))
+    y = np.cos(X @ rng.standard_normal(d)) + 0.1 * rng.standard_normal(s)
+    f = 0.5 + 0.3 * rng.standard_normal(s)
+    return X, y, f, rng
+
+
+# -------------------------------------------------------- objective, gradient
+def test_objective_matches_numpy_reference():
+    X, y, f, rng = _problem()
+    folds = fold_ids(len(y), 5, 1)
+    for _ in range(3):
+        w, lam = rng.standard_normal(X.shape[1]), 10 ** rng.uniform(-5, 0)
+        got = hyper_objective(X, y, f, w, lam, folds).value
+        assert_allclose(got, naive_objective(X, y, f, w, lam, folds), rtol=1e-12)
+
+
+def test_gradient_matches_central_differences():
+    X, y, f, rng = _problem(s=150, d=5, seed=3)
+    folds = fold_ids(len(y), 5, 2)
+    for _ in range(4):
+        w, lam = rng.standard_normal(X.shape[1]), 10 ** rng.uniform(-4, -1)
+        obj = hyper_objective(X, y, f, w, lam, folds)
+        grad = np.append(obj.grad_w, obj.grad_lam)
+        fd = np.empty_like(grad)
+        for j in range(X.shape[1]):
+            e = np.zeros_like(w)
+            e[j] = h = 1e-6
+            fd[j] = (naive_objective(X, y, f, w + e, lam, folds)
+                     - naive_objective(X, y, f, w - e, lam, folds)) / (2 * h)
+        h = 1e-5 * lam
+        fd[-1] = (naive_objective(X, y, f, w, lam + h, folds)
+                  - naive_objective(X, y, f, w, lam - h, folds)) / (2 * h)
+        rel = np.abs(grad - fd) / np.abs(fd).max()
+        assert rel.max() < 1e-5, (grad, fd)
+
+
+def test_ridge_step_matches_numpy_reference():
+    X, y, f, rng = _problem(s=80, d=3, seed=5)
+    w = rng.standard_normal(3)
+    c_ref, f_ref = naive_ridge_step(X, y, f, w, 1e-3)
+    f_new = f.copy()
+    c = _ridge_step(X, y, f_new, w, 1e-3)
+    assert_allclose(c, c_ref, rtol=1e-10)
+    assert_allclose(f_new, f_ref, rtol=1e-10, atol=1e-13)
+
+
+def test_ridge_cv_matches_direct_solves():
+    rng = np.random.default_rng(0)
+    A = rng.standard_normal((60, 7))
+    y = rng.standard_normal(60)
+    folds = fold_ids(60, 4, 0)
+    nus = np.array([1e-2, 1.0, 30.0])
+    ref = np.zeros(3)
+    for j in range(4):
+        tr, va = folds != j, folds == j
+        for i, nu in enumerate(nus):
+            a = np.linalg.solve(A[tr].T @ A[tr] + nu * np.eye(7), A[tr].T @ y[tr])
+            ref[i] += np.mean((A[va] @ a - y[va]) ** 2) / 4
+    assert_allclose(ridge_cv(A, y, nus, folds), ref, rtol=1e-10)
+
+
+# ----------------------------------------------------------- published behaviour
+def test_one_greedy_step_recovers_cosine_direction():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (500, 3))
+    w_true = np.array([2.0, -1.0, 0.5])
+    y = np.cos(X @ w_true)
+    res = greedy_descent(X, y, np.zeros(500), max_steps=1, rng=1)
+    w = res.weights[0]
+    assert res.n_steps == 1
+    assert abs(w @ w_true) / (np.linalg.norm(w) * np.linalg.norm(w_true)) > 0.99
+    assert res.errors[1] < 1e-3 * res.errors[0]
+
+
+def test_descent_stops_on_small_relative_improvement():
+    X, y, _, _ = _problem(s=300, d=3, seed=7)
+    res = greedy_descent(X, y, y.mean(), max_steps=15, eps=0.05, rng=0)
+    assert res.weights.shape == (res.n_steps, 3) and res.errors.shape == (res.n_steps + 1,)
+    rel = np.abs(np.diff(res.errors)) / np.maximum(res.errors[1:], res.errors[:-1])
+    # every step but the last improved by at least eps; the last one stopped it
+    assert np.all(rel[:-1] >= 0.05)
+    assert res.n_steps == 15 or rel[-1] < 0.05
+    assert_allclose(np.mean((res.f - y) ** 2), res.errors[-1], rtol=1e-12)
+
+
+def _gfc_problem(m=600, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(0, 1, (m, 4))
+    y = np.sin(3 * X[:, 0]) + X[:, 1] * X[:, 2] + 0.05 * rng.standard_normal(m)
+    return X, y
+
+
+GFC_KW = dict(n_workers=3, max_steps=3, rng=11)
+
+
+@pytest.fixture(scope="module")
+def gfc_serial():
+    X, y = _gfc_problem()
+    return gfc(X, y, **GFC_KW)
+
+
+def _assert_same(a, b):
+    assert_array_equal(a.weights, b.weights)
+    assert_array_equal(a.coef_cos, b.coef_cos)
+    assert_array_equal(a.coef_sin, b.coef_sin)
+    assert a.intercept == b.intercept and a.nu == b.nu
+
+
+def test_gfc_fits_and_model_matches_design(gfc_serial):
+    X, y = _gfc_problem()
+    res = gfc_serial
+    assert res.n_constructed <= 3 * 3 and res.weights.shape[0] == res.n_constructed - res.n_pruned
+    pred = gfc_design(X, res.weights) @ np.concatenate([[res.intercept], res.coef_cos,
+                                                        res.coef_sin])
+    assert_allclose(np.sqrt(np.mean((pred - y) ** 2)), res.train_rmse, rtol=1e-10)
+    assert res.train_rmse < 0.3 * y.std()
+    assert res.nu in NU_GRID
+
+
+def test_eta_pruning_removes_only_features_below_eta():
+    X, y = _gfc_problem()
+    full = gfc(X, y, eta=0.0, **GFC_KW)
+    amp = np.hypot(full.coef_cos, full.coef_sin)
+    eta = float(np.median(amp))
+    pruned = gfc(X, y, eta=eta, **GFC_KW)
+    keep = amp >= eta
+    assert 0 < keep.sum() < amp.size
+    assert pruned.n_pruned == amp.size - keep.sum()
+    assert_array_equal(pruned.weights, full.weights[keep])
+    assert_array_equal(pruned.coef_cos, full.coef_cos[keep])
+    assert_array_equal(pruned.coef_sin, full.coef_sin[keep])
+    assert np.all(np.hypot(pruned.coef_cos, pruned.coef_sin) >= eta)
+
+
+def test_gfc_seeded_reproducibility(gfc_serial):
+    X, y = _gfc_problem()
+    _assert_same(gfc(X, y, **GFC_KW), gfc_serial)
+
+
+def test_gfc_identical_on_thread_pool(gfc_serial):
+    X, y = _gfc_problem()
+    with ThreadPoolExecutor(2) as ex:
+        _assert_same(gfc(X, y, executor=ex, **GFC_KW), gfc_serial)
+
+
+def test_gfc_identical_on_process_pool_of_two(gfc_serial):
+    X, y = _gfc_problem()
+    _assert_same(gfc(X, y, executor=2, **GFC_KW), gfc_serial)
+
+
+def test_gfc_identical_on_dask_local_cluster(gfc_serial):
+    distributed = pytest.importorskip("distributed")
+    X, y = _gfc_problem()
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster:
+        with distributed.Client(cluster) as client:
+            res = gfc(X, y, executor=client.get_executor(), **GFC_KW)
+    _assert_same(res, gfc_serial)
+
+
+def test_gfc_multiple_passes_and_subsample():
+    X, y = _gfc_problem(m=400)
+    kw = dict(n_passes=2, n_workers=2, max_steps=2, subsample=150, nu=1e-3, rng=0)
+    res = gfc(X, y, **kw)
+    assert res.nu == 1e-3 and res.n_constructed <= 8
+    assert res.train_rmse < y.std()
+    with ThreadPoolExecutor(2) as ex:
+        _assert_same(gfc(X, y, executor=ex, **kw), res)
+
+
+# ------------------------------------------------------------------- model class
+def test_regressor_predict_transform_and_params(gfc_serial):
+    X, y = _gfc_problem()
+    model = GFCRegressor(n_workers=3, max_steps=3, random_state=11).fit(X, y)
+    _assert_same(model.result_, gfc_serial)
+    L = model.weights_.shape[0]
+    F = model.transform(X)
+    assert F.shape == (X.shape[0], 2 * L)
+    coef = np.concatenate([gfc_serial.coef_cos, gfc_serial.coef_sin])
+    assert_allclose(model.predict(X), F @ coef + gfc_serial.intercept, rtol=1e-12, atol=1e-12)
+    assert model.score(X, y) > 0.9
+    assert model.get_params()["n_workers"] == 3
+    assert model.set_params(eta=0.1).eta == 0.1
+    with pytest.raises(ValueError, match="bogus"):
+        model.set_params(bogus=1)
+
+
+# ---------------------------------------------------------------- RFF baseline
+@pytest.mark.parametrize("measure", ["gaussian", "laplace", "cauchy"])
+def test_rff_baseline_cross_validates(measure):
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0, 1, (300, 3))
+    y = np.sin(4 * X[:, 0]) + X[:, 1]
+    res = rff_ridge_cv(X, y, n_features=30, measure=measure, bandwidths=BANDWIDTHS[4:8],
+                       nus=NU_GRID[:3], rng=0)
+    assert res.cv_mse.shape == (4, 3)
+    assert res.bandwidth in BANDWIDTHS and res.nu in NU_GRID
+    pred = res.feature_map.transform(X) @ res.coef + res.intercept
+    assert np.mean((pred - y) ** 2) < 0.05 * y.var()
+
+
+def test_rff_same_result_with_executor():
+    rng = np.random.default_rng(1)
+    X = rng.uniform(0, 1, (120, 2))
+    y = X[:, 0] ** 2
+    kw = dict(n_features=10, bandwidths=BANDWIDTHS[5:8], nus=NU_GRID[:2], rng=4)
+    with ThreadPoolExecutor(2) as ex:
+        a, b = rff_ridge_cv(X, y, **kw), rff_ridge_cv(X, y, executor=ex, **kw)
+    assert_array_equal(a.coef, b.coef)
+    assert_array_equal(a.cv_mse, b.cv_mse)
+
+
+# ------------------------------------------------------------------ bad inputs
+def test_bad_inputs_raise_value_error_naming_parameter():
+    X, y = _gfc_problem(m=100)
+    f = np.zeros(100)
+    folds = fold_ids(100, 5, 0)
+    cases = [
+        (lambda: gfc(X, y, n_workers=0), "n_workers"),
+        (lambda: gfc(X, y, max_steps=0), "max_steps"),
+        (lambda: gfc(X, y, n_passes=0), "n_passes"),
+        (lambda: gfc(X, y, nu=0.0), "nu"),
+        (lambda: gfc(X, y, eta=-1.0), "eta"),
+        (lambda: gfc(X, y, executor="pool"), "executor"),
+        (lambda: gfc(X, y, executor=0), "executor"),
+        (lambda: gfc(X, y, n_workers=50), "subsample"),
+        (lambda: gfc(X, y, rng=-3), "rng"),
+        (lambda: gfc(X, y[:-1]), "same number of rows"),
+        (lambda: gfc(np.where(X > 0.5, np.nan, X), y), "X"),
+        (lambda: greedy_descent(X[:6], y[:6], 0.0), "2 \\* n_folds"),
+        (lambda: greedy_descent(X, y, f, eps=-1), "eps"),
+        (lambda: greedy_descent(X, y, f[:3]), "f0"),
+        (lambda: hyper_objective(X, y, f, np.ones(3), 1e-3, folds), "w"),
+        (lambda: hyper_objective(X, y, f, np.ones(4), 0.0, folds), "lam"),
+        (lambda: hyper_objective(X, y, f, np.ones(4), 1e-3, np.zeros(100, int)), "folds"),
+        (lambda: rff_ridge_cv(X, y, measure="student"), "measure"),
+        (lambda: rff_ridge_cv(X, y, bandwidths=[-1.0]), "bandwidths"),
+        (lambda: ridge_cv(X, y, [0.0], folds), "nus"),
+    ]
+    for call, name in cases:
+        with pytest.raises(ValueError, match=name):
+            call()
+
+
+# ------------------------------------------------------------- _parallel helper
+def _square(x):
+    return x * x
+
+
+def test_map_tasks_keeps_order_on_every_executor():
+    tasks = list(range(7))
+    expected = [t * t for t in tasks]
+    assert map_tasks(_square, tasks) == expected
+    assert map_tasks(_square, tasks, executor=1) == expected
+    with ThreadPoolExecutor(3) as ex:
+        assert map_tasks(_square, tasks, executor=ex) == expected
+
+
+def test_check_executor():
+    assert check_executor(None) is None
+    assert check_executor(3) == 3
+    assert check_executor(-1) >= 1
+    for bad in (0, -2, True, "x", 2.5):
+        with pytest.raises(ValueError, match="executor"):
+            check_executor(bad)
+
+
+def test_spawn_seeds_match_spawn_streams():
+    seeds = spawn_seeds(np.random.default_rng(5), 3)
+    streams = spawn_streams(np.random.default_rng(5), 3)
+    for s, g in zip(seeds, streams):
+        assert np.random.default_rng(s).integers(1 << 30) == g.integers(1 << 30)

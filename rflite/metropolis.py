@@ -55,7 +55,6 @@ product, ``numpy.linalg.solve``, Python accept loop); 2.3 s against 3.8 s at
 
 from __future__ import annotations
 
-import contextlib
 import math
 import numbers
 from typing import Callable, NamedTuple
@@ -67,6 +66,7 @@ from numba import njit, prange
 
 from rflite._base import RandomFeatureModel
 from rflite._numerics import (
+    blas_threads,
     check_array,
     check_choice,
     check_int,
@@ -537,14 +537,8 @@ def _refresh_gram(G, S, stale):
 
 
 def _blas_limit(work):
-    """Context limiting BLAS to one thread for small problems (see BLAS_SERIAL_WORK)."""
-    if work >= BLAS_SERIAL_WORK:
-        return contextlib.nullcontext()
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover - optional
-        return contextlib.nullcontext()
-    return threadpool_limits(1, user_api="blas")
+    """One BLAS thread for small problems (see BLAS_SERIAL_WORK and ``blas_threads``)."""
+    return blas_threads(1 if work < BLAS_SERIAL_WORK else None)
 
 
 def _solve(G, rhs, shift):

@@ -79,7 +79,6 @@ mean is more than 3 standard errors on the wrong side):
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import math
 from typing import NamedTuple
@@ -90,7 +89,14 @@ import scipy.optimize
 from numba import njit
 from scipy.sparse.linalg import LinearOperator
 
-from rflite._numerics import check_array, check_choice, check_int, check_real, check_rng
+from rflite._numerics import (
+    blas_threads,
+    check_array,
+    check_choice,
+    check_int,
+    check_real,
+    check_rng,
+)
 
 __all__ = [
     "EXHAUSTIVE_MAX",
@@ -260,16 +266,8 @@ def _prob(value, name="delta"):
 
 
 def _small_blas():
-    """Single-threaded BLAS around loops of small products (threadpoolctl if installed).
-
-    With OpenBLAS threads on a loaded machine a 32 x 32 ``eigh`` was measured
-    at ~190 ms instead of ~1 ms; the limit is restored on exit.
-    """
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover - optional
-        return contextlib.nullcontext()
-    return threadpool_limits(1, user_api="blas")
+    """Single-threaded BLAS around loops of small products (see ``blas_threads``)."""
+    return blas_threads(1)
 
 
 def _is_operator(A) -> bool:

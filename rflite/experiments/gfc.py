@@ -30,11 +30,11 @@ so the numbers do not depend on ``--jobs``.
 
 from __future__ import annotations
 
-import contextlib
 import time
 
 import numpy as np
 
+from rflite._numerics import blas_threads
 from rflite._parallel import map_tasks, spawn_seeds
 from rflite.datasets import (
     UCI_DATASETS,
@@ -77,13 +77,8 @@ _KERNEL = {"gaussian": "Gauss kernel", "laplace": "Cauchy kernel", "cauchy": "La
 
 
 def _single_blas_thread():
-    """One BLAS thread per task: on a shared 2-core machine OpenBLAS threads
-    oversubscribe (a 201 x 201 eigh took 40x longer); optional dependency."""
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover
-        return contextlib.nullcontext()
-    return threadpool_limits(1, user_api="blas")
+    """One BLAS thread per task (see ``rflite._numerics.blas_threads``)."""
+    return blas_threads(1)
 
 
 def _gfc_rmse(X, y, Xt, yt, n_features, seed):

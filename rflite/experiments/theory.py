@@ -197,7 +197,7 @@ def theory_coherence(ctx):
         m, N, qs, sigmas, reps = 40, 100, (1, 10), (1.0,), 1
     else:
         m, N, qs, sigmas, reps = 200, 1000, (1, 2, 3, 5, 10), (0.25, 1.0, 4.0), 3
-    d, gamma, s_check, delta = 10, 1.0, 2, 0.1
+    d, gamma, s_check = 10, 1.0, 2
     req = theory.shrimp_thm5_coherence_requirement(s_check)
     welch = theory.welch_bound(m, N)
     rng = np.random.default_rng(ctx.seed)

@@ -37,6 +37,7 @@ import numpy as np
 
 from rflite import datasets
 from rflite._numerics import IllConditionedWarning
+from rflite._parallel import map_tasks
 from rflite.experiments import register
 from rflite.features import random_feature_map
 from rflite.htp import HARFERegressor, harfe
@@ -170,14 +171,14 @@ def harfe_table1(ctx):
             def problem(run, q=q, col=col):
                 return _table1_problem(ctx.seed, q, col, run, m, N)
 
-            for run in range(runs):
-                A, y, rel, rng = problem(run)
-                errs.append(rel(_fit(A, y, s, m_lam)))
-                if run < n_diag:
-                    shift = _holdout_shift(A, y, s, rng)
-                    shifts.append(shift)
-                    valid_errs.append(rel(_fit(A, y, s, shift)))
-                    orig_errs.append(rel(_fit(A, y, s, m_lam, rule="original")))
+            tasks = [(_table1_problem, (ctx.seed, q, col, run, m, N), s, m_lam, run < n_diag)
+                     for run in range(runs)]
+            for err, diag in map_tasks(_repetition, tasks, executor=ctx.jobs):
+                errs.append(err)
+                if diag is not None:
+                    shifts.append(diag[0])
+                    valid_errs.append(diag[1])
+                    orig_errs.append(diag[2])
             med, txt = _spread(errs)
             pub = TABLE1_PUBLISHED[q][col]
             ratio, verdict = _verdict(med, pub)
@@ -197,6 +198,23 @@ def harfe_table1(ctx):
                 results[(q, name)]["sweep"] = _sweep(ctx, problem, n_diag, s, np.median)
     _table1_summary(ctx, results)
     return results
+
+
+def _repetition(task):
+    """One repetition of a table entry, runnable on any executor (``--jobs``).
+
+    ``task = (make_problem, args, s, m_lam, diagnose)``; returns the error at
+    the printed m*lambda and, when ``diagnose``, ``(hold-out m*lambda, its
+    error, error of the original signed-support rule)``.  The repetition's
+    seed is part of ``args``, so results do not depend on where it runs.
+    """
+    make_problem, args, s, m_lam, diagnose = task
+    A, y, err, rng = make_problem(*args)
+    main = err(_fit(A, y, s, m_lam))
+    if not diagnose:
+        return main, None
+    shift = _holdout_shift(A, y, s, rng)
+    return main, (shift, err(_fit(A, y, s, shift)), err(_fit(A, y, s, m_lam, rule="original")))
 
 
 def _table1_problem(seed, q, col, run, m, N):
@@ -258,14 +276,14 @@ def harfe_table2(ctx):
         def problem(run, row=row, N=N):
             return _table2_problem(ctx.seed, row, run, N)
 
-        for run in range(runs):
-            A, y, mse, rng = problem(run)
-            mses.append(mse(_fit(A, y, s, m_lam)))
-            if run < n_diag:
-                shift = _holdout_shift(A, y, s, rng)
-                shifts.append(shift)
-                valid.append(mse(_fit(A, y, s, shift)))
-                orig_rule.append(mse(_fit(A, y, s, m_lam, rule="original")))
+        tasks = [(_table2_problem, (ctx.seed, row, run, N), s, m_lam, run < n_diag)
+                 for run in range(runs)]
+        for err, diag in map_tasks(_repetition, tasks, executor=ctx.jobs):
+            mses.append(err)
+            if diag is not None:
+                shifts.append(diag[0])
+                valid.append(diag[1])
+                orig_rule.append(diag[2])
         mean = float(np.mean(mses))
         med, txt = _spread(mses)
         ratio, verdict = _verdict(mean, pub)

@@ -15,9 +15,11 @@ instead by a symmetric eigendecomposition with eigenvalues below
 :class:`IllConditionedWarning` says so.
 
 ``min_norm_solve`` returns the minimum-l2-norm least-squares solution
-``pinv(A) y``.  It uses LAPACK ``gelsy`` (complete orthogonal factorisation by
-QR with column pivoting): it is backward stable, works on rank-deficient and
-complex matrices and is several times faster than the SVD-based ``gelsd``.  It
+``pinv(A) y``.  It uses LAPACK ``gelsd`` (bidiagonalisation and a
+divide-and-conquer SVD, truncating singular values like ``pinv``): it is
+backward stable and handles rank-deficient and complex matrices.  Measured
+here with one BLAS thread it beat the pivoted-QR ``gelsy`` on every shape
+tried (500 x 5000: 0.16 s vs 0.31 s; 3000 x 300: 0.035 s vs 0.039 s).  It
 never forms ``A^* A``, so it keeps the ~16 digits that exactly representable
 targets need (the normal equations would square the condition number).
 """
@@ -329,11 +331,11 @@ def min_norm_solve(A: np.ndarray, y: np.ndarray) -> np.ndarray:
 
     For ``N >= m`` columns this interpolates with the smallest
     :math:`\|c\|_2` (the SHRIMP refit); for ``N < m`` it is the least-squares
-    solution.  See the module notes for why ``gelsy`` is used.
+    solution.  See the module notes for why ``gelsd`` is used.
     """
     if A.shape[1] == 0:
         return np.zeros((0,) + y.shape[1:], dtype=np.result_type(A, y))
-    c, *_ = scipy.linalg.lstsq(A, y, lapack_driver="gelsy", check_finite=False)
+    c, *_ = scipy.linalg.lstsq(A, y, lapack_driver="gelsd", check_finite=False)
     return c
 
 

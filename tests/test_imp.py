@@ -1,0 +1,351 @@
+"""Tests of rflite.imp (SHRIMP): path against a pinv transcription, kernels
+against NumPy references, pruning schedule, baselines, published behaviour,
+bad input."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose, assert_array_equal
+
+from rflite import datasets as D
+from rflite import imp
+from rflite.features import Normal, random_feature_map
+from rflite.imp import (
+    SHRIMPRegressor,
+    _compact_rows,
+    _extreme_eigs,
+    _householder_min_norm,
+    _lq_downdate,
+    _qr_delete_columns,
+    _refined_min_norm,
+    prune_counts,
+    select_shrimp,
+    shrimp_path,
+)
+
+#: Agreement with the pinv transcription on well-conditioned problems.
+RTOL_PINV = 1e-8
+
+
+# ----------------------------------------------------------- naive references
+def pinv_path(A, y, p, *, min_features=1, A_val=None, y_val=None):
+    """Algorithm 1 transcribed literally: a fresh ``pinv`` per step."""
+    idx = np.arange(A.shape[1])
+    c = np.linalg.pinv(A) @ y
+    supports, coefs, val = [idx.copy()], [c], []
+    while idx.size > min_features:
+        k = min(max(1, math.floor(p * idx.size)), idx.size - min_features)
+        drop = np.argsort(np.abs(c), kind="stable")[:k]
+        idx = np.delete(idx, drop)
+        c = np.linalg.pinv(A[:, idx]) @ y
+        supports.append(idx.copy())
+        coefs.append(c)
+    if A_val is not None:
+        val = [np.mean((A_val[:, s] @ c - y_val) ** 2) for s, c in zip(supports, coefs)]
+    return supports, coefs, np.array(val)
+
+
+def well_conditioned(m, n, seed):
+    rng = np.random.default_rng(seed)
+    A = rng.standard_normal((m, n))
+    y = rng.standard_normal(m)
+    return A, y
+
+
+# --------------------------------------------------------------- the path
+@pytest.mark.parametrize("mode", ["gram", "lq"])
+@pytest.mark.parametrize("m, n, p", [(12, 90, 0.2), (15, 40, 0.35)])
+def test_path_matches_pinv_transcription(m, n, p, mode, monkeypatch):
+    if mode == "lq":  # reject every Gram factor: Householder LQ + orthogonal downdates
+        monkeypatch.setattr(imp, "GRAM_RCOND", 1.0)
+    A, y = well_conditioned(m + 5, n, m)
+    Atr, ytr, Aval, yval = A[:m], y[:m], A[m:], y[m:]
+    path = shrimp_path(Atr, ytr, prune_rate=p, A_val=Aval, y_val=yval)
+    sup, coef, val = pinv_path(Atr, ytr, p, A_val=Aval, y_val=yval)
+    assert len(path.supports) == len(sup)
+    for t, (s, c) in enumerate(zip(sup, coef)):
+        assert_array_equal(path.supports[t], s)
+        assert_allclose(path.coefs[t], c, rtol=RTOL_PINV, atol=RTOL_PINV * np.abs(c).max())
+    assert_allclose(path.val_mse, val, rtol=1e-7)
+    assert path.best_step == int(np.argmin(val))
+    # both regimes and the downdate were exercised
+    assert f"{mode}-downdate" in path.solver and "qr-ls" in path.solver
+    for t, s in enumerate(path.supports):
+        r = Atr[:, s] @ path.coefs[t] - ytr
+        assert path.train_mse[t] == pytest.approx(r @ r / m, rel=1e-6, abs=1e-24)
+
+
+def test_ill_conditioned_path_matches_pinv():
+    # kappa(A) = 1e6: Gram factors are rejected, the LQ path must still agree
+    rng = np.random.default_rng(13)
+    m, n = 10, 80
+    Q1 = np.linalg.qr(rng.standard_normal((m, m)))[0]
+    Q2 = np.linalg.qr(rng.standard_normal((n, m)))[0]
+    A = Q1 @ np.diag(np.logspace(0, -6, m)) @ Q2.T
+    y = rng.standard_normal(m)
+    path = shrimp_path(A, y, n_steps=8)
+    sup, coef, _ = pinv_path(A, y, 0.2)
+    assert path.solver[0] == "lq" and "lq-downdate" in path.solver
+    for t in range(len(path.supports)):
+        assert_array_equal(path.supports[t], sup[t])
+        assert_allclose(path.coefs[t], coef[t], rtol=RTOL_PINV,
+                        atol=RTOL_PINV * np.abs(coef[t]).max())
+
+
+def test_path_on_fourier_dictionary_matches_pinv():
+    # the paper's dictionary at small size, wide inputs so it is well conditioned
+    X, y = D.make_shrimp3(40, d=4, rng=0)
+    fmap = random_feature_map(4, 150, q=2, subsets="all", distribution=Normal(3.0),
+                              bias="none", activation="fourier", rng=1)
+    A = fmap.transform(X)
+    assert np.linalg.cond(A) < 1e4
+    path = shrimp_path(A, y, prune_rate=0.2, n_steps=12)
+    sup, coef, _ = pinv_path(A, y, 0.2)
+    for t in range(len(path.supports)):
+        assert_array_equal(path.supports[t], sup[t])
+        assert_allclose(path.coefs[t], coef[t], rtol=RTOL_PINV,
+                        atol=RTOL_PINV * np.abs(coef[t]).max())
+
+
+def test_prune_counts_floor_and_never_empty():
+    counts = prune_counts(20000, 0.2)
+    for a, b in zip(counts[:-1], counts[1:]):
+        assert a - b == max(1, math.floor(0.2 * a))
+    assert counts[-1] == 1 and counts.min() >= 1
+    assert prune_counts(50, 0.5, min_features=7)[-1] == 7
+    assert len(prune_counts(50, 0.5, n_steps=2)) == 3
+    A, y = well_conditioned(8, 30, 3)
+    path = shrimp_path(A, y, prune_rate=0.9, min_features=5)
+    assert_array_equal(path.n_kept, [30, 5])  # floor(.9 * 30) = 27, capped at 25
+    assert_array_equal(shrimp_path(A, y, prune_rate=0.9).n_kept, [30, 3, 1])
+    assert_array_equal(path.n_kept, [s.size for s in path.supports])
+
+
+def test_supports_nested_and_sorted():
+    A, y = well_conditioned(10, 60, 4)
+    for method in ("magnitude", "random", "naive"):
+        path = shrimp_path(A, y, method=method, rng=0)
+        for a, b in zip(path.supports[:-1], path.supports[1:]):
+            assert np.all(np.diff(b) > 0) and np.all(np.isin(b, a))
+
+
+def test_random_pruning_seeded_and_refits():
+    A, y = well_conditioned(10, 60, 5)
+    p1 = shrimp_path(A, y, method="random", rng=7)
+    p2 = shrimp_path(A, y, method="random", rng=np.random.default_rng(7))
+    p3 = shrimp_path(A, y, method="random", rng=8)
+    for a, b in zip(p1.supports, p2.supports):
+        assert_array_equal(a, b)
+    assert any(not np.array_equal(a, b) for a, b in zip(p1.supports, p3.supports))
+    for s, c in zip(p1.supports, p1.coefs):
+        assert_allclose(c, np.linalg.pinv(A[:, s]) @ y, rtol=RTOL_PINV, atol=1e-10)
+
+
+def test_naive_pruning_keeps_initial_coefficients():
+    A, y = well_conditioned(10, 60, 6)
+    path = shrimp_path(A, y, method="naive")
+    c0 = np.linalg.pinv(A) @ y
+    for s, c in zip(path.supports, path.coefs):
+        assert_allclose(c, c0[s], rtol=1e-9, atol=1e-12)
+        # the kept ones are the largest |c0|
+        assert np.abs(c0[s]).min() >= np.abs(np.delete(c0, s)).max(initial=0.0)
+    assert set(path.solver[1:]) == {"none"}
+
+
+def test_subset_baseline_fresh_random_columns():
+    A, y = well_conditioned(14, 60, 7)
+    A, y, A_val, y_val = A[:10], y[:10], A[10:], y[10:]
+    path = shrimp_path(A, y, method="subset", rng=1, A_val=A_val, y_val=y_val)
+    assert_array_equal(path.n_kept, prune_counts(60, 0.2))
+    for t, (s, c) in enumerate(zip(path.supports, path.coefs)):
+        assert_allclose(c, np.linalg.pinv(A[:, s]) @ y, rtol=RTOL_PINV, atol=1e-10)
+        assert path.val_mse[t] == pytest.approx(np.mean((A_val[:, s] @ c - y_val) ** 2))
+
+
+def test_spectrum_matches_numpy():
+    A, y = well_conditioned(10, 40, 8)
+    path = shrimp_path(A, y, track_spectrum=True, n_steps=8)
+    for t, s in enumerate(path.supports):
+        As = A[:, s]
+        G = As @ As.T if s.size >= 10 else As.T @ As
+        w = np.linalg.eigvalsh(G) / s.size
+        assert_allclose([path.eig_min[t], path.eig_max[t]], [w[0], w[-1]], rtol=1e-8)
+    off = shrimp_path(A, y, n_steps=2)
+    assert off.eig_min.shape == (0,) and off.val_mse.shape == (0,) and off.best_step is None
+    assert off._fields == path._fields
+
+
+def test_feature_operator_matches_dense():
+    X, y = D.make_shrimp2(30, d=3, rng=0)
+    fmap = random_feature_map(3, 60, q=1, subsets="all", distribution=Normal(2.0),
+                              bias="none", activation="fourier", rng=2)
+    p_op = shrimp_path(fmap.operator(X), y, n_steps=10)
+    p_dense = shrimp_path(fmap.transform(X), y, n_steps=10)
+    for a, b, ca, cb in zip(p_op.supports, p_dense.supports, p_op.coefs, p_dense.coefs):
+        assert_array_equal(a, b)
+        assert_allclose(ca, cb, rtol=1e-12, atol=1e-14)
+
+
+def test_inputs_not_modified_and_readonly_ok():
+    A, y = well_conditioned(10, 40, 9)
+    A0 = A.copy()
+    A.flags.writeable = False
+    y.flags.writeable = False
+    shrimp_path(A, y)
+    shrimp_path(np.asfortranarray(A0), y)
+    assert_array_equal(A, A0)
+
+
+def test_exactly_representable_f2_reaches_machine_precision():
+    # reduced SHRIMP Table 2 setting (m = 140, d = 10, q = 1): the paper reports
+    # test MSE 7.9e-32; below 1e-15 is required
+    model = SHRIMPRegressor(n_features=2000, q=1, random_state=0)
+    X, y = D.make_shrimp2(140, d=10, rng=1)
+    model.fit(X, y)
+    Xt, _ = D.make_shrimp2(500, d=10, rng=2)
+    mse = np.mean((model.predict(Xt) - D.target_shrimp2(Xt)) ** 2)
+    assert mse < 1e-15
+    assert np.all(model.variable_importance()[2:] == 0)
+
+
+def test_support_recovery_odd_even():
+    # SHRIMP Fig. 4, reduced: f = 3 cos(x3) + 4 sin(x4) + 2 sin(x2), q = 1
+    N = 1000
+    X, y = D.make_shrimp_support(200, d=5, rng=0)
+    model = SHRIMPRegressor(n_features=N, q=1, random_state=0).fit(X, y)
+    path, fmap = model.path_, model.feature_map_
+    for t in range(model.best_step_, len(path.supports)):
+        cols = path.supports[t]
+        var = fmap.supports[cols % N, 0]
+        is_sin = cols >= N
+        assert set(var.tolist()) <= {1, 2, 3}
+        assert not is_sin[var == 2].any()  # cos only on x3
+        assert is_sin[var != 2].all()  # sin only on x2, x4
+    assert set(fmap.supports[model.support_ % N, 0].tolist()) == {1, 2, 3}
+    assert model.validation_mse_ < 1e-20
+
+
+# ------------------------------------------------------------------ kernels
+def test_compact_rows_matches_numpy():
+    rng = np.random.default_rng(0)
+    At = rng.standard_normal((12, 5))
+    keep = np.array([0, 2, 3, 7, 11])
+    expected = At[keep].copy()
+    _compact_rows(At, keep)
+    assert_array_equal(At[: keep.size], expected)
+
+
+def test_lq_downdate_matches_fresh_factor():
+    A, _ = well_conditioned(8, 50, 10)
+    At = np.ascontiguousarray(A.T)
+    _, U = _householder_min_norm(At, np.ones(8))
+    drop = np.arange(0, 50, 4)
+    keep = np.setdiff1d(np.arange(50), drop)
+    U2 = _lq_downdate(U, At[drop])
+    # U2^T U2 = A_K A_K^T, the same Gram as a fresh factor
+    assert_allclose(U2.T @ U2, A[:, keep] @ A[:, keep].T, rtol=1e-12, atol=1e-12)
+    assert_allclose(U2, np.triu(U2))
+
+
+def test_qr_delete_columns_solves_least_squares():
+    rng = np.random.default_rng(1)
+    A = rng.standard_normal((20, 9))
+    y = rng.standard_normal(20)
+    Q, R = np.linalg.qr(A)
+    keep = np.array([0, 1, 4, 5, 8])
+    R2, z2 = _qr_delete_columns(R, Q.T @ y, keep)
+    c = np.linalg.solve(R2, z2)
+    assert_allclose(c, np.linalg.lstsq(A[:, keep], y, rcond=None)[0], rtol=1e-12)
+
+
+def test_refined_min_norm_and_householder_match_pinv():
+    A, y = well_conditioned(9, 70, 11)
+    At = np.ascontiguousarray(A.T)
+    ref = np.linalg.pinv(A) @ y
+    c, U = _householder_min_norm(At, y)
+    assert_allclose(c, ref, rtol=1e-12, atol=1e-14)
+    assert_allclose(_refined_min_norm(At, y, U), ref, rtol=1e-12, atol=1e-14)
+
+
+def test_extreme_eigs_reference():
+    A, _ = well_conditioned(6, 20, 12)
+    lo, hi = _extreme_eigs(np.ascontiguousarray(A.T))
+    w = np.linalg.eigvalsh(A @ A.T) / 20
+    assert_allclose([lo, hi], [w[0], w[-1]], rtol=1e-10)
+
+
+def test_rank_deficient_falls_back_like_pinv():
+    rng = np.random.default_rng(2)
+    B = rng.standard_normal((10, 3))
+    A = B @ rng.standard_normal((3, 40))  # rank 3, wide
+    y = A @ rng.standard_normal(40)
+    path = shrimp_path(A, y, n_steps=3)
+    assert path.solver[0] == "svd"
+    assert_allclose(path.coefs[0], np.linalg.pinv(A) @ y, rtol=1e-8, atol=1e-10)
+
+
+# ------------------------------------------------------------------- model
+def test_model_reproducible_and_sklearn_conventions():
+    X, y = D.make_shrimp3(80, d=4, rng=0)
+    kw = dict(n_features=300, q=2, random_state=3)
+    m1 = SHRIMPRegressor(**kw).fit(X, y)
+    m2 = SHRIMPRegressor(**kw).fit(X, y)
+    assert_array_equal(m1.support_, m2.support_)
+    assert_allclose(m1.coef_, m2.coef_)
+    assert m1.get_params()["prune_rate"] == 0.2
+    assert m1.predict(X[:5]).shape == (5,)
+    assert m1.validation_indices_.size == 8
+    assert m1.feature_map_.n_columns == 2 * 300 // 6 * 6
+    assert m1.variable_importance().sum() == pytest.approx(1.0)
+    m3 = SHRIMPRegressor(refit=False, **kw).fit(X, y)
+    assert_allclose(m3.coef_, m3.path_.coefs[m3.best_step_][m3.path_.coefs[m3.best_step_] != 0])
+    # default rho = N(0, I/q)
+    assert m1.feature_map_.values.std() == pytest.approx(1 / math.sqrt(2), rel=0.15)
+
+
+def test_select_shrimp_picks_lowest_validation():
+    X, y = D.make_shrimp2(60, d=3, rng=0)
+    sel = select_shrimp(X, y, qs=[1, 2], prune_rates=(0.2, 0.4), n_features=150,
+                        random_state=0)
+    assert sel.val_mse.shape == (2, 2)
+    i, j = np.unravel_index(np.argmin(sel.val_mse), sel.val_mse.shape)
+    assert (sel.q, sel.prune_rate) == (sel.qs[i], sel.prune_rates[j])
+    assert sel.model.q == sel.q and sel.model.validation_mse_ == sel.val_mse[i, j]
+
+
+# ---------------------------------------------------------------- bad input
+@pytest.mark.parametrize("p", [0.0, 1.0, -0.2, 1.5, float("nan")])
+def test_bad_prune_rate(p):
+    A, y = well_conditioned(5, 10, 0)
+    with pytest.raises(ValueError, match="prune_rate"):
+        shrimp_path(A, y, prune_rate=p)
+
+
+def test_bad_inputs_name_the_parameter():
+    A, y = well_conditioned(5, 10, 0)
+    with pytest.raises(ValueError, match="y"):
+        shrimp_path(A, y[:4])
+    bad = A.copy()
+    bad[0, 0] = np.nan
+    with pytest.raises(ValueError, match="A"):
+        shrimp_path(bad, y)
+    with pytest.raises(ValueError, match="y"):
+        shrimp_path(A, np.r_[np.nan, y[1:]])
+    with pytest.raises(ValueError, match="method"):
+        shrimp_path(A, y, method="largest")
+    with pytest.raises(ValueError, match="A_val"):
+        shrimp_path(A, y, A_val=A)
+    with pytest.raises(ValueError, match="A_val"):
+        shrimp_path(A, y, A_val=A[:, :5], y_val=y)
+    with pytest.raises(ValueError, match="A"):
+        shrimp_path(A + 1j, y)
+    with pytest.raises(ValueError, match="min_features"):
+        shrimp_path(A, y, min_features=0)
+    with pytest.raises(ValueError, match="validation_fraction"):
+        SHRIMPRegressor(n_features=20, validation_fraction=1.0).fit(np.zeros((10, 2)),
+                                                                      np.zeros(10))
+    with pytest.raises(ValueError, match="q"):
+        SHRIMPRegressor(n_features=20, q=3).fit(np.zeros((10, 2)), np.zeros(10))

@@ -237,7 +237,7 @@ def check_real(
 def check_choice(value, name: str, options) -> str:
     """Validate that ``value`` is one of ``options``."""
     if value not in options:
-        raise ValueError(f"{name} must be one of {sorted(options)}, got {value!r}")
+        raise ValueError(f"{name} must be one of {sorted(map(repr, options))}, got {value!r}")
     return value
 
 

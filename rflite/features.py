@@ -220,8 +220,8 @@ class FeatureMap:
         self.n_inputs = check_int(n_inputs, "n_inputs", minimum=1)
         self.activation = check_choice(activation, "activation", ACTIVATIONS)
         supports = np.ascontiguousarray(supports, dtype=np.int64)
-        values = np.ascontiguousarray(check_array(values, "values", ndim=2))
-        bias = np.ascontiguousarray(check_array(bias, "bias", ndim=1))
+        values = np.ascontiguousarray(check_array(values, "values", ndim=2, min_rows=0))
+        bias = np.ascontiguousarray(check_array(bias, "bias", ndim=1, min_rows=0))
         if supports.ndim != 2 or supports.shape != values.shape:
             raise ValueError(
                 f"supports and values must have the same (N, q) shape, got "
@@ -343,6 +343,8 @@ class FeatureMap:
 
     def _check_columns(self, columns) -> np.ndarray:
         columns = np.asarray(columns)
+        if columns.size == 0:
+            columns = columns.astype(np.int64).reshape(0)
         if columns.dtype == bool:
             columns = np.flatnonzero(columns)
         if columns.ndim != 1 or not np.issubdtype(columns.dtype, np.integer):

@@ -313,3 +313,10 @@ def test_too_large_feature_matrix_raises_memory_error_before_allocating():
     X = np.zeros((10**5, 3))  # 10^5 x 10^6 float64 features: 800 GB
     with pytest.raises(MemoryError, match="feature matrix.*operator"):
         f.transform(X)
+
+
+def test_empty_column_selection(rng):
+    f = random_feature_map(3, 5, q=1, activation="fourier", rng=0)
+    X = rng.normal(size=(4, 3))
+    assert f.columns(X, []).shape == (4, 0)
+    assert f.operator(X).columns(np.array([], dtype=int)).shape == (4, 0)

@@ -1,0 +1,200 @@
+"""Benchmarks of rflite.bp against plain NumPy and (optionally) the spgl1 package.
+
+Problem: a 500 x 10000 random-feature matrix (sin features, q = 3 of d = 5
+inputs, N(0, 1) weights, U[0, 2 pi] bias) and the target sqrt(1 + |x|^2) with
+N(0, 0.01^2) noise; BPDN with sigma = 0.01 sqrt(m) (the noise level).  With
+``--benchmark-disable`` (the default suite) a 200 x 4000 version runs once as a
+smoke test.
+
+* ``rflite``: :func:`rflite.bp.bpdn` (homotopy, exact to rounding);
+* ``numpy-spgl1``: a straightforward NumPy SPGL1 (Pareto root finding,
+  spectral projected gradient, sort-based projection, one product with A per
+  line-search trial), run to the same tolerance ``OPT_TOL`` with spgl1's
+  iteration limit ``10 m``;
+* ``spgl1``: ``spgl1.spg_bpdn`` (pip package, a ``bench`` extra only:
+  skipped when not installed).
+
+``python -m pytest benchmarks/bench_bp.py --benchmark-enable -s`` also prints a
+table of medians, time ratios and the objectives reached.
+"""
+
+import time
+
+import numpy as np
+import pytest
+
+from rflite.bp import OPT_TOL, bpdn, project_l1_ball
+from rflite.datasets import make_harfe2
+from rflite.features import random_feature_map
+
+
+def _full(request):
+    """Whether benchmarks run for real (``--benchmark-enable``) or as smoke tests."""
+    cfg = request.config
+    if cfg.getoption("benchmark_enable", default=False):
+        return True
+    return not cfg.getoption("benchmark_disable", default=True)
+
+
+def make_problem(m, n, seed=0):
+    X, y = make_harfe2(m, noise=0.01, rng=seed)
+    A = random_feature_map(5, n, q=3, rng=seed).transform(X)
+    return A, y, 0.01 * np.sqrt(m)
+
+
+@pytest.fixture(scope="module")
+def problem(request):
+    return make_problem(*((500, 10_000) if _full(request) else (200, 4000)))
+
+
+# ------------------------------------------------------- NumPy reference
+def project_sort(x, tau):
+    """Projection onto the l1 ball by sorting (Duchi et al. 2008)."""
+    a = np.abs(x)
+    if a.sum() <= tau:
+        return x.copy()
+    if tau == 0:
+        return np.zeros_like(x)
+    u = np.sort(a)[::-1]
+    css = np.cumsum(u)
+    rho = np.nonzero(u * np.arange(1, a.size + 1) > css - tau)[0][-1]
+    theta = (css[rho] - tau) / (rho + 1.0)
+    return np.sign(x) * np.maximum(a - theta, 0.0)
+
+
+def numpy_spgl1(A, y, sigma, tol=OPT_TOL, max_iter=None):
+    """Plain SPGL1 (van den Berg and Friedlander 2008, Algorithm 1 + root finding)."""
+    m, n = A.shape
+    max_iter = 10 * m if max_iter is None else max_iter
+    x = np.zeros(n)
+    tau = 0.0
+    r = y.copy()
+    g = -A.T @ r
+    f = 0.5 * r @ r
+    fold = f
+    last = np.full(10, -np.inf)
+    last[0] = f
+    step_g = 1.0
+    for it in range(max_iter):
+        gnorm = np.abs(g).max()
+        rnorm = np.sqrt(2 * f)
+        err1 = abs(rnorm - sigma) / max(1.0, rnorm)
+        if err1 <= tol or rnorm <= 1e-6 * np.linalg.norm(y):
+            break  # root found (spgl1: EXIT_ROOT_FOUND / EXIT_BPSOL_FOUND)
+        change = abs(f - fold)
+        if (change <= 1e-4 * f and rnorm > 2 * sigma) or (
+            change <= 0.1 * f * abs(rnorm - sigma) and rnorm <= 2 * sigma
+        ):
+            tau_new = max(0.0, tau + rnorm * (rnorm - sigma) / gnorm)
+            if tau_new < tau:
+                x = project_sort(x, tau_new)
+                r = y - A @ x
+                g = -A.T @ r
+                f = 0.5 * r @ r
+                last[:] = -np.inf
+                last[0] = f
+            tau = tau_new
+        xold, gold, fold = x, g, f
+        fmax = last.max()
+        step = 1.0
+        for _ in range(10):  # projected-arc line search, one A-product per trial
+            xn = project_sort(x - step * step_g * g, tau)
+            rn = y - A @ xn
+            fn = 0.5 * rn @ rn
+            if fn < fmax + 1e-4 * (g @ (xn - x)):
+                break
+            step *= 0.5
+        x, r, f = xn, rn, fn
+        g = -A.T @ r
+        s, dg = x - xold, g - gold
+        sty = s @ dg
+        step_g = 1e5 if sty <= 0 else min(1e5, max(1e-16, (s @ s) / sty))
+        last[(it + 1) % 10] = f
+    return x
+
+
+def _spgl1(limit=None):
+    spgl1 = pytest.importorskip("spgl1")
+    return lambda A, y, sigma: spgl1.spg_bpdn(A, y, sigma, opt_tol=OPT_TOL, iter_lim=limit,
+                                              verbosity=0)[0]
+
+
+#: Iteration limit of the reference solvers in the smoke run (benchmarks disabled).
+SMOKE_ITERS = 30
+
+
+# ------------------------------------------------------------- benchmarks
+@pytest.mark.benchmark(group="bpdn")
+def test_bench_bpdn_rflite(benchmark, problem):
+    A, y, sigma = problem
+    res = benchmark.pedantic(bpdn, args=(A, y, sigma), rounds=3, iterations=1, warmup_rounds=1)
+    benchmark.extra_info.update(l1=res.l1_norm, residual=res.residual_norm, gap=res.duality_gap)
+    assert res.residual_norm <= sigma * (1 + 1e-6)
+
+
+@pytest.mark.benchmark(group="bpdn")
+def test_bench_bpdn_numpy_spgl1(benchmark, problem, request):
+    A, y, sigma = problem
+    limit = None if _full(request) else SMOKE_ITERS
+    x = benchmark.pedantic(numpy_spgl1, args=(A, y, sigma), kwargs={"max_iter": limit},
+                           rounds=1, iterations=1)
+    benchmark.extra_info.update(l1=float(np.abs(x).sum()),
+                                residual=float(np.linalg.norm(A @ x - y)))
+
+
+@pytest.mark.benchmark(group="bpdn")
+def test_bench_bpdn_spgl1_package(benchmark, problem, request):
+    solve = _spgl1(None if _full(request) else SMOKE_ITERS)
+    A, y, sigma = problem
+    x = benchmark.pedantic(solve, args=(A, y, sigma), rounds=1, iterations=1)
+    benchmark.extra_info.update(l1=float(np.abs(x).sum()),
+                                residual=float(np.linalg.norm(A @ x - y)))
+
+
+@pytest.mark.benchmark(group="l1-projection")
+def test_bench_projection_condat(benchmark):
+    x = np.random.default_rng(0).standard_normal(20_000)
+    project_l1_ball(x, 10.0)
+    p = benchmark(project_l1_ball, x, 10.0)
+    np.testing.assert_allclose(p, project_sort(x, 10.0), atol=1e-12)
+
+
+@pytest.mark.benchmark(group="l1-projection")
+def test_bench_projection_sort(benchmark):
+    x = np.random.default_rng(0).standard_normal(20_000)
+    benchmark(project_sort, x, 10.0)
+
+
+def test_bpdn_summary(request, problem):
+    """Median times (3 runs for rflite, 1 for the others), ratios and objectives."""
+    if not _full(request):
+        pytest.skip("summary table only with --benchmark-enable")
+    A, y, sigma = problem
+    solvers = {"rflite": lambda: bpdn(A, y, sigma).coef,
+               "numpy-spgl1": lambda: numpy_spgl1(A, y, sigma)}
+    try:
+        import spgl1
+
+        solvers["spgl1"] = lambda: spgl1.spg_bpdn(A, y, sigma, opt_tol=OPT_TOL, verbosity=0)[0]
+    except ImportError:
+        pass
+    rows = {}
+    for name, solve in solvers.items():
+        reps = 3 if (name == "rflite" and _full(request)) else 1
+        times = []
+        for _ in range(reps):
+            t0 = time.perf_counter()
+            x = solve()
+            times.append(time.perf_counter() - t0)
+        rows[name] = (float(np.median(times)), float(np.abs(x).sum()),
+                      float(np.linalg.norm(A @ x - y)))
+    t_ref = rows["rflite"][0]
+    print(f"\nBPDN {A.shape[0]} x {A.shape[1]}, sigma = {sigma:.4g}")
+    print(f"{'solver':14s}{'median s':>10s}{'ratio':>8s}{'||c||_1':>14s}{'||Ac-y||':>12s}")
+    for name, (t, l1, rn) in rows.items():
+        print(f"{name:14s}{t:10.3f}{t / t_ref:8.1f}{l1:14.6g}{rn:12.6g}")
+    assert rows["rflite"][2] <= sigma * (1 + 1e-6)
+    # at equal or better objective: the reference's l1 norm is never lower at feasibility
+    for name, (t, l1, rn) in rows.items():
+        if rn <= sigma * (1 + 1e-6):
+            assert rows["rflite"][1] <= l1 * (1 + 1e-6)

@@ -1,0 +1,370 @@
+"""Tests for rflite.bp: l1 solvers (BP, BPDN, LASSO), the projection, SRFE.
+
+Reference solutions are computed independently: basis pursuit as a linear
+program with scipy's HiGHS, BPDN and the LASSO with SLSQP on the split
+variables c = p - q (p, q >= 0).  Tolerances are stated per test.
+"""
+
+import numpy as np
+import pytest
+import scipy.optimize
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from numpy.testing import assert_allclose
+from scipy.sparse.linalg import aslinearoperator
+
+from rflite import bp
+from rflite.bp import (
+    SRFERegressor,
+    basis_pursuit,
+    bpdn,
+    lasso,
+    project_l1_ball,
+    srfe,
+)
+from rflite.features import random_feature_map
+
+
+# ----------------------------------------------------------------- references
+def project_l1_naive(x, tau):
+    """Sort-based projection onto the l1 ball (Duchi et al. 2008, Fig. 1)."""
+    a = np.abs(x)
+    if a.sum() <= tau:
+        return x.copy()
+    if tau == 0:
+        return np.zeros_like(x)
+    u = np.sort(a)[::-1]
+    css = np.cumsum(u)
+    k = np.arange(1, a.size + 1)
+    hits = np.nonzero(u * k > css - tau)[0]
+    rho = hits[-1] if hits.size else 0
+    theta = (css[rho] - tau) / (rho + 1.0)
+    shrunk = np.maximum(a - theta, 0.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(a > 0, x / np.where(a > 0, a, 1.0) * shrunk, 0.0)
+
+
+def bp_linprog(A, y):
+    """min ||c||_1 s.t. A c = y as an LP in (p, q) >= 0 (HiGHS)."""
+    m, n = A.shape
+    res = scipy.optimize.linprog(
+        np.ones(2 * n), A_eq=np.hstack([A, -A]), b_eq=y, bounds=(0, None), method="highs",
+        options={"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10},
+    )
+    assert res.status == 0
+    return res.fun
+
+
+def bpdn_slsqp(A, y, sigma, start):
+    """min sum(p + q) s.t. ||A(p - q) - y||^2 <= sigma^2, p, q >= 0 (SLSQP)."""
+    n = A.shape[1]
+    x0 = np.concatenate([np.maximum(start, 0), np.maximum(-start, 0)])
+
+    def cons(v):
+        r = A @ (v[:n] - v[n:]) - y
+        return sigma**2 - r @ r
+
+    def cons_jac(v):
+        r = A @ (v[:n] - v[n:]) - y
+        g = 2 * A.T @ r
+        return -np.concatenate([g, -g])
+
+    res = scipy.optimize.minimize(
+        lambda v: v.sum(), x0, jac=lambda v: np.ones(2 * n), method="SLSQP",
+        bounds=[(0, None)] * (2 * n), constraints=[{"type": "ineq", "fun": cons, "jac": cons_jac}],
+        options={"ftol": 1e-14, "maxiter": 2000},
+    )
+    return res.fun
+
+
+def next_join_naive(g, a, lam, in_S, excluded):
+    best, jbest = np.inf, -1
+    for j in range(g.size):
+        if in_S[j] or j == excluded:
+            continue
+        for num, den in ((lam - g[j], 1 - a[j]), (lam + g[j], 1 + a[j])):
+            if den > 0:
+                t = num / den if num >= 0 else (0.0 if num < -1e-11 * lam else np.inf)
+                if t < best:
+                    best, jbest = t, j
+    return best, jbest
+
+
+def gaussian(m, n, seed, cplx=False):
+    rng = np.random.default_rng(seed)
+    A = rng.standard_normal((m, n))
+    if cplx:
+        A = (A + 1j * rng.standard_normal((m, n))) / np.sqrt(2)
+    return A / np.sqrt(m), rng
+
+
+# ---------------------------------------------------------------- projection
+@pytest.mark.parametrize("tau", [0.0, 0.3, 2.0, 7.5, 1e3])
+@pytest.mark.parametrize("cplx", [False, True])
+def test_projection_matches_sort_reference(tau, cplx):
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal(500) * rng.exponential(1.0, 500)
+    if cplx:
+        x = x + 1j * rng.standard_normal(500)
+    p = project_l1_ball(x, tau)
+    assert_allclose(p, project_l1_naive(x, tau), rtol=1e-12, atol=1e-12)
+    assert np.abs(p).sum() <= tau * (1 + 1e-12) + 1e-15
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.floats(-10, 10), min_size=1, max_size=40), st.floats(0.0, 20.0))
+def test_projection_property(values, tau):
+    x = np.array(values)
+    assert_allclose(project_l1_ball(x, tau), project_l1_naive(x, tau), rtol=1e-10, atol=1e-10)
+
+
+def test_threshold_kernel_against_reference():
+    rng = np.random.default_rng(2)
+    for n in (1, 2, 17, 1000):
+        a = np.abs(rng.standard_normal(n))
+        tau = 0.4 * a.sum()
+        theta = bp._l1_threshold(a, tau)
+        assert_allclose(np.maximum(a - theta, 0).sum(), tau, rtol=1e-12)
+
+
+def test_next_join_kernel_against_reference():
+    rng = np.random.default_rng(3)
+    g = rng.uniform(-1, 1, 300)
+    a = rng.uniform(-2, 2, 300)
+    in_S = rng.random(300) < 0.1
+    for excluded in (-1, 5):
+        t, j = bp._next_join(g, a, 1.2, in_S, excluded)
+        t_ref, j_ref = next_join_naive(g, a, 1.2, in_S, excluded)
+        assert j == j_ref
+        assert_allclose(t, t_ref, rtol=1e-14)
+
+
+# ------------------------------------------------------------ basis pursuit
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("method", ["auto", "spgl1"])
+def test_basis_pursuit_matches_linprog(seed, method):
+    A, rng = gaussian(20, 50, seed)
+    y = rng.standard_normal(20)
+    res = basis_pursuit(A, y, method=method, max_iter=20000)
+    assert_allclose(res.l1_norm, bp_linprog(A, y), rtol=1e-6)
+    assert res.residual_norm <= 1e-8 * np.linalg.norm(y)
+    assert res.duality_gap <= 1e-6
+
+
+@pytest.mark.parametrize("seed", [5, 6, 7])
+def test_exact_recovery_m_equals_4s(seed):
+    """A planted s-sparse vector is the unique BP solution (Gaussian A, m = 4s,
+    well inside the Donoho-Tanner region for N = 2m)."""
+    s, n = 5, 40
+    A, rng = gaussian(4 * s, n, seed)
+    c = np.zeros(n)
+    support = rng.choice(n, s, replace=False)
+    c[support] = rng.choice([-1, 1], s) * (1 + rng.random(s))
+    res = basis_pursuit(A, A @ c)
+    assert res.stop_reason == "homotopy"
+    assert_allclose(res.coef, c, atol=1e-10)
+    res = basis_pursuit(A, A @ c, method="spgl1", max_iter=20000)
+    assert_allclose(res.coef, c, atol=1e-4)
+
+
+def test_duplicate_columns_and_readonly_input():
+    A, rng = gaussian(15, 30, 7)
+    A = np.hstack([A, A[:, :3]])
+    y = rng.standard_normal(15)
+    A.setflags(write=False)
+    y.setflags(write=False)
+    res = basis_pursuit(A, y)
+    assert_allclose(res.l1_norm, bp_linprog(A, y), rtol=1e-6)
+
+
+# --------------------------------------------------------------------- BPDN
+@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize("frac", [0.05, 0.3, 0.7])
+def test_bpdn_feasible_and_optimal(seed, frac):
+    A, rng = gaussian(15, 30, seed)
+    y = rng.standard_normal(15)
+    sigma = frac * np.linalg.norm(y)
+    res = bpdn(A, y, sigma)
+    assert np.linalg.norm(A @ res.coef - y) <= sigma * (1 + 1e-6)
+    assert_allclose(res.residual_norm, np.linalg.norm(A @ res.coef - y), rtol=1e-10)
+    ref = bpdn_slsqp(A, y, sigma, res.coef * 0.9)
+    assert_allclose(res.l1_norm, ref, rtol=1e-4)
+    assert res.l1_norm <= ref * (1 + 1e-8)  # never worse than the reference
+
+
+def test_bpdn_spgl1_method_agrees_with_homotopy():
+    A, rng = gaussian(30, 80, 11)
+    y = rng.standard_normal(30)
+    a = bpdn(A, y, 0.5, method="homotopy")
+    b = bpdn(A, y, 0.5, method="spgl1", max_iter=20000)
+    assert_allclose(b.l1_norm, a.l1_norm, rtol=1e-6)
+    assert b.residual_norm <= 0.5 * (1 + 1e-6)
+
+
+def test_bpdn_zero_solution():
+    A, rng = gaussian(10, 20, 3)
+    y = rng.standard_normal(10)
+    res = bpdn(A, y, 1.01 * np.linalg.norm(y))
+    assert res.stop_reason == "zero_solution" and not res.coef.any()
+
+
+def test_lasso_matches_bpdn_pareto_point():
+    A, rng = gaussian(25, 60, 4)
+    y = rng.standard_normal(25)
+    b = bpdn(A, y, 0.8)
+    las = lasso(A, y, b.l1_norm)
+    assert_allclose(las.residual_norm, 0.8, rtol=1e-8)
+    assert las.l1_norm <= b.l1_norm * (1 + 1e-10)
+    las2 = lasso(A, y, b.l1_norm, method="spgl1", max_iter=20000)
+    assert_allclose(las2.residual_norm, 0.8, rtol=1e-5)
+
+
+# ------------------------------------------------------------------ complex
+def test_complex_recovery_and_bpdn():
+    s, n = 4, 96
+    A, rng = gaussian(4 * s * 2, n, 8, cplx=True)
+    c = np.zeros(n, complex)
+    idx = rng.choice(n, s, replace=False)
+    c[idx] = rng.standard_normal(s) + 1j * rng.standard_normal(s)
+    res = basis_pursuit(A, A @ c)
+    assert_allclose(res.coef, c, atol=1e-9)
+    y = rng.standard_normal(A.shape[0]) + 1j * rng.standard_normal(A.shape[0])
+    sigma = 0.5 * np.linalg.norm(y)
+    res = bpdn(A, y, sigma, tol=1e-7, max_iter=20000)
+    assert np.linalg.norm(A @ res.coef - y) <= sigma * (1 + 1e-6)
+    assert res.duality_gap <= 1e-2
+    # a real problem posed in complex arithmetic has the real solution
+    Ar, rng = gaussian(15, 30, 9)
+    yr = rng.standard_normal(15)
+    rc = bpdn(Ar.astype(complex), yr, 0.3 * np.linalg.norm(yr), tol=1e-8, max_iter=50000)
+    rr = bpdn(Ar, yr, 0.3 * np.linalg.norm(yr))
+    assert_allclose(rc.l1_norm, rr.l1_norm, rtol=1e-4)
+
+
+def test_homotopy_rejects_complex():
+    A, rng = gaussian(5, 8, 0, cplx=True)
+    with pytest.raises(ValueError, match="method"):
+        bpdn(A, rng.standard_normal(5), 0.1, method="homotopy")
+
+
+# ------------------------------------------------------------ operators
+def test_feature_operator_matches_dense():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (60, 3))
+    y = np.sin(X[:, 0]) + X[:, 1] ** 2
+    fmap = random_feature_map(3, 200, q=2, rng=0)
+    dense = bpdn(fmap.transform(X), y, 0.05)
+    op = bpdn(fmap.operator(X), y, 0.05)
+    generic = bpdn(aslinearoperator(fmap.transform(X)), y, 0.05)
+    for other in (op, generic):
+        assert_allclose(other.coef, dense.coef, atol=1e-9)
+        assert_allclose(other.l1_norm, dense.l1_norm, rtol=1e-10)
+
+
+# ------------------------------------------------------------------- inputs
+def test_bad_inputs_raise():
+    A, rng = gaussian(6, 10, 0)
+    y = rng.standard_normal(6)
+    with pytest.raises(ValueError, match="sigma"):
+        bpdn(A, y, -1.0)
+    with pytest.raises(ValueError, match="same number of rows"):
+        bpdn(A, y[:5], 0.1)
+    with pytest.raises(ValueError, match="NaN"):
+        bpdn(A, np.where(np.arange(6) == 2, np.nan, y), 0.1)
+    Anan = A.copy()
+    Anan[0, 0] = np.nan
+    with pytest.raises(ValueError, match="A"):
+        bpdn(Anan, y, 0.1)
+    with pytest.raises(ValueError, match="tau"):
+        lasso(A, y, -0.5)
+    with pytest.raises(ValueError, match="method"):
+        bpdn(A, y, 0.1, method="cvx")
+    with pytest.raises(ValueError, match="tol"):
+        bpdn(A, y, 0.1, tol=0.0)
+    with pytest.raises(ValueError, match="x0"):
+        bpdn(A, y, 0.1, x0=np.zeros(3))
+    with pytest.raises(ValueError, match="eta"):
+        srfe(A, y, eta=-1.0)
+    with pytest.raises(ValueError, match="s must"):
+        srfe(A, y, eta=0.1, s=0)
+    with pytest.raises(ValueError, match="refit"):
+        srfe(A, y, eta=0.1, refit="qr")
+
+
+# --------------------------------------------------------------------- SRFE
+def test_srfe_threshold_and_refit():
+    A, rng = gaussian(30, 90, 12)
+    y = rng.standard_normal(30)
+    full = srfe(A, y, eta=0.05)
+    assert_allclose(full.bpdn.residual_norm, 0.05 * np.sqrt(30), rtol=1e-8)
+    assert_allclose(full.coef, full.bpdn.coef)
+    top = srfe(A, y, eta=0.05, s=5)
+    assert top.support.size == 5
+    kept = np.sort(np.argsort(-np.abs(full.coef))[:5])
+    assert_allclose(top.support, kept)
+    assert_allclose(top.coef[kept], full.coef[kept])  # the paper: no refit
+    ls = srfe(A, y, eta=0.05, s=5, refit="lstsq")
+    expect, *_ = np.linalg.lstsq(A[:, kept], y, rcond=None)
+    assert_allclose(ls.coef[kept], expect, rtol=1e-10)
+    rid = srfe(A, y, eta=0.05, s=5, refit="ridge", lam=0.1)
+    G = A[:, kept].T @ A[:, kept] + 0.1 * np.eye(5)
+    assert_allclose(rid.coef[kept], np.linalg.solve(G, A[:, kept].T @ y), rtol=1e-10)
+
+
+def test_srfe_regressor_fit_predict_reproducible():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (80, 4))
+    y = np.cos(X[:, 0]) + np.sin(X[:, 1])
+    kw = dict(n_features=150, eta=1e-3, q=1, random_state=3, activation="fourier")
+    m1 = SRFERegressor(**kw).fit(X, y)
+    m2 = SRFERegressor(**kw).fit(X, y)
+    assert_allclose(m1.coef_, m2.coef_)
+    assert m1.n_nonzero_ <= 80
+    Xt = rng.uniform(-1, 1, (50, 4))
+    assert_allclose(m1.predict(Xt), m2.predict(Xt))
+    assert m1.score(X, y) > 0.999
+    mf = SRFERegressor(matrix_free=True, **kw).fit(X, y)
+    assert_allclose(mf.predict(Xt), m1.predict(Xt), atol=1e-8)
+    # column normalisation is folded into the coefficients
+    mn = SRFERegressor(normalize=True, **kw).fit(X, y)
+    A = mn.feature_map_.transform(X)
+    assert_allclose(A @ mn.dense_coef(), mn.predict(X), atol=1e-12)
+    assert np.sqrt(np.mean((mn.predict(X) - y) ** 2)) <= 1e-3 * (1 + 1e-6)
+    s3 = SRFERegressor(s=3, **kw).fit(X, y)
+    assert s3.n_nonzero_ == 3
+    assert "eta" in m1.get_params()
+
+
+def test_infeasible_sigma_is_reported():
+    """A rank-3 matrix cannot fit a generic y: the path ends at lambda = 0 above sigma."""
+    rng = np.random.default_rng(4)
+    A = rng.standard_normal((10, 3)) @ rng.standard_normal((3, 25))
+    y = rng.standard_normal(10)
+    res = bpdn(A, y, 1e-3)
+    assert res.stop_reason == "sigma_unreachable"
+    # the end point is the least-squares fit: residual orthogonal to range(A)
+    assert_allclose(A.T @ (A @ res.coef - y), 0, atol=1e-8)
+
+
+def test_srfe_matrix_free_operator_matches_dense():
+    rng = np.random.default_rng(1)
+    X = rng.uniform(-1, 1, (50, 4))
+    y = X[:, 0] * X[:, 1]
+    fmap = random_feature_map(4, 120, q=2, activation="fourier", rng=2)
+    a = srfe(fmap.transform(X), y, eta=1e-2, s=10)
+    b = srfe(fmap.operator(X), y, eta=1e-2, s=10)
+    assert_allclose(a.coef, b.coef, atol=1e-9)
+    assert_allclose(a.support, b.support)
+
+
+def test_srfe_row_quick():
+    from rflite.experiments.srfe import srfe_row
+
+    row = srfe_row("harfe-table2", quick=True, seed=1)
+    assert row["columns"] == ["friedman1", "friedman2", "friedman3"]
+    assert len(row["ours"]) == 3 and all(np.isfinite(row["ours"]))
+    assert row["published"][0] == 2.35
+    with pytest.raises(ValueError, match="table"):
+        srfe_row("harfe-table9")
+    with pytest.raises(ValueError, match="q must"):
+        srfe_row("harfe-table1", q=2)

@@ -12,7 +12,7 @@ from pathlib import Path
 from rflite.experiments import Context, registry, run_experiment
 
 #: What ``python -m rflite`` runs with no arguments.
-SHOWCASE = "rf-ridge-friedman"
+SHOWCASE = "showcase"
 
 
 def _parser() -> argparse.ArgumentParser:

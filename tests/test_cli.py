@@ -40,3 +40,21 @@ def test_module_entry_point_runs():
     out = subprocess.run([sys.executable, "-m", "rflite", "list"], capture_output=True,
                          text=True, check=True).stdout
     assert "rf-ridge-friedman" in out
+
+
+def test_showcase_quick_runs_every_method(tmp_path, capsys):
+    rows = run_experiment("showcase", Context(quick=True, out=tmp_path))
+    methods = {r["method"] for r in rows}
+    assert methods == {"RF ridge (baseline)", "HARFE", "SHRIMP", "SRFE", "ARFF", "GFC"}
+    assert {r["problem"] for r in rows} == {"friedman1-d20", "airfoil+36 noise"}
+    for name in ("showcase_comparison.png", "showcase_importance.png"):
+        assert (tmp_path / name).stat().st_size > 1000
+    out = capsys.readouterr().out
+    assert "[12/12]" in out and "test MSE" in out
+
+
+def test_no_arguments_runs_the_showcase(monkeypatch):
+    called = []
+    monkeypatch.setattr(cli, "run_experiment", lambda name, ctx: called.append((name, ctx)))
+    assert cli.main([]) == 0
+    assert called[0][0] == "showcase" and not called[0][1].quick

@@ -39,6 +39,7 @@ from rflite import datasets
 from rflite._numerics import IllConditionedWarning
 from rflite._parallel import map_tasks
 from rflite.experiments import register
+from rflite.experiments.srfe import print_srfe_rows
 from rflite.features import random_feature_map
 from rflite.htp import HARFERegressor, harfe
 
@@ -197,6 +198,7 @@ def harfe_table1(ctx):
             if ratio > 2.0:
                 results[(q, name)]["sweep"] = _sweep(ctx, problem, n_diag, s, np.median)
     _table1_summary(ctx, results)
+    results["srfe"] = print_srfe_rows(ctx, "harfe-table1")
     return results
 
 
@@ -299,6 +301,7 @@ def harfe_table2(ctx):
                 f"| orig-rule {np.mean(orig_rule):.4g}  [{time.perf_counter() - t0:.1f} s]")
         if ratio > 2.0:
             results[name]["sweep"] = _sweep(ctx, problem, n_diag, s, np.mean)
+    results["srfe"] = print_srfe_rows(ctx, "harfe-table2")
     return results
 
 

@@ -20,6 +20,7 @@ import numpy as np
 from rflite import datasets
 from rflite._numerics import min_norm_solve
 from rflite.experiments import register
+from rflite.experiments.srfe import print_srfe_rows
 from rflite.features import Normal, random_feature_map
 from rflite.imp import SHRIMPRegressor, select_shrimp, shrimp_path
 
@@ -119,6 +120,7 @@ def shrimp_table2(ctx):
                     f"(paper {res['published_min_l2']:.3g}) | fit {res['time']:.1f} s "
                     f"| solvers {','.join(runs_out[0]['solvers'])}")
     _table2_summary(ctx, results)
+    results["srfe"] = print_srfe_rows(ctx, "shrimp-table2")
     return results
 
 

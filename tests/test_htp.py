@@ -376,6 +376,6 @@ def test_experiments_quick(name, tmp_path, capsys):
         assert (tmp_path / "harfe_importance.png").is_file()
         assert result["top5_correct"]
     if name == "harfe-table1":
-            cells = [k for k in result if k != "srfe"]
-            assert len(cells) == 12 and "sweep" in out  # some quick entries are > 2x off
-            assert set(result["srfe"]) == {"harfe-table1-q1", "harfe-table1-q3", "harfe-table1-q5"}
+        cells = [k for k in result if k != "srfe"]
+        assert len(cells) == 12 and "sweep" in out  # some quick entries are > 2x off
+        assert set(result["srfe"]) == {"harfe-table1-q1", "harfe-table1-q3", "harfe-table1-q5"}

@@ -1,0 +1,22 @@
+"""Every Python example in README.md runs as written."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+BLOCKS = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
+# the Dask example needs a running cluster
+RUNNABLE = [b for b in BLOCKS if "scheduler-address" not in b]
+
+
+def test_readme_has_examples():
+    assert len(RUNNABLE) >= 8
+
+
+@pytest.mark.parametrize("code", RUNNABLE, ids=lambda c: c.split("import")[1].split()[0])
+def test_readme_example_runs(code, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    exec(compile(code, str(README), "exec"), {"__name__": "readme_example"})
+    assert capsys.readouterr().out.strip()  # every example prints something

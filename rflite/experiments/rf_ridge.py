@@ -14,6 +14,7 @@ import time
 
 import numpy as np
 
+from rflite._parallel import map_tasks
 from rflite.datasets import make_friedman1, target_friedman1
 from rflite.experiments import register
 from rflite.ridge import RandomFeatureRidge
@@ -37,6 +38,18 @@ def _fit_best(X, y, q, n_features, seed):
     return model, best[1], time.perf_counter() - t0
 
 
+def _repetition(task):
+    """One (seed, q) cell, runnable on any executor (``--jobs``): MSE, lambda, time, top 5."""
+    seed, q, n_features, m_train = task
+    X, y = make_friedman1(m_train, d=20, noise=1.0, rng=seed)
+    X_test, _ = make_friedman1(1000, d=20, rng=10_000 + seed)
+    y_test = target_friedman1(X_test)  # noise-free test targets
+    model, lam, fit_time = _fit_best(X, y, q, n_features, seed)
+    mse = float(np.mean((model.predict(X_test) - y_test) ** 2))
+    top5 = np.sort(np.argsort(model.variable_importance())[::-1][:5] + 1)
+    return mse, lam, fit_time, top5
+
+
 @register(
     "rf-ridge-friedman",
     "random-feature ridge, dense vs q-sparse weights, Friedman-1 d=20",
@@ -47,18 +60,11 @@ def rf_ridge_friedman(ctx):
     reps, n_features, m_train = (1, 400, 200) if ctx.quick else (5, 2000, 500)
     qs = (1, 2, 3, 5, 20)
     results = {q: [] for q in qs}
-    for rep in range(reps):
-        seed = ctx.seed + rep
-        X, y = make_friedman1(m_train, d=20, noise=1.0, rng=seed)
-        X_test, _ = make_friedman1(1000, d=20, rng=10_000 + seed)
-        y_test = target_friedman1(X_test)  # noise-free test targets
-        for q in qs:
-            model, lam, fit_time = _fit_best(X, y, q, n_features, seed)
-            mse = float(np.mean((model.predict(X_test) - y_test) ** 2))
-            top5 = np.sort(np.argsort(model.variable_importance())[::-1][:5] + 1)
-            results[q].append((mse, lam, fit_time, top5))
-            ctx.log(f"  rep {rep + 1}/{reps} q={q:2d}: test MSE {mse:.3f} "
-                    f"(lambda {lam:g}, fit {fit_time:.2f} s)")
+    tasks = [(ctx.seed + rep, q, n_features, m_train) for rep in range(reps) for q in qs]
+    for (seed, q, *_), row in zip(tasks, map_tasks(_repetition, tasks, executor=ctx.jobs)):
+        results[q].append(row)
+        ctx.log(f"  rep {seed - ctx.seed + 1}/{reps} q={q:2d}: test MSE {row[0]:.3f} "
+                f"(lambda {row[1]:g}, fit {row[2]:.2f} s)")
     ctx.log(f"\nFriedman-1 d=20, m={m_train}, N={n_features}, noise sd 1, "
             f"median over {reps} run(s); published: none for plain ridge")
     ctx.log(f"{'q':>3} {'test MSE':>10} {'fit s':>7}  top-5 variables (1-based, by |coef| share)")

@@ -19,6 +19,7 @@ import numpy as np
 
 from rflite import datasets
 from rflite._numerics import min_norm_solve
+from rflite._parallel import map_tasks
 from rflite.experiments import register
 from rflite.experiments.srfe import print_srfe_rows
 from rflite.features import Normal, random_feature_map
@@ -73,6 +74,11 @@ def _one_run(name, q, m, d, N, seed, min_l2=True):
     return out
 
 
+def _run_task(args):
+    """:func:`_one_run` on a tuple of arguments, for :func:`map_tasks` (``--jobs``)."""
+    return _one_run(*args)
+
+
 def _fmt(v):
     return f"{v:9.3g}" if v is not None else "        -"
 
@@ -99,8 +105,9 @@ def shrimp_table2(ctx):
         for name in names:
             k = int(name[-1]) - 1
             q = qstar[name]
-            runs_out = [_one_run(name, q, m, d, N, [ctx.seed, k, r, 0 if setting == "low" else 1])
-                        for r in range(runs)]
+            tasks = [(name, q, m, d, N, [ctx.seed, k, r, 0 if setting == "low" else 1])
+                     for r in range(runs)]
+            runs_out = map_tasks(_run_task, tasks, executor=ctx.jobs)
             sh = np.array([r["shrimp"] for r in runs_out])
             ml2 = np.array([r["min_l2"] for r in runs_out])
             res = {

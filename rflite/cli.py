@@ -33,7 +33,7 @@ def main(argv=None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "list":
         for exp in registry().values():
-            print(f"{exp.name:24s} {exp.runtime:>22s}  {exp.description}")
+            print(f"{exp.name:24s} {exp.description}\n{'':24s} run time: {exp.runtime}")
         return 0
     if args.command is None:
         run_experiment(SHOWCASE, Context())

@@ -150,7 +150,7 @@ def _verdict(ours, published):
 @register(
     "harfe-table1",
     "HARFE Table 1: relative test error, 4 functions x q = 1, 3, 5",
-    "~4 min (quick ~5 s)",
+    "~6 min with the SRFE rows (quick ~15 s)",
 )
 def harfe_table1(ctx):
     """Median relative test error (%) over repetitions, beside the published Table 1."""
@@ -259,7 +259,7 @@ def _table1_summary(ctx, results):
 @register(
     "harfe-table2",
     "HARFE Table 2: test MSE on Friedman 1, 2, 3 (q = 2)",
-    "~2 min (quick ~3 s)",
+    "~3 min with the SRFE rows (quick ~3 s)",
 )
 def harfe_table2(ctx):
     """Mean and median test MSE over repetitions, beside the published Table 2."""

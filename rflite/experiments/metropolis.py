@@ -31,6 +31,7 @@ from rflite.datasets import (
     target_metropolis2,
     target_metropolis3,
 )
+from rflite._parallel import map_tasks
 from rflite.experiments import register
 from rflite.metropolis import (
     DELTA_NUMERATOR,
@@ -65,17 +66,35 @@ def _slope(Ks, errors):
     return float(np.polyfit(np.log(Ks), np.log(errors), 1)[0])
 
 
-def _sweep(ctx, label, Ks, make_model, X, y, X_test, y_test):
+def _fit_one(task):
+    """Fit one ARFFRegressor(K, **params); runnable on any executor (``--jobs``)."""
+    K, params, X, y, X_test, y_test = task
+    t0 = time.perf_counter()
+    model = ARFFRegressor(K, **params).fit(X, y)
+    seconds = time.perf_counter() - t0
+    acc = model.result_.acceptance
+    return _gen_error(model, X_test, y_test), seconds, (float(acc.mean()) if acc.size else None)
+
+
+def _classify_one(task):
+    """Fit one ARFFClassifier(K, **params): (% misclassified, seconds); for ``map_tasks``."""
+    K, params, X, y, X_test, y_test = task
+    t0 = time.perf_counter()
+    clf = ARFFClassifier(K, **params).fit(X, y)
+    seconds = time.perf_counter() - t0
+    return 100.0 * (1.0 - clf.score(X_test, y_test)), seconds
+
+
+def _sweep(ctx, label, Ks, params, X, y, X_test, y_test):
+    """Error against K for one method; the K values run through ``map_tasks``."""
+    tasks = [(K, params, X, y, X_test, y_test) for K in Ks]
     errors, seconds, accept = [], [], []
-    for K in Ks:
-        t0 = time.perf_counter()
-        model = make_model(K).fit(X, y)
-        seconds.append(time.perf_counter() - t0)
-        errors.append(_gen_error(model, X_test, y_test))
-        acc = model.result_.acceptance
-        accept.append(float(acc.mean()) if acc.size else float("nan"))
-        ctx.log(f"  {label:>6s} K={K:5d}: e_K {errors[-1]:.3e}  ({seconds[-1]:.1f} s"
-                + (f", acceptance {accept[-1]:.2f})" if acc.size else ")"))
+    for K, (err, sec, acc) in zip(Ks, map_tasks(_fit_one, tasks, executor=ctx.jobs)):
+        errors.append(err)
+        seconds.append(sec)
+        accept.append(float("nan") if acc is None else acc)
+        ctx.log(f"  {label:>6s} K={K:5d}: e_K {err:.3e}  ({sec:.1f} s"
+                + (f", acceptance {acc:.2f})" if acc is not None else ")"))
     return {"K": list(Ks), "error": errors, "seconds": seconds, "acceptance": accept,
             "slope": _slope(Ks, errors)}
 
@@ -129,10 +148,10 @@ def arff_case1(ctx):
     makers = {
         # paper Table 2: Alg. 1 M = 1e3, delta = 2.4^2/d, m = 10;
         # Alg. 2 M = 5000, delta = 0.1, m = 50, t0 = M/10
-        "alg1": lambda K: ARFFRegressor(K, n_iter=m1, refit_every=10, random_state=seed),
-        "alg2": lambda K: ARFFRegressor(K, n_iter=m2, delta=0.1, refit_every=50,
-                                        adaptive_covariance=True, random_state=seed),
-        "rff": lambda K: ARFFRegressor(K, method="fixed", scale=1.0, random_state=seed),
+        "alg1": dict(n_iter=m1, refit_every=10, random_state=seed),
+        "alg2": dict(n_iter=m2, delta=0.1, refit_every=50, adaptive_covariance=True,
+                     random_state=seed),
+        "rff": dict(method="fixed", scale=1.0, random_state=seed),
     }
     ctx.log(f"Case 1: N={n} (paper 1e4), test {n_test}, M={m1} (Alg. 1, paper 1e3) / "
             f"{m2} (Alg. 2, paper 5000), lambda=0.1, 1 run (paper 10)")
@@ -166,9 +185,8 @@ def arff_case2(ctx):
     seed = ctx.seed
     delta = DELTA_NUMERATOR / (10 * d)  # paper Table 2, Case 2
     makers = {
-        "alg1": lambda K: ARFFRegressor(K, n_iter=m1, delta=delta, refit_every=10,
-                                        random_state=seed),
-        "rff": lambda K: ARFFRegressor(K, method="fixed", scale=1.0, random_state=seed),
+        "alg1": dict(n_iter=m1, delta=delta, refit_every=10, random_state=seed),
+        "rff": dict(method="fixed", scale=1.0, random_state=seed),
     }
     ctx.log(f"Case 2: d={d}, N={n} (paper 1e4), test {n_test}, M={m1} (paper 2500), "
             f"delta=2.4^2/(10d), 1 run")
@@ -301,23 +319,21 @@ def arff_digits(ctx):
     seed = ctx.seed
     makers = {
         # paper: Alg. 1, M = 100, delta = 0.1, m = M + 1 (refit only at the end)
-        "adaptive": lambda K: ARFFClassifier(K, n_iter=M, delta=0.1, refit_every=M + 1,
-                                             random_state=seed),
-        "N(0,1)": lambda K: ARFFClassifier(K, method="fixed", scale=1.0,
-                                           random_state=seed + 1),
-        "N(0,0.1^2)": lambda K: ARFFClassifier(K, method="fixed", scale=0.1,
-                                               random_state=seed + 1),
+        "adaptive": dict(n_iter=M, delta=0.1, refit_every=M + 1, random_state=seed),
+        "N(0,1)": dict(method="fixed", scale=1.0, random_state=seed + 1),
+        "N(0,0.1^2)": dict(method="fixed", scale=0.1, random_state=seed + 1),
     }
     ctx.log(f"digits: {len(y_tr)} train / {n_test} test, d=64, M={M}, delta=0.1, "
             f"gamma=3d-2={3 * 64 - 2}, lambda=0.1; paper (MNIST, 60000 train) beside")
     errors = {lab: [] for lab in makers}
     seconds = {lab: [] for lab in makers}
+    tasks = [(K, params, X_tr, y_tr, X_te, y_te) for K in Ks for params in makers.values()]
+    done = iter(map_tasks(_classify_one, tasks, executor=ctx.jobs))
     for K in Ks:
-        for lab, mk in makers.items():
-            t0 = time.perf_counter()
-            clf = mk(K).fit(X_tr, y_tr)
-            seconds[lab].append(time.perf_counter() - t0)
-            errors[lab].append(100.0 * (1.0 - clf.score(X_te, y_te)))
+        for lab in makers:
+            err, sec = next(done)
+            errors[lab].append(err)
+            seconds[lab].append(sec)
         ctx.log(f"  K={K:4d}: " + "  ".join(f"{lab} {errors[lab][-1]:5.1f} %" for lab in makers)
                 + f"  ({seconds['adaptive'][-1]:.1f} s adaptive)")
     ctx.log(f"{'K':>5s} {'N(0,1)':>8s} {'N(0,.01)':>9s} {'adaptive':>9s} | paper MNIST: "

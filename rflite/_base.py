@@ -79,12 +79,14 @@ class RandomFeatureModel:
 
     def __sklearn_tags__(self):
         # only scikit-learn calls this, so importing it here adds no runtime dependency
-        from sklearn.utils import InputTags, RegressorTags, Tags, TargetTags
+        from sklearn.utils import ClassifierTags, InputTags, RegressorTags, Tags, TargetTags
 
+        is_regressor = self._estimator_type == "regressor"
         return Tags(
             estimator_type=self._estimator_type,
             target_tags=TargetTags(required=True),
-            regressor_tags=RegressorTags() if self._estimator_type == "regressor" else None,
+            regressor_tags=RegressorTags() if is_regressor else None,
+            classifier_tags=ClassifierTags() if self._estimator_type == "classifier" else None,
             input_tags=InputTags(),
         )
 
@@ -99,6 +101,30 @@ class RandomFeatureModel:
             distribution=self.distribution, bias=self.bias, activation=self.activation,
             rng=rng,
         )
+
+    def _check_feature_memory(self, m: int, d: int, *, dense: bool = True) -> None:
+        """Refuse up front (``MemoryError`` naming ``n_features``) a fit that cannot fit in memory.
+
+        Estimated before anything is drawn: the ``m x n_columns`` training
+        feature matrix (``dense``; 2N columns for ``"fourier"``, complex for
+        ``"exp"``) or, matrix-free, only the ``N x q`` weights.  Called by
+        ``fit`` right after the input is validated.
+        """
+        from rflite._numerics import check_int, check_memory
+
+        n = check_int(self.n_features, "n_features", minimum=1)
+        activation = getattr(self, "activation", "sin")
+        n_columns = 2 * n if activation == "fourier" else n
+        q = getattr(self, "q", None)
+        q = d if q is None or isinstance(q, bool) or not isinstance(q, int) else min(q, d)
+        hint = "use fewer features (n_features)"
+        if dense:
+            check_memory(
+                (m, n_columns), np.complex128 if activation == "exp" else np.float64,
+                f"the training feature matrix (m samples x n_columns, n_features={n})",
+                hint + " or the matrix-free option where the estimator has one",
+            )
+        check_memory((n, 2 * q + 1), np.float64, f"the random weights (n_features={n})", hint)
 
     def _rng(self):
         return check_rng(self.random_state)

@@ -39,6 +39,7 @@ __all__ = [
     "IllConditionedWarning",
     "DataConversionWarning",
     "RCOND_WARN",
+    "MAX_ABS",
     "check_rng",
     "spawn_streams",
     "check_array",
@@ -57,6 +58,12 @@ __all__ = [
 #: Reciprocal condition number below which the Cholesky ridge solve is replaced
 #: by an eigenvalue-truncated pseudo-inverse (and a warning is issued).
 RCOND_WARN = 1e-13
+
+#: Largest entry magnitude :func:`check_array` accepts (with ``allow_nonfinite``
+#: off): squares and sums of squares of larger values overflow float64
+#: (``sqrt(finfo.max) ~ 1.3e154``), which would turn norms, Gram matrices and
+#: standardisations into inf / NaN silently.
+MAX_ABS = 1e150
 
 
 class IllConditionedWarning(RuntimeWarning):
@@ -129,11 +136,14 @@ def check_array(
     ValueError
         Naming ``name``, for sparse or non-numeric input, a wrong number of
         dimensions, too few rows, complex values where real ones are required,
-        or NaN / inf entries.  The wording follows scikit-learn's where it has
+        NaN / inf entries, or entries above :data:`MAX_ABS` in magnitude.  The
+        wording follows scikit-learn's where it has
         one, so that its estimator checks recognise the errors.
     """
     if a is None:
-        raise ValueError(f"{name} is None; expected an array")
+        raise ValueError(
+            f"{name} is None: Expected array-like (array or non-string sequence), got None"
+        )
     if scipy.sparse.issparse(a):
         raise ValueError(f"{name}: sparse input is not supported; pass a dense array")
     try:
@@ -173,8 +183,15 @@ def check_array(
         raise ValueError(
             f"{name} has 0 feature(s) (shape={arr.shape}) while a minimum of 1 is required."
         )
-    if not allow_nonfinite and not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} contains NaN or infinite values")
+    if not allow_nonfinite and arr.size:
+        amax = float(np.max(np.abs(arr)))
+        if not np.isfinite(amax):
+            raise ValueError(f"{name} contains NaN or infinite values")
+        if amax > MAX_ABS:
+            raise ValueError(
+                f"{name} has entries of magnitude up to {amax:.3g} > MAX_ABS = {MAX_ABS:g}, "
+                f"whose squares overflow float64 in norms and Gram matrices; rescale {name}"
+            )
     return arr
 
 

@@ -490,6 +490,9 @@ def random_feature_map(
     dist = _check_distribution(distribution)
     check_choice(bias, "bias", BIASES)
     check_choice(activation, "activation", ACTIVATIONS)
+    # supports (int64) + values + bias: refuse before drawing anything
+    check_memory((n_features, 2 * q + 1), np.float64,
+                 f"the random weights (n_features={n_features})", "use fewer features")
     support_rng, value_rng, bias_rng = spawn_streams(check_rng(rng), 3)
     if subsets == "all":
         supports = all_subsets_supports(d, n_features, q, support_rng)

@@ -339,7 +339,9 @@ def greedy_descent(X, y, f0, *, max_steps=20, eps=0.01, n_folds=5, rng=None) -> 
     eps = check_real(eps, "eps", minimum=0.0)
     n_folds = check_int(n_folds, "n_folds", minimum=2)
     if s < 2 * n_folds:
-        raise ValueError(f"X needs at least 2 * n_folds = {2 * n_folds} rows, got {s}")
+        raise ValueError(
+            f"X needs at least 2 * n_folds = {2 * n_folds} rows, got n_samples={s}"
+        )
     return _greedy_descent(
         np.ascontiguousarray(X), y, np.array(f0, dtype=np.float64), max_steps, eps, n_folds,
         check_rng(rng),
@@ -434,7 +436,7 @@ def gfc(X, y, *, n_passes=1, max_steps=20, n_workers=5, nu=None, eta=None, eps=0
         size = check_int(subsample, "subsample", minimum=1, maximum=m)
     if size < 2 * n_folds:
         raise ValueError(
-            f"subsample size {size} (m={m}, n_workers={n_workers}, subsample={subsample}) "
+            f"subsample size {size} (n_samples={m}, n_workers={n_workers}, subsample={subsample}) "
             f"must be at least 2 * n_folds = {2 * n_folds}"
         )
     executor = check_executor(executor)
@@ -665,6 +667,18 @@ class GFCRegressor(RandomFeatureModel):
         """Constructed features ``[cos(X W^T), sin(X W^T)]`` (m x 2L), without the bias."""
         self._check_fitted()
         return self.feature_map_.transform(X)
+
+    def fit_transform(self, X, y) -> np.ndarray:
+        """``fit(X, y).transform(X)``."""
+        return self.fit(X, y).transform(X)
+
+    def __sklearn_tags__(self):
+        # a regressor that is also a transformer (its constructed features)
+        from sklearn.utils import TransformerTags
+
+        tags = super().__sklearn_tags__()
+        tags.transformer_tags = TransformerTags()
+        return tags
 
 
 # ------------------------------------------------------------------ private

@@ -337,6 +337,7 @@ def shrimp_path(
     rng = check_rng(rng)
 
     At = _transposed_copy(A, "A")
+    check_int(min_features, "min_features", minimum=1, maximum=At.shape[0])
     y = check_array(y, "y", ndim=1)
     if y.shape[0] != At.shape[1]:
         raise ValueError(
@@ -473,6 +474,8 @@ class SHRIMPRegressor(RandomFeatureModel):
                 f"validation_fraction={frac} leaves no validation or no training rows "
                 f"for m={m} samples"
             )
+        # the path materialises the (n_columns x m) training matrix
+        self._check_feature_memory(m, d)
         split_rng, feat_rng, path_rng = spawn_streams(self._rng(), 3)
         perm = split_rng.permutation(m)
         val, tr = np.sort(perm[:n_val]), np.sort(perm[n_val:])

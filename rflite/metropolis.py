@@ -57,6 +57,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import warnings
 from typing import Callable, NamedTuple
 
 import numpy as np
@@ -66,10 +67,12 @@ from numba import njit, prange
 
 from rflite._base import RandomFeatureModel
 from rflite._numerics import (
+    DataConversionWarning,
     blas_threads,
     check_array,
     check_choice,
     check_int,
+    check_memory,
     check_real,
     check_rng,
     ridge_solve,
@@ -269,6 +272,7 @@ def arff(
     X, Y, one_d = _check_data(X, y)
     d = X.shape[1]
     K = check_int(n_features, "n_features", minimum=1)
+    _check_sizes(X.shape[0], K)
     n_iter = check_int(n_iter, "n_iter", minimum=0)
     delta = DELTA_NUMERATOR / d if delta is None else check_real(
         delta, "delta", minimum=0.0, strict=True)
@@ -314,6 +318,7 @@ def fixed_rff(X, y, *, n_features: int, scale: float = 1.0, lam: float = 0.1,
     """
     X, Y, one_d = _check_data(X, y)
     K = check_int(n_features, "n_features", minimum=1)
+    _check_sizes(X.shape[0], K)
     scale = check_real(scale, "scale", minimum=0.0, strict=True)
     lam = check_real(lam, "lam", minimum=0.0, strict=True)
     activation = check_choice(activation, "activation", ACTIVATIONS)
@@ -465,6 +470,42 @@ def _check_data(X, y):
     if Y.shape[1] == 0:
         raise ValueError(f"y must have at least one output column, got shape {y.shape}")
     return np.ascontiguousarray(X), Y, one_d
+
+
+def _check_sizes(N: int, K: int) -> None:
+    """``MemoryError`` naming ``n_features`` before an N x K or K x K array that cannot fit."""
+    hint = "use fewer features (n_features)"
+    check_memory((N, K), np.complex128, f"the feature matrix S (N samples x n_features={K})", hint)
+    check_memory((K, K), np.complex128, f"the Gram matrix (n_features x n_features={K})", hint)
+
+
+def _check_labels(y) -> np.ndarray:
+    """Class labels as a 1-d array: a column vector is flattened with a warning,
+    NaN / inf and continuous (non-integral float) targets are refused."""
+    if y is None:
+        raise ValueError("ARFFClassifier requires y to be passed, but the target y is None")
+    y = np.asarray(y)
+    if y.ndim == 2 and y.shape[1] == 1:
+        warnings.warn(
+            "A column-vector y was passed when a 1d array was expected; flattened to "
+            f"shape ({y.shape[0]},)", DataConversionWarning, stacklevel=3,
+        )
+        y = y[:, 0]
+    numeric = y
+    if y.dtype == object:
+        try:
+            numeric = y.astype(np.float64)  # only to look for NaN / inf; y keeps its labels
+        except (TypeError, ValueError):
+            numeric = None  # labels such as strings
+    if numeric is not None and np.issubdtype(numeric.dtype, np.inexact):
+        if not np.all(np.isfinite(numeric)):
+            raise ValueError("y contains NaN or infinite values; class labels must be finite")
+        if y.dtype != object and np.any(y != np.round(y.real)):
+            raise ValueError(
+                "Unknown label type: y is continuous (non-integral float labels); "
+                "ARFFClassifier needs class labels, use ARFFRegressor for regression"
+            )
+    return y
 
 
 def _check_omega_max(omega_max) -> float:
@@ -749,7 +790,11 @@ class _ARFFBase(RandomFeatureModel):
         self._check_fitted()
         X = check_array(X, "X", ndim=2)
         if X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X must have {self.n_features_in_} columns, got shape {X.shape}")
+            raise ValueError(
+                f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
+                f"{self.n_features_in_} features as input (X must have that many columns, "
+                f"got shape {X.shape})"
+            )
         A = self.feature_map_.transform(X)
         out = A @ self.coef_
         if np.iscomplexobj(out):
@@ -811,6 +856,11 @@ class ARFFRegressor(_ARFFBase):
     (300,)
     """
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = True  # a 2-d y fits p outputs on shared frequencies
+        return tags
+
     def fit(self, X, y):
         """Standardise, sample the frequencies, solve the amplitudes; returns ``self``."""
         X, Y, one_d = _check_data(X, y)
@@ -850,10 +900,12 @@ class ARFFClassifier(_ARFFBase):
     not mistaken for a vote.
     """
 
+    _estimator_type = "classifier"
+
     def fit(self, X, y):
         """One-hot encode ``y``, standardise ``X``, fit; returns ``self``."""
         X = check_array(X, "X", ndim=2, min_rows=2)
-        y = np.asarray(y)
+        y = _check_labels(y)
         if y.ndim != 1 or y.shape[0] != X.shape[0]:
             raise ValueError(
                 f"y must be 1-d with one label per row of X, got X {X.shape} and y {y.shape}"
@@ -867,12 +919,18 @@ class ARFFClassifier(_ARFFBase):
         return self._fit_targets(np.ascontiguousarray(X), T, Standardizer.fit(X), None)
 
     def decision_function(self, X) -> np.ndarray:
-        """Real part of the fitted one-hot outputs, (m, n_classes)."""
-        return self._decision(X)
+        """Real part of the fitted one-hot outputs, (m, n_classes).
+
+        With two classes, scikit-learn's convention: the (m,) difference
+        ``out[:, 1] - out[:, 0]``, positive for ``classes_[1]``.
+        """
+        out = self._decision(X)
+        return out[:, 1] - out[:, 0] if out.shape[1] == 2 else out
 
     def predict(self, X) -> np.ndarray:
         """The class with the largest output."""
-        return self.classes_[np.argmax(self.decision_function(X), axis=1)]
+        self._check_fitted()
+        return self.classes_[np.argmax(self._decision(X), axis=1)]
 
     def score(self, X, y) -> float:
         """Accuracy on ``(X, y)``."""

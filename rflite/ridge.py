@@ -60,6 +60,7 @@ class RandomFeatureRidge(RandomFeatureModel):
         X, y = check_X_y(X, y, estimator=type(self).__name__)
         check_int(self.n_features, "n_features", minimum=1)
         lam = check_real(self.lam, "lam", minimum=0.0)
+        self._check_feature_memory(*X.shape)
         fmap = self._draw_features(X.shape[1], self._rng())
         A = fmap.transform(X)
         coef = ridge_fit(A, y, X.shape[0] * lam)

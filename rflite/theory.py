@@ -359,24 +359,38 @@ def coherence(A, *, block_size: int | None = None) -> float:
     N = A.shape[1]
     if N < 2:
         raise ValueError(f"A must have at least 2 columns for coherence, got shape {A.shape}")
+    best = 0.0
+    for i0, i1, j0, G, inv in _gram_blocks(A, block_size, upper=True):
+        best = max(best, _masked_block_max(G, inv[i0:i1], inv[j0:], i0 - j0))
+    return float(min(1.0, math.sqrt(best)))
+
+
+def _gram_blocks(A, block_size, *, upper):
+    """Blocks of rows of the Gram matrix, for :func:`coherence` and :func:`cumulative_coherence`.
+
+    Yields ``(i0, i1, j0, G, inv)`` with ``G = A[:, i0:i1]^* A[:, j0:]`` and
+    ``inv`` the inverse column norms (a zero column raises ``ValueError``).
+    ``upper`` starts each block at its own diagonal (``j0 = i0``) for dense
+    ``A``; operators always give whole rows (``j0 = 0``).  Memory is one
+    block x N piece.
+    """
+    N = A.shape[1]
     if block_size is None:
         block_size = max(1, BLOCK_ENTRIES // N)
     block_size = check_int(block_size, "block_size", minimum=1)
     norms = _column_norms(A)
     _check_nonzero_columns(norms)
     inv = 1.0 / norms
-    best = 0.0
     for i0 in range(0, N, block_size):
         i1 = min(N, i0 + block_size)
         if _is_operator(A):
+            j0 = 0
             G = np.ascontiguousarray(A.rmatmat(A.columns(np.arange(i0, i1))).T)
-            val = _masked_block_max(G, inv[i0:i1], inv, i0)
         else:
+            j0 = i0 if upper else 0
             Aj = A[:, i0:i1]
-            G = (Aj.conj().T if np.iscomplexobj(A) else Aj.T) @ A[:, i0:]
-            val = _masked_block_max(G, inv[i0:i1], inv[i0:], 0)
-        best = max(best, val)
-    return float(min(1.0, math.sqrt(best)))
+            G = (Aj.conj().T if np.iscomplexobj(A) else Aj.T) @ A[:, j0:]
+        yield i0, i1, j0, G, inv
 
 
 @njit(cache=True)
@@ -433,20 +447,8 @@ def cumulative_coherence(A, k: int, *, block_size: int | None = None) -> float:
     k = check_int(k, "k", minimum=1, maximum=max(1, N - 1))
     if N < 2:
         raise ValueError(f"A must have at least 2 columns, got shape {A.shape}")
-    if block_size is None:
-        block_size = max(1, BLOCK_ENTRIES // N)
-    block_size = check_int(block_size, "block_size", minimum=1)
-    norms = _column_norms(A)
-    _check_nonzero_columns(norms)
-    inv = 1.0 / norms
     best = 0.0
-    for i0 in range(0, N, block_size):
-        i1 = min(N, i0 + block_size)
-        if _is_operator(A):
-            G = A.rmatmat(A.columns(np.arange(i0, i1))).T
-        else:
-            Aj = A[:, i0:i1]
-            G = (Aj.conj().T if np.iscomplexobj(A) else Aj.T) @ A
+    for i0, i1, _, G, inv in _gram_blocks(A, block_size, upper=False):
         M = np.abs(G) * inv[i0:i1, None] * inv[None, :]
         M[np.arange(i1 - i0), np.arange(i0, i1)] = 0.0
         top = np.partition(M, N - k, axis=1)[:, N - k:]

@@ -1047,7 +1047,6 @@ def _homotopy(P, op, y, *, sigma, tau, max_steps):
     in_S[j] = True
     col = _columns(op, np.array([j]))
     Q, R = scipy.linalg.qr(col, mode="economic", check_finite=False)
-    A_S = [col[:, 0]]
     excluded = -1
     just_added = True
     steps = 0

@@ -94,6 +94,7 @@ from rflite._numerics import (
     min_norm_solve,
     spawn_streams,
 )
+from rflite._parallel import map_tasks
 from rflite.features import FeatureOperator, Normal
 
 __all__ = [
@@ -525,7 +526,7 @@ class SHRIMPSelection(NamedTuple):
 
 
 def select_shrimp(X, y, *, qs=None, prune_rates=(0.15, 0.25, 0.35), n_features=10000,
-                  validation_fraction=0.1, random_state=None, callback=None,
+                  validation_fraction=0.1, random_state=None, callback=None, executor=None,
                   **params) -> SHRIMPSelection:
     r"""Choose ``q`` and the prune rate on a validation split (SHRIMP Sec. 4.2).
 
@@ -547,6 +548,9 @@ def select_shrimp(X, y, *, qs=None, prune_rates=(0.15, 0.25, 0.35), n_features=1
         One seed is drawn from it and shared by all candidates.
     callback : callable, optional
         ``callback(q, prune_rate, val_mse)`` after each candidate (progress).
+    executor : None, int or Executor
+        Where the candidate fits run (:func:`rflite._parallel.map_tasks`:
+        serial, a local process pool, Dask, MPI); the result is the same.
     **params
         Other :class:`SHRIMPRegressor` parameters.
 
@@ -568,21 +572,28 @@ def select_shrimp(X, y, *, qs=None, prune_rates=(0.15, 0.25, 0.35), n_features=1
     seed = int(check_rng(random_state).integers(0, 2**63 - 1))
     scores = np.full((len(qs), len(prune_rates)), np.inf)
     best = None
-    for i, q in enumerate(qs):
-        for j, p in enumerate(prune_rates):
-            model = SHRIMPRegressor(n_features, q=q, prune_rate=p,
-                                    validation_fraction=validation_fraction,
-                                    random_state=seed, **params).fit(X, y)
-            scores[i, j] = model.validation_mse_
-            if callback is not None:
-                callback(q, p, model.validation_mse_)
-            if best is None or model.validation_mse_ < best.validation_mse_:
-                best = model
+    grid = [(i, j) for i in range(len(qs)) for j in range(len(prune_rates))]
+    tasks = [(X, y, dict(n_features=n_features, q=qs[i], prune_rate=prune_rates[j],
+                         validation_fraction=validation_fraction, random_state=seed, **params))
+             for i, j in grid]
+    # candidates share one seed, so the choice does not depend on where they run
+    for (i, j), model in zip(grid, map_tasks(_fit_candidate, tasks, executor=executor)):
+        scores[i, j] = model.validation_mse_
+        if callback is not None:
+            callback(qs[i], prune_rates[j], model.validation_mse_)
+        if best is None or model.validation_mse_ < best.validation_mse_:
+            best = model
     i, j = np.unravel_index(np.argmin(scores), scores.shape)
     return SHRIMPSelection(best, qs[i], prune_rates[j], scores, qs, prune_rates)
 
 
 # ------------------------------------------------------------------ internals
+def _fit_candidate(task):
+    """One :func:`select_shrimp` candidate, fitted (module level so it pickles)."""
+    X, y, params = task
+    return SHRIMPRegressor(**params).fit(X, y)
+
+
 def _blas_threads(m: int):
     """Limit BLAS to :data:`BLAS_THREADS` threads for a path on ``m`` rows.
 

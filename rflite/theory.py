@@ -38,12 +38,12 @@ mean is more than 3 standard errors on the wrong side):
   {1, 2, 5, 20}, gamma = 1, sigma = 1 or sigma^2 = 1/q, 20 draws per cell):
   the *printed* lower bound (9) on :math:`\mathbb{E}\lambda_1` is violated
   where the features are nearly orthogonal and N/m >= 8 (q = 20, sigma = 1:
-  mean 1.79 / 1.53 / 1.37 against 1.88 / 1.94 / 1.97 at N/m = 8 / 16 / 32;
+  mean 1.78 / 1.53 / 1.37 against 1.88 / 1.94 / 1.97 at N/m = 8 / 16 / 32;
   :math:`\lambda_1` there behaves like :math:`(1 + \sqrt{m/N})^2`, while (9)
   tends to 2).  The proof's own last step, eq. (32), holds in those cells, so
   the data support (32) over the printed (9).  But (32) is not safe either:
-  both (9) and (32) fail at N = m for small q (q = 2, sigma = 1: mean 38.4
-  against 44.8 and 45.8; 5 cells for (32), 8 for (9), out of 48), because
+  both (9) and (32) fail at N = m for small q (q = 2, sigma = 1: mean 40.8
+  against 44.8 and 45.8; 6 cells for (32), 8 for (9), out of 48), because
   their factor :math:`r^{-q/4}`, :math:`r = 4\gamma^2\sigma^2 + 1`, overstates
   the expectation of the off-diagonal terms, which is
   :math:`\mathbb{E}\,e^{i\langle x_j - x_k, \omega_1 - \omega_\ell\rangle}
@@ -55,18 +55,18 @@ mean is more than 3 standard errors on the wrong side):
   N = 10..10^4, delta = 0.1, 20 draws): held in every draw, the
   90 % quantile of the :math:`L^2(d\mu)` error is 3.8-4.1x below
   :math:`\epsilon(N, \delta)`; the median error decays like
-  :math:`N^{-0.502}` (predicted :math:`N^{-1/2}`).  The Rahimi-Recht bound
+  :math:`N^{-0.504}` (predicted :math:`N^{-1/2}`).  The Rahimi-Recht bound
   (SHRIMP eq. (35)) also held but is vacuous (probability bound >= 1 at the
   observed error for every N <= 10^4) and its :math:`\epsilon` at
   delta = 0.1 is ~7x the observed kernel error (0.209 vs 0.029 at N = 10^4).
 - **SHRIMP Thm 5's coherence requirement** (``theory-coherence``; m = 200,
   N = 1000, d = 10, complex exponential features): the coherence ranges from
-  1.000 (q <= 2, or sigma = 0.25) down to 0.257 (q = 10, sigma = 4); the
+  1.000 (q <= 2, or sigma = 0.25) down to 0.262 (q = 10, sigma = 4); the
   requirement :math:`4/(\sqrt{41}(2s - 1))` (0.625 for s = 1, 0.208 for
   s = 2) is met for s = 1 only (sigma = 4, q >= 5) and for s = 2 never.
   Even a matrix at the Welch bound (0.063) would allow only s <= 5.
 - **RIP** (``theory-rip``; m = 100, N = 500, :math:`A/\sqrt m`): certified
-  :math:`\delta_2 \ge 0.96` for q <= 2 and :math:`\delta_3 \ge 0.67` for
+  :math:`\delta_2 \ge 0.98` for q <= 2 and :math:`\delta_4 \ge 1.03` for
   q = 10, so HTP's condition :math:`\delta_{6s} < 1/\sqrt3` (HARFE Thm 3.1 /
   A.2) fails already for s = 1 at these sizes; the greedy search beats random
   supports by up to 2x; the coherence bound :math:`(s-1)\mu` exceeds 1 from

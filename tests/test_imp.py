@@ -349,3 +349,16 @@ def test_bad_inputs_name_the_parameter():
                                                                       np.zeros(10))
     with pytest.raises(ValueError, match="q"):
         SHRIMPRegressor(n_features=20, q=3).fit(np.zeros((10, 2)), np.zeros(10))
+
+
+def test_select_shrimp_same_choice_on_a_process_pool():
+    from rflite.datasets import make_shrimp_support
+    from rflite.imp import select_shrimp
+
+    X, y = make_shrimp_support(120, rng=0)
+    kw = dict(qs=(1, 2), prune_rates=(0.2, 0.35), n_features=200, random_state=3)
+    serial = select_shrimp(X, y, **kw)
+    pooled = select_shrimp(X, y, executor=2, **kw)
+    np.testing.assert_array_equal(serial.val_mse, pooled.val_mse)
+    assert (serial.q, serial.prune_rate) == (pooled.q, pooled.prune_rate)
+    np.testing.assert_array_equal(serial.model.predict(X), pooled.model.predict(X))

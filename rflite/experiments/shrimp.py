@@ -329,7 +329,7 @@ def shrimp_real(ctx):
         qs = tuple(range(1, min(top, ds.d) + 1))
         t0 = time.perf_counter()
         sel = select_shrimp(ds.X_train, ds.y_train, qs=qs, prune_rates=rates,
-                            n_features=N, random_state=ctx.seed)
+                            n_features=N, random_state=ctx.seed, executor=ctx.jobs)
         mse = float(np.mean((sel.model.predict(ds.X_test) - ds.y_test) ** 2))
         pub, pub_q = REAL_PUBLISHED[name]
         other = datasets.UCI_DATASETS[name].published

@@ -35,6 +35,7 @@ import numpy as np
 
 from rflite import datasets
 from rflite._numerics import ridge_fit
+from rflite._parallel import map_tasks, spawn_seeds
 from rflite.bp import SRFERegressor, srfe
 from rflite.experiments import register
 from rflite.features import Normal, Uniform, random_feature_map
@@ -136,7 +137,8 @@ def _shrimp_entry(name, q, *, m, N, d, rng):
     return float(np.mean((pred - f_test) ** 2)), res, best[1]
 
 
-def srfe_row(table, *, q=None, n_runs=None, quick=False, seed=0, log=None) -> dict:
+def srfe_row(table, *, q=None, n_runs=None, quick=False, seed=0, log=None,
+             executor=None) -> dict:
     """SRFE numbers of one published table, for printing beside the published row.
 
     Parameters
@@ -152,6 +154,9 @@ def srfe_row(table, *, q=None, n_runs=None, quick=False, seed=0, log=None) -> di
     seed : int
     log : callable, optional
         Progress lines (e.g. ``ctx.log``).
+    executor : None, int or Executor
+        Where the repetitions run (:func:`rflite._parallel.map_tasks`); each
+        has its own seed, so the numbers do not depend on it.
 
     Returns
     -------
@@ -163,9 +168,15 @@ def srfe_row(table, *, q=None, n_runs=None, quick=False, seed=0, log=None) -> di
     if table not in TABLES:
         raise ValueError(f"table must be one of {TABLES}, got {table!r}")
     log = log or (lambda msg: None)
-    rng = np.random.default_rng(seed)
     t0 = time.perf_counter()
     ours, extra = [], {}
+
+    def run(entry, args, kwargs, n):
+        """``n`` repetitions of one entry, each with its own seed, on ``executor``."""
+        seeds = spawn_seeds(np.random.default_rng([seed, len(ours)]), n)
+        tasks = [(entry, args, kwargs, ss) for ss in seeds]
+        return map_tasks(_entry_task, tasks, executor=executor)
+
     if table == "harfe-table1":
         if q not in HARFE1_PUBLISHED:
             raise ValueError(f"q must be 1, 3 or 5 for harfe-table1, got {q!r}")
@@ -173,7 +184,7 @@ def srfe_row(table, *, q=None, n_runs=None, quick=False, seed=0, log=None) -> di
         m, N = (150, 1000) if quick else (500, 10_000)
         columns = [name for name, _ in HARFE1_COLUMNS]
         for name, d in HARFE1_COLUMNS:
-            vals = [_harfe1_entry(name, d, q, m=m, N=N, rng=rng)[0] for _ in range(n_runs)]
+            vals = [r[0] for r in run(_harfe1_entry, (name, d, q), dict(m=m, N=N), n_runs)]
             ours.append(float(np.median(vals)))
             log(f"  q={q} {name}: {ours[-1]:.3g} %")
         published = list(HARFE1_PUBLISHED[q])
@@ -182,7 +193,7 @@ def srfe_row(table, *, q=None, n_runs=None, quick=False, seed=0, log=None) -> di
         columns = [name for name, _, _ in HARFE2_ROWS]
         for name, noise, N in HARFE2_ROWS:
             N = min(N, 1000) if quick else N
-            vals = [_harfe2_entry(name, noise, N, m=200, rng=rng)[0] for _ in range(n_runs)]
+            vals = [r[0] for r in run(_harfe2_entry, (name, noise, N), dict(m=200), n_runs)]
             ours.append(float(np.mean(vals)))
             log(f"  {name}: MSE {ours[-1]:.4g}")
         published = list(HARFE2_PUBLISHED)
@@ -193,17 +204,21 @@ def srfe_row(table, *, q=None, n_runs=None, quick=False, seed=0, log=None) -> di
         columns = [name for name, _ in funcs]
         sizes = []
         for name, qs in funcs:
-            vals = []
-            for _ in range(n_runs):
-                mse, res, s = _shrimp_entry(name, qs, m=140, N=N, d=10, rng=rng)
-                vals.append(mse)
-                sizes.append(s)
-            ours.append(float(np.mean(vals)))
-            log(f"  {name}: MSE {ours[-1]:.3g} (s = {s}, {res.bpdn.stop_reason})")
+            runs = run(_shrimp_entry, (name, qs), dict(m=140, N=N, d=10), n_runs)
+            sizes.extend(r[2] for r in runs)
+            ours.append(float(np.mean([r[0] for r in runs])))
+            log(f"  {name}: MSE {ours[-1]:.3g} (s = {runs[-1][2]}, "
+                f"{runs[-1][1].bpdn.stop_reason})")
         published = list(SHRIMP_PUBLISHED[: len(funcs)])
         extra["kept_s"] = sizes
     return {"columns": columns, "ours": ours, "published": published,
             "seconds": time.perf_counter() - t0, "n_runs": n_runs, "extra": extra}
+
+
+def _entry_task(task):
+    """One repetition ``entry(*args, rng=..., **kwargs)`` for :func:`map_tasks`."""
+    entry, args, kwargs, seed_seq = task
+    return entry(*args, rng=np.random.default_rng(seed_seq), **kwargs)
 
 
 def _print_table(ctx, title, columns, rows):
@@ -233,19 +248,20 @@ def print_srfe_rows(ctx, table) -> dict:
     out = {}
     if table == "harfe-table1":
         for q in (1, 3, 5):
-            row = srfe_row(table, q=q, quick=ctx.quick, seed=ctx.seed + q, log=ctx.log)
+            row = srfe_row(table, q=q, quick=ctx.quick, seed=ctx.seed + q, log=ctx.log,
+                           executor=ctx.jobs)
             out[f"harfe-table1-q{q}"] = row
             _print_table(ctx, f"HARFE Table 1, SRFE q={q}: median relative test error (%), "
                          f"{row['n_runs']} run(s), {row['seconds']:.0f} s", row["columns"],
                          [("published SRFE", row["published"]), ("rflite SRFE", row["ours"])])
     elif table == "harfe-table2":
-        row = srfe_row(table, quick=ctx.quick, seed=ctx.seed, log=ctx.log)
+        row = srfe_row(table, quick=ctx.quick, seed=ctx.seed, log=ctx.log, executor=ctx.jobs)
         out[table] = row
         _print_table(ctx, f"HARFE Table 2, SRFE q=2: mean test MSE, {row['n_runs']} run(s), "
                      f"{row['seconds']:.0f} s", row["columns"],
                      [("published SRFE", row["published"]), ("rflite SRFE", row["ours"])])
     else:
-        row = srfe_row(table, quick=ctx.quick, seed=ctx.seed, log=ctx.log)
+        row = srfe_row(table, quick=ctx.quick, seed=ctx.seed, log=ctx.log, executor=ctx.jobs)
         out[table] = row
         spgl1 = [SHRIMP_SPGL1.get(c, np.nan) for c in row["columns"]]
         _print_table(ctx, f"SHRIMP Table 2 (low-dim), SRFE-S: mean test MSE, "

@@ -17,6 +17,7 @@ import math
 import numpy as np
 
 from rflite import theory
+from rflite._parallel import map_tasks, spawn_seeds
 from rflite.experiments import register
 from rflite.features import Normal, random_feature_map
 
@@ -68,7 +69,6 @@ def _cis(Z):
 )
 def theory_prop7(ctx):
     """Mean extreme eigenvalues of :math:`AA^*/N` over a grid of N/m and q."""
-    rng = np.random.default_rng(ctx.seed)
     if ctx.quick:
         m, ratios, qs, trials = 20, (1, 4, 16), (1, 5), 4
         settings = (("sigma=1", lambda q: 1.0),)
@@ -79,6 +79,11 @@ def theory_prop7(ctx):
     cells = []
     ctx.log(f"x ~ N(0, gamma^2 I_{d}), gamma = {gamma}, omega ~ N(0, sigma^2 I_q) on the first q "
             f"inputs, m = {m}, {trials} draws per cell; mean +- s.e.")
+    cell_args = [(m, c * m, q, gamma, sigma_of(q), d, trials)
+                 for _, sigma_of in settings for q in qs for c in ratios]
+    seeds = spawn_seeds(ctx.seed, len(cell_args))
+    results = iter(map_tasks(_prop7_cell, [a + (ss,) for a, ss in zip(cell_args, seeds)],
+                             executor=ctx.jobs))
     header = (f"{'setting':>12} {'q':>3} {'N/m':>4} | {'E l1':>8} {'(9)print':>8} {'':>12} "
               f"{'(32)':>8} {'':>12} {'rayl.':>7} | {'E lm':>8} {'(10)':>8} {'':>12}")
     ctx.log(header)
@@ -87,13 +92,7 @@ def theory_prop7(ctx):
             sigma = sigma_of(q)
             for c in ratios:
                 N = c * m
-                lmax, lmin = np.empty(trials), np.empty(trials)
-                with theory._small_blas():  # many small products: threads only contend
-                    for t in range(trials):
-                        X = rng.normal(0.0, gamma, (m, d))
-                        Om = rng.normal(0.0, sigma, (N, q))
-                        spec = theory.gram_extreme_eigenvalues(_exp_matrix(X, Om))
-                        lmin[t], lmax[t] = spec.eig_min, spec.eig_max
+                lmax, lmin = next(results)
                 b = theory.shrimp_prop7_bounds(m, N, q=q, gamma=gamma, sigma=sigma)
                 se1 = lmax.std(ddof=1) / math.sqrt(trials)
                 sem = lmin.std(ddof=1) / math.sqrt(trials)
@@ -157,6 +156,20 @@ def theory_prop7(ctx):
     return {"cells": cells, "summary": summary, "violated": violated, "verdict": verdict}
 
 
+def _prop7_cell(task):
+    """Extreme eigenvalues of AA*/N over ``trials`` draws of one (N, q, sigma) cell."""
+    m, N, q, gamma, sigma, d, trials, seed_seq = task
+    rng = np.random.default_rng(seed_seq)
+    lmax, lmin = np.empty(trials), np.empty(trials)
+    with theory._small_blas():  # many small products: threads only contend
+        for t in range(trials):
+            X = rng.normal(0.0, gamma, (m, d))
+            Om = rng.normal(0.0, sigma, (N, q))
+            spec = theory.gram_extreme_eigenvalues(_exp_matrix(X, Om))
+            lmin[t], lmax[t] = spec.eig_min, spec.eig_max
+    return lmax, lmin
+
+
 def _plot_prop7(cells, setting, path):
     plt = _pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.6))
@@ -186,6 +199,19 @@ def _plot_prop7(cells, setting, path):
 
 
 # ------------------------------------------------------------- coherence
+def _coherence_cell(task):
+    """Coherence of ``reps`` q-sparse exp feature matrices for one (sigma, q) cell."""
+    m, N, d, q, sigma, gamma, reps, seed_seq = task
+    rng = np.random.default_rng(seed_seq)
+    mus = []
+    for _ in range(reps):
+        X = rng.normal(0.0, gamma, (m, d))
+        fmap = random_feature_map(d, N, q=q, distribution=Normal(sigma), bias="none",
+                                  activation="exp", rng=rng)
+        mus.append(theory.coherence(fmap.transform(X)))
+    return mus
+
+
 @register(
     "theory-coherence",
     "coherence of q-sparse exp random features vs q and sigma, against SHRIMP Thm 5",
@@ -200,31 +226,26 @@ def theory_coherence(ctx):
     d, gamma, s_check = 10, 1.0, 2
     req = theory.shrimp_thm5_coherence_requirement(s_check)
     welch = theory.welch_bound(m, N)
-    rng = np.random.default_rng(ctx.seed)
     ctx.log(f"A = exp(i X W^T), X ~ N(0, I_{d}), q-sparse W ~ N(0, sigma^2), m = {m}, N = {N}, "
             f"{reps} draw(s); Thm 5 needs mu <= 4/(sqrt(41)(2s-1)) = {req:.3f} for s = {s_check}"
             f"; Welch floor {welch:.3f}")
     ctx.log(f"{'sigma':>6} {'q':>3} {'mu':>7} {'s=' + str(s_check):>10} {'margin':>8} "
             f"{'max s':>6} {'var. cond (Cor 6)':>18}")
     rows = []
-    for sigma in sigmas:
-        for q in qs:
-            mus = []
-            for _ in range(reps):
-                X = rng.normal(0.0, gamma, (m, d))
-                fmap = random_feature_map(d, N, q=q, distribution=Normal(sigma), bias="none",
-                                          activation="exp", rng=rng)
-                mus.append(theory.coherence(fmap.transform(X)))
-            mu = float(np.mean(mus))
-            minvar = theory.shrimp_thm5_min_variance(s_check, q)
-            row = dict(sigma=sigma, q=q, mu=mu, mu_min=float(min(mus)), welch=welch,
-                       requirement=req, held=mu <= req, margin=req - mu,
-                       max_s=theory.shrimp_thm5_max_sparsity(mu),
-                       variance_ok=gamma**2 * sigma**2 >= minvar)
-            rows.append(row)
-            ctx.log(f"{sigma:6.2f} {q:3d} {mu:7.3f} {'held' if row['held'] else 'VIOLATED':>10} "
-                    f"{row['margin']:+8.3f} {row['max_s']:6d} "
-                    f"{'ok' if row['variance_ok'] else 'fails'} (>= {minvar:.2f})")
+    grid = [(sigma, q) for sigma in sigmas for q in qs]
+    tasks = [(m, N, d, q, sigma, gamma, reps, ss)
+             for (sigma, q), ss in zip(grid, spawn_seeds(ctx.seed, len(grid)))]
+    for (sigma, q), mus in zip(grid, map_tasks(_coherence_cell, tasks, executor=ctx.jobs)):
+        mu = float(np.mean(mus))
+        minvar = theory.shrimp_thm5_min_variance(s_check, q)
+        row = dict(sigma=sigma, q=q, mu=mu, mu_min=float(min(mus)), welch=welch,
+                   requirement=req, held=mu <= req, margin=req - mu,
+                   max_s=theory.shrimp_thm5_max_sparsity(mu),
+                   variance_ok=gamma**2 * sigma**2 >= minvar)
+        rows.append(row)
+        ctx.log(f"{sigma:6.2f} {q:3d} {mu:7.3f} {'held' if row['held'] else 'VIOLATED':>10} "
+                f"{row['margin']:+8.3f} {row['max_s']:6d} "
+                f"{'ok' if row['variance_ok'] else 'fails'} (>= {minvar:.2f})")
     ctx.log(f"random-matrix floor sqrt(2 log N / m) ~ {math.sqrt(2 * math.log(N) / m):.3f}: "
             "Thm 5's coherence condition can only hold for s <= "
             f"{theory.shrimp_thm5_max_sparsity(max(welch, 1e-12))} even at the Welch bound")
@@ -252,6 +273,21 @@ def theory_coherence(ctx):
 
 
 # ------------------------------------------------------------------- RIP
+def _rip_cell(task):
+    """Coherence and RIP estimates (random, greedy, upper) for one q, over every s."""
+    m, N, d, q, sigma, ss, n_random, n_greedy, seed_seq = task
+    rng = np.random.default_rng(seed_seq)
+    X = rng.normal(0.0, 1.0, (m, d))
+    A = random_feature_map(d, N, q=q, distribution=Normal(sigma), bias="none",
+                           activation="exp", rng=rng).transform(X)
+    per_s = []
+    for s in ss:
+        r = theory.rip_lower_bound(A, s, method="random", n_trials=n_random, rng=rng)
+        g = theory.rip_lower_bound(A, s, method="greedy", n_trials=n_greedy, rng=rng)
+        per_s.append((s, r, g, theory.rip_upper_bound(A, s)))
+    return theory.coherence(A), per_s
+
+
 @register(
     "theory-rip",
     "RIP constant estimates vs s for dense and q-sparse exp features (lower vs coherence upper)",
@@ -266,20 +302,14 @@ def theory_rip(ctx):
                                                                  24, 32), 200, 5
     d, sigma = 10, 1.0
     thr = theory.htp_rip_threshold()
-    rng = np.random.default_rng(ctx.seed)
     ctx.log(f"B = A / sqrt(m), A = exp(i X W^T), X ~ N(0, I_{d}), W ~ N(0, 1) q-sparse, "
             f"m = {m}, N = {N}; lower = max(random [{n_random}], greedy [{n_greedy} starts])")
     ctx.log(f"{'q':>3} {'s':>3} {'random':>8} {'greedy':>8} {'upper':>8} {'lower<=upper':>13}")
     rows = []
-    for q in qs:
-        X = rng.normal(0.0, 1.0, (m, d))
-        A = random_feature_map(d, N, q=q, distribution=Normal(sigma), bias="none",
-                               activation="exp", rng=rng).transform(X)
-        mu = theory.coherence(A)
-        for s in ss:
-            r = theory.rip_lower_bound(A, s, method="random", n_trials=n_random, rng=rng)
-            g = theory.rip_lower_bound(A, s, method="greedy", n_trials=n_greedy, rng=rng)
-            up = theory.rip_upper_bound(A, s)
+    tasks = [(m, N, d, q, sigma, ss, n_random, n_greedy, seed_seq)
+             for q, seed_seq in zip(qs, spawn_seeds(ctx.seed, len(qs)))]
+    for q, (mu, per_s) in zip(qs, map_tasks(_rip_cell, tasks, executor=ctx.jobs)):
+        for s, r, g, up in per_s:
             lo = max(r.delta, g.delta)
             row = dict(q=q, s=s, random=r.delta, greedy=g.delta, lower=lo, upper=up, mu=mu,
                        consistent=lo <= up + 1e-9, worst_support=(g if g.delta >= r.delta
@@ -318,6 +348,32 @@ def theory_rip(ctx):
 
 
 # ------------------------------------------------------------- Lemma A.3
+def _lemma_a3_draw(task):
+    """One draw of the Lemma A.3 experiment: (L2 errors, kernel errors) for every N."""
+    Ns, m_test, n_pts, d, sigma, gamma, a, seed_seq = task
+    rng = np.random.default_rng(seed_seq)
+    f_err, k_err = np.empty(len(Ns)), np.empty(len(Ns))
+    X = rng.normal(0.0, gamma, (m_test, d))
+    f = 0.5 * (np.exp(-0.5 * sigma**2 * ((X + a) ** 2).sum(1))
+               + np.exp(-0.5 * sigma**2 * ((X - a) ** 2).sum(1)))
+    P = rng.uniform(-1.0, 1.0, (n_pts, d))
+    D2 = ((P[:, None, :] - P[None, :, :]) ** 2).sum(-1)
+    K = np.exp(-0.5 * sigma**2 * D2)
+    Om = rng.normal(0.0, sigma, (Ns[-1], d))
+    acc = np.zeros(m_test, dtype=complex)
+    gram = np.zeros((n_pts, n_pts), dtype=complex)
+    start = 0
+    for k, N in enumerate(Ns):  # nested prefixes of one frequency sample
+        W = Om[start:N]
+        acc += _cis(X @ W.T) @ np.cos(W @ a)
+        Z = _cis(P @ W.T)
+        gram += Z.conj() @ Z.T
+        start = N
+        f_err[k] = math.sqrt(np.mean(np.abs(f - acc / N) ** 2))
+        k_err[k] = float(np.max(np.abs(gram / N - K)))
+    return f_err, k_err
+
+
 @register(
     "theory-lemma-a3",
     "HARFE Lemma A.3 (function approximation) and Rahimi-Recht (kernel) error vs N",
@@ -340,30 +396,12 @@ def theory_lemma_a3(ctx):
     else:
         Ns, reps, m_test, n_pts = (10, 30, 100, 300, 1000, 3000, 10000), 20, 1000, 150
     d, sigma, gamma, delta = 5, 1.0, 1.0, 0.1
-    rng = np.random.default_rng(ctx.seed)
     a = np.full(d, 0.5)
-    Nmax = Ns[-1]
-    f_err = np.empty((reps, len(Ns)))
-    k_err = np.empty((reps, len(Ns)))
-    for r in range(reps):
-        X = rng.normal(0.0, gamma, (m_test, d))
-        f = 0.5 * (np.exp(-0.5 * sigma**2 * ((X + a) ** 2).sum(1))
-                   + np.exp(-0.5 * sigma**2 * ((X - a) ** 2).sum(1)))
-        P = rng.uniform(-1.0, 1.0, (n_pts, d))
-        D2 = ((P[:, None, :] - P[None, :, :]) ** 2).sum(-1)
-        K = np.exp(-0.5 * sigma**2 * D2)
-        Om = rng.normal(0.0, sigma, (Nmax, d))
-        acc = np.zeros(m_test, dtype=complex)
-        gram = np.zeros((n_pts, n_pts), dtype=complex)
-        start = 0
-        for k, N in enumerate(Ns):
-            W = Om[start:N]
-            acc += _cis(X @ W.T) @ np.cos(W @ a)
-            Z = _cis(P @ W.T)
-            gram += Z.conj() @ Z.T
-            start = N
-            f_err[r, k] = math.sqrt(np.mean(np.abs(f - acc / N) ** 2))
-            k_err[r, k] = float(np.max(np.abs(gram / N - K)))
+    tasks = [(Ns, m_test, n_pts, d, sigma, gamma, a, seed_seq)
+             for seed_seq in spawn_seeds(ctx.seed, reps)]
+    draws = map_tasks(_lemma_a3_draw, tasks, executor=ctx.jobs)
+    f_err = np.array([fe for fe, _ in draws])
+    k_err = np.array([ke for _, ke in draws])
     sigma_p, diam = math.sqrt(d) * sigma, 2 * math.sqrt(d)
     ctx.log(f"d = {d}, sigma = {sigma}, gamma = {gamma}, delta = {delta}, {reps} draws, "
             f"L2 error on {m_test} test points; kernel on {n_pts} points in [-1,1]^{d}")

@@ -37,9 +37,12 @@ from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
 
-from rflite._numerics import check_rng
+from rflite._numerics import blas_threads, check_rng
 
-__all__ = ["START_METHOD", "check_executor", "executor_scope", "map_tasks", "spawn_seeds"]
+__all__ = [
+    "START_METHOD", "check_executor", "executor_scope", "map_tasks", "one_blas_thread",
+    "spawn_seeds",
+]
 
 #: Start method of the local process pools made for ``executor=int``.  "spawn"
 #: is safe with threads (numba, BLAS) in the parent, unlike "fork".
@@ -80,7 +83,8 @@ def executor_scope(executor, n_tasks: int | None = None):
     """Context manager yielding an executor, or ``None`` for serial execution.
 
     An int ``n_jobs >= 2`` makes a local spawn-context process pool of
-    ``min(n_jobs, n_tasks)`` workers that is shut down on exit; an executor
+    ``min(n_jobs, n_tasks)`` workers, each limited to one BLAS thread, that is
+    shut down on exit; an executor
     passed in is yielded as it is and left running (its owner closes it).
     """
     executor = check_executor(executor)
@@ -90,7 +94,8 @@ def executor_scope(executor, n_tasks: int | None = None):
             yield None
             return
         pool = ProcessPoolExecutor(
-            max_workers=n, mp_context=multiprocessing.get_context(START_METHOD)
+            max_workers=n, mp_context=multiprocessing.get_context(START_METHOD),
+            initializer=one_blas_thread,
         )
         try:
             yield pool
@@ -98,6 +103,24 @@ def executor_scope(executor, n_tasks: int | None = None):
             pool.shutdown(wait=True, cancel_futures=True)
     else:
         yield executor
+
+
+_WORKER_BLAS_LIMIT = None
+
+
+def one_blas_thread():
+    """Pool-worker initializer: one BLAS thread per process.
+
+    Pass it to your own pools too:
+    ``ProcessPoolExecutor(2, initializer=one_blas_thread)``.
+
+    n worker processes each starting OpenBLAS's own threads oversubscribe the
+    cores: gfc on 40768 points with 2 workers took 2.58 s against 1.95 s
+    serially, and 0.91 s with one BLAS thread per worker.  The limit is kept
+    for the life of the worker (threadpoolctl when installed, else nothing).
+    """
+    global _WORKER_BLAS_LIMIT
+    _WORKER_BLAS_LIMIT = blas_threads(1).__enter__()
 
 
 def map_tasks(func, tasks, *, executor=None) -> list:

@@ -319,6 +319,15 @@ def _table2_problem(seed, row, run, N, m=200, m_test=1000, q=2):
 
 
 # ------------------------------------------------------------------- Fig. 4
+def _importance_run(task):
+    """One Fig. 4 fit: (share of |coef|, share of kept features) per variable."""
+    seed, run, m, N, s, d = task
+    rng = np.random.default_rng([seed, run])
+    X, y = datasets.make_friedman1(m, d=d, noise=1.0, rng=rng)
+    model = HARFERegressor(N, s=s, lam=1e-3 / m, q=2, random_state=rng).fit(X, y)
+    return model.variable_importance("magnitude"), model.variable_importance("count")
+
+
 @register(
     "harfe-importance",
     "HARFE Fig. 4: variable importance on Friedman-1, d = 20, q = 2",
@@ -333,13 +342,10 @@ def harfe_importance(ctx):
     """
     runs, m, N, s = (1 if ctx.quick else 5), 500, 10_000, 500
     d = 20
-    mag, count = np.zeros(d), np.zeros(d)
-    for run in range(runs):
-        rng = np.random.default_rng([ctx.seed, run])
-        X, y = datasets.make_friedman1(m, d=d, noise=1.0, rng=rng)
-        model = HARFERegressor(N, s=s, lam=1e-3 / m, q=2, random_state=rng).fit(X, y)
-        mag += model.variable_importance("magnitude") / runs
-        count += model.variable_importance("count") / runs
+    tasks = [(ctx.seed, run, m, N, s, d) for run in range(runs)]
+    shares = map_tasks(_importance_run, tasks, executor=ctx.jobs)
+    mag = sum(sh[0] for sh in shares) / runs
+    count = sum(sh[1] for sh in shares) / runs
     top5 = np.sort(np.argsort(-mag)[:5]) + 1
     ctx.log(f"m = {m}, N = {N}, s = {s}, q = 2, {runs} run(s)")
     ctx.log("variable   " + " ".join(f"{j + 1:5d}" for j in range(d)))
@@ -377,6 +383,21 @@ def _plot_importance(mag, count, path):
 
 
 # ------------------------------------------------------------- Tables 3-4
+def _real_run(task):
+    """One shuffle of one real data set with Table 3's hyper-parameters: test MSE."""
+    name, seed, run, N, s, hp = task
+    ds = datasets.load_uci(name, rng=np.random.default_rng([seed, run]))
+    model = HARFERegressor(
+        N, s=s, lam=hp["m_lambda"] / ds.X_train.shape[0], q=hp["q"],
+        distribution="uniform", bias="weights",
+        random_state=np.random.default_rng([seed, run, 1]),
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", IllConditionedWarning)
+        model.fit(ds.X_train, ds.y_train)
+    return float(np.mean((model.predict(ds.X_test) - ds.y_test) ** 2))
+
+
 @register(
     "harfe-real",
     "HARFE Tables 3-4: test MSE on the six shared UCI sets",
@@ -398,17 +419,8 @@ def harfe_real(ctx):
         mses = []
         t0 = time.perf_counter()
         try:
-            for run in range(runs):
-                ds = datasets.load_uci(name, rng=np.random.default_rng([ctx.seed, run]))
-                model = HARFERegressor(
-                    N, s=s, lam=hp["m_lambda"] / ds.X_train.shape[0], q=hp["q"],
-                    distribution="uniform", bias="weights",
-                    random_state=np.random.default_rng([ctx.seed, run, 1]),
-                )
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore", IllConditionedWarning)
-                    model.fit(ds.X_train, ds.y_train)
-                mses.append(float(np.mean((model.predict(ds.X_test) - ds.y_test) ** 2)))
+            tasks = [(name, ctx.seed, run, N, s, hp) for run in range(runs)]
+            mses = map_tasks(_real_run, tasks, executor=ctx.jobs)
         except FileNotFoundError as exc:
             ctx.log(f"{name}: skipped ({exc})")
             continue

@@ -447,3 +447,18 @@ def test_digits_experiment_skips_without_sklearn(monkeypatch, tmp_path, capsys):
     res = run_experiment("arff-digits", Context(quick=True, out=tmp_path))
     assert "skipped" in res
     assert "scikit-learn is not installed" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("scale", [1.0, 3e5])  # the second takes the libm fallback
+def test_exp_features_match_numpy(scale):
+    """exp(i X W^T) by the sincos kernel, to 1e-15 absolute (1e-9 relative to the phase
+    for phases beyond SINCOS_MAX_ABS, where the phase itself carries that rounding)."""
+    from rflite import metropolis as mp
+
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((50, 3))
+    W = rng.standard_normal((7, 3)) * scale
+    S = mp._features(X, W, "exp")
+    ref = np.exp(1j * (X @ W.T))
+    atol = 1e-15 if scale == 1.0 else 1e-9
+    np.testing.assert_allclose(S, ref, rtol=0, atol=atol)

@@ -107,3 +107,24 @@ def test_min_norm_solve_rank_deficient(rng):
         warnings.simplefilter("error")
         c = nm.min_norm_solve(A, y)
     np.testing.assert_allclose(c, np.linalg.pinv(A) @ y, rtol=1e-8, atol=1e-10)
+
+
+# ------------------------------------------------------------------- sincos
+@pytest.mark.parametrize("scale", [1.0, 1e2, 1e4, nm.SINCOS_MAX_ABS])
+def test_sincos_within_one_ulp_of_numpy(scale):
+    """|error| <= 2.3e-16 (one ulp of values in [-1, 1]) over the documented range,
+    including arguments within rounding of multiples of pi/2."""
+    from numba import njit
+
+    @njit
+    def both(x, s, c):
+        for i in range(x.size):
+            s[i], c[i] = nm.sincos(x[i])
+
+    x = np.random.default_rng(0).uniform(-scale, scale, 200_000)
+    x[:2000] = np.round(x[:2000] / (np.pi / 2)) * (np.pi / 2)
+    x[2000:2010] = [0.0, -0.0, 1e-300, np.pi / 4, -np.pi / 4, np.pi, 3.0, -3.0, 1e-8, 0.5]
+    s, c = np.empty_like(x), np.empty_like(x)
+    both(x, s, c)
+    np.testing.assert_allclose(s, np.sin(x), rtol=0, atol=2.3e-16)
+    np.testing.assert_allclose(c, np.cos(x), rtol=0, atol=2.3e-16)

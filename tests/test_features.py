@@ -320,3 +320,13 @@ def test_empty_column_selection(rng):
     X = rng.normal(size=(4, 3))
     assert f.columns(X, []).shape == (4, 0)
     assert f.operator(X).columns(np.array([], dtype=int)).shape == (4, 0)
+
+
+@pytest.mark.parametrize("activation", ["sin", "cos", "fourier"])
+@pytest.mark.parametrize("q", [2, 6])
+def test_huge_phases_take_the_libm_path(activation, q, rng):
+    # phases beyond SINCOS_MAX_ABS: the fused kernels fall back to math.sin/cos;
+    # agreement to 1e-9 because the phase itself carries ~1e-10 of rounding there
+    f = random_feature_map(6, 20, q=q, activation=activation, distribution=Normal(1e7), rng=3)
+    X = rng.uniform(-1, 1, (9, 6))
+    np.testing.assert_allclose(f.transform(X), reference(f, X), rtol=0, atol=1e-9)

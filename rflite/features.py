@@ -406,7 +406,11 @@ class FeatureMap:
         # kernel, fused with the sparse pre-activation (numpy's sin costs
         # ~15 ns an entry here, the kernel ~1 ns)
         trig = TRIG_KINDS.get(self.activation) if out.dtype == np.float64 else None
-        if is_sin is not None:
+        # selected fourier columns use the same sincos, so A[:, S] is bitwise
+        # the same as the columns of the full matrix (ill-conditioned SHRIMP
+        # paths amplify even 1-ulp differences)
+        pick = trig is not None and is_sin is not None
+        if pick:  # (fourier, so never in place)
             trig = None
 
         def work(r0):
@@ -424,6 +428,8 @@ class FeatureMap:
                 Z += fmap.bias
             if trig is not None:
                 _trig_dense(Z, target, trig)
+            elif pick:
+                _trig_pick(Z, target, is_sin)
             else:
                 _activate(Z, target, self.activation, is_sin)
 
@@ -699,10 +705,27 @@ def _trig_dense(Z, out, kind):  # pragma: no cover - jitted
 
 
 @njit(cache=True, nogil=True)
+def _trig_pick(Z, out, is_sin):  # pragma: no cover - jitted
+    """``out[:, j] = sin(Z[:, j])`` where ``is_sin[j]`` else ``cos``: selected fourier columns."""
+    for i in range(Z.shape[0]):
+        z = Z[i]
+        o = out[i]
+        fast = z.size == 0 or np.abs(z).max() <= SINCOS_MAX_ABS
+        for j in range(z.size):
+            if fast:
+                sn, cs = sincos(z[j])
+            else:
+                sn, cs = math.sin(z[j]), math.cos(z[j])
+            o[j] = sn if is_sin[j] else cs
+
+
+@njit(cache=True, nogil=True)
 def _trig_store(z, o, kind):  # pragma: no cover - jitted
     """``o = sin(z)``, ``cos(z)`` or ``[cos(z) | sin(z)]`` by the vectorisable
     :func:`rflite._numerics.sincos`; libm for rows with phases beyond its range."""
     n = z.size
+    if n == 0:
+        return
     if np.abs(z).max() > SINCOS_MAX_ABS:
         for j in range(n):
             if kind == 0:

@@ -95,11 +95,15 @@ class RandomFeatureModel:
         return f"{type(self).__name__}({args})"
 
     # -- fitting helpers -----------------------------------------------------
+    def _default_distribution(self, d: int):
+        """Weight distribution used when ``distribution=None`` (the feature map's default)."""
+        return None
+
     def _draw_features(self, d: int, rng) -> FeatureMap:
+        dist = self.distribution if self.distribution is not None else self._default_distribution(d)
         return random_feature_map(
             d, self.n_features, q=self.q, subsets=getattr(self, "subsets", "random"),
-            distribution=self.distribution, bias=self.bias, activation=self.activation,
-            rng=rng,
+            distribution=dist, bias=self.bias, activation=self.activation, rng=rng,
         )
 
     def _check_feature_memory(self, m: int, d: int, *, dense: bool = True) -> None:

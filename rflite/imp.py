@@ -447,16 +447,9 @@ class SHRIMPRegressor(RandomFeatureModel):
         self.track_spectrum = track_spectrum
         self.random_state = random_state
 
-    def _draw_features(self, d, rng):
-        dist = self.distribution
-        if dist is None:
-            dist = Normal(scale=1.0 / math.sqrt(self.q if self.q is not None else d))
-        saved = self.distribution
-        try:
-            self.distribution = dist
-            return super()._draw_features(d, rng)
-        finally:
-            self.distribution = saved
+    def _default_distribution(self, d):
+        # the SHRIMP paper's N(0, 1/q) weights (q = d for dense weights)
+        return Normal(scale=1.0 / math.sqrt(self.q if self.q is not None else d))
 
     def fit(self, X, y):
         """Draw the features, run the path, select the step, refit; returns ``self``."""

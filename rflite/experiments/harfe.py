@@ -166,20 +166,14 @@ def harfe_table1(ctx):
     results = {}
     for q in (1, 3, 5):
         for col, (name, d, m_lam) in enumerate(TABLE1_COLUMNS):
-            errs, valid_errs, orig_errs, shifts = [], [], [], []
             t0 = time.perf_counter()
 
             def problem(run, q=q, col=col):
                 return _table1_problem(ctx.seed, q, col, run, m, N)
 
-            tasks = [(_table1_problem, (ctx.seed, q, col, run, m, N), s, m_lam, run < n_diag)
-                     for run in range(runs)]
-            for err, diag in map_tasks(_repetition, tasks, executor=ctx.jobs):
-                errs.append(err)
-                if diag is not None:
-                    shifts.append(diag[0])
-                    valid_errs.append(diag[1])
-                    orig_errs.append(diag[2])
+            errs, shifts, valid_errs, orig_errs = _repetitions(
+                ctx, _table1_problem, [(ctx.seed, q, col, run, m, N) for run in range(runs)],
+                s, m_lam, n_diag)
             med, txt = _spread(errs)
             pub = TABLE1_PUBLISHED[q][col]
             ratio, verdict = _verdict(med, pub)
@@ -217,6 +211,22 @@ def _repetition(task):
         return main, None
     shift = _holdout_shift(A, y, s, rng)
     return main, (shift, err(_fit(A, y, s, shift)), err(_fit(A, y, s, m_lam, rule="original")))
+
+
+def _repetitions(ctx, make_problem, args, s, m_lam, n_diag):
+    """Run one :func:`_repetition` per entry of ``args`` (through ``map_tasks``).
+
+    Returns the test errors of all runs and, for the first ``n_diag`` runs, the
+    diagnostics: hold-out chosen ``m*lambda``, its error and the original-rule error.
+    """
+    tasks = [(make_problem, a, s, m_lam, run < n_diag) for run, a in enumerate(args)]
+    errs, diags = [], []
+    for err, diag in map_tasks(_repetition, tasks, executor=ctx.jobs):
+        errs.append(err)
+        if diag is not None:
+            diags.append(diag)
+    shifts, valid, orig = (list(col) for col in zip(*diags)) if diags else ([], [], [])
+    return errs, shifts, valid, orig
 
 
 def _table1_problem(seed, q, col, run, m, N):
@@ -272,20 +282,14 @@ def harfe_table2(ctx):
     for row, (name, noise, N, m_lam, pub, orig) in enumerate(TABLE2_ROWS):
         if ctx.quick:
             N = min(N, 2000)
-        mses, valid, orig_rule, shifts = [], [], [], []
         t0 = time.perf_counter()
 
         def problem(run, row=row, N=N):
             return _table2_problem(ctx.seed, row, run, N)
 
-        tasks = [(_table2_problem, (ctx.seed, row, run, N), s, m_lam, run < n_diag)
-                 for run in range(runs)]
-        for err, diag in map_tasks(_repetition, tasks, executor=ctx.jobs):
-            mses.append(err)
-            if diag is not None:
-                shifts.append(diag[0])
-                valid.append(diag[1])
-                orig_rule.append(diag[2])
+        mses, shifts, valid, orig_rule = _repetitions(
+            ctx, _table2_problem, [(ctx.seed, row, run, N) for run in range(runs)],
+            s, m_lam, n_diag)
         mean = float(np.mean(mses))
         med, txt = _spread(mses)
         ratio, verdict = _verdict(mean, pub)

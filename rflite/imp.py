@@ -8,11 +8,34 @@ rest (Xie, Shi, Schaeffer and Ward 2022, Algorithm 1):
 .. math::
 
     c_0 = A^{+} y, \qquad
-    P_t = P_{t-1} \setminus \{\lfloor p |P_{t-1}| \rfloor
+    P_t = P_{t-1} \setminus \{N_{t-1} - N_t
           \text{ indices of smallest } |c_{t-1, i}|\}, \qquad
     c_t = A_{P_t}^{+} y .
 
 The step with the lowest validation error is the model (Sec. 3, App. A).
+
+Pruning schedule
+----------------
+The paper states the sizes in closed form, :math:`N_t = N (1-p)^t` (Sec. 3,
+complexity discussion), and its Fig. 4 prints :math:`N_t = 20000, 8192, 879,
+38, 12` at :math:`t = 0, 4, 14, 28, 33` for :math:`N_0 = 20000` columns
+(N = 10000 weights, ``[cos, sin]``) and p = 0.2, i.e.
+:math:`N_t = \lfloor N_0 (1-p)^t \rfloor`: ``schedule="paper"``, the default.
+Algorithm 1's wording, "prune :math:`p |P_{t-1}|` features", read as
+:math:`N_t = N_{t-1} - \lfloor p N_{t-1} \rfloor` compounds the rounding and
+keeps more columns (881, 40, 14 at the same steps): ``schedule="recursive"``
+(this module's schedule up to rflite 0.1.0).  Both remove at least one column
+per step and never go below ``min_features`` (:func:`prune_counts`).
+
+Ranking
+-------
+Which columns are removed is decided on magnitudes rounded to a binary grid
+of spacing :math:`h = ` :data:`TIE_RTOL` :math:`\cdot 2^{\lceil \log_2
+\max|c| \rceil}`; magnitudes in the same grid cell are ties, removed in
+increasing column order.  The coefficients carry rounding errors that depend
+on the BLAS build and thread count, and an exact sort turns a last-bit
+difference between two nearly equal magnitudes into a different support
+(:func:`_prune_order`).
 
 Numerics of the path
 --------------------
@@ -107,6 +130,9 @@ __all__ = [
     "BLAS_THREAD_MIN_ROWS",
     "BLAS_THREADS",
     "GRAM_RCOND",
+    "SCHEDULES",
+    "MAX_PRUNE_STEPS",
+    "TIE_RTOL",
     "SHRIMPPath",
     "shrimp_path",
     "prune_counts",
@@ -121,6 +147,26 @@ __all__ = [
 #: (plain minimum-norm fit on a fresh uniformly random set of ``N_t`` columns,
 #: not nested).  The baselines of SHRIMP Figs. 5-8.
 METHODS = ("magnitude", "random", "naive", "subset")
+
+#: Pruning schedules of :func:`prune_counts`: ``"paper"``,
+#: :math:`N_t = \lfloor N_0 (1-p)^t \rfloor` (SHRIMP Sec. 3 and Fig. 4: 879 /
+#: 38 / 12 columns at t = 14 / 28 / 33 for :math:`N_0 = 20000`, p = 0.2), and
+#: ``"recursive"``, :math:`N_t = N_{t-1} - \lfloor p N_{t-1} \rfloor` (881 /
+#: 40 / 14).  Both remove at least one column per step.
+SCHEDULES = ("paper", "recursive")
+
+#: :func:`prune_counts` refuses schedules longer than this many steps (every
+#: step is a refit; ``prune_counts(10**9, 1e-12)`` would take ~1e9 steps).
+MAX_PRUNE_STEPS = 100_000
+
+#: Relative grid spacing of the magnitude ranking, :math:`2^{-33} \approx
+#: 1.2 \cdot 10^{-10}` of :math:`\max|c|` (rounded up to a power of two):
+#: coefficients whose magnitudes fall in the same grid cell are ties, removed
+#: lowest column index first (:func:`_prune_order`).  Far above the rounding
+#: differences of a well-conditioned solve (~1e-15 relative), far below any
+#: magnitude difference the ranking is meant to see; a power of two so that
+#: the grid is exact (scaling by :math:`2^k` does not round).
+TIE_RTOL = 2.0**-33
 
 #: Maximum iterative-refinement steps after a Cholesky (semi-normal) solve.
 MAX_REFINE = 4
@@ -220,30 +266,134 @@ class SHRIMPPath(NamedTuple):
         return c
 
 
-def prune_counts(n_columns: int, prune_rate: float, *, n_steps=None, min_features=1):
-    r"""Columns surviving each step: :math:`N_t = N_{t-1} - \max(1, \lfloor p N_{t-1} \rfloor)`.
+def prune_counts(n_columns: int, prune_rate: float, *, n_steps=None, min_features=1,
+                 schedule: str = "paper"):
+    r"""Columns surviving each pruning step, :math:`N_0 = ` ``n_columns``, ..., :math:`N_T`.
 
-    At least one column is removed per step (otherwise small supports would
-    never shrink), never so many that fewer than ``min_features`` survive; the
-    schedule stops at ``min_features`` or after ``n_steps`` steps.
+    ``schedule="paper"`` (default), SHRIMP Sec. 3 and Fig. 4:
+
+    .. math::
+
+        N_t = \max\bigl(m_f,\ \min(N_{t-1} - 1,\ \lfloor N_0 (1-p)^t \rfloor)\bigr);
+
+    ``schedule="recursive"``, Algorithm 1 read step by step:
+
+    .. math::
+
+        N_t = \max\bigl(m_f,\ N_{t-1} - \max(1, \lfloor p N_{t-1} \rfloor)\bigr),
+
+    with :math:`m_f = ` ``min_features``.  At least one column is removed per
+    step (the paper's formula repeats a size once :math:`p N_{t-1} < 1`, and a
+    repeated support would only refit the same model); the schedule ends at
+    ``min_features`` or after ``n_steps`` steps.  The paper's counts never
+    exceed the recursive ones, step by step.
+
+    :math:`\lfloor N_0 (1-p)^t \rfloor` is taken of the floating-point power,
+    except that a value within its rounding error below an integer counts as
+    that integer: ``20000 * 0.8**4`` is 8192 whether the binary ``0.8`` rounds
+    the power up or down.
+
+    Parameters
+    ----------
+    n_columns : int >= 1
+        :math:`N_0`, the number of columns of the dictionary (2N for the
+        ``[cos, sin]`` features of N weights).
+    prune_rate : float in (0, 1)
+        p.
+    n_steps : int >= 0, optional
+        Stop after this many steps.
+    min_features : int >= 1
+    schedule : {"paper", "recursive"}
+        See :data:`SCHEDULES`.
 
     Returns
     -------
     (T+1,) int64 ndarray
-        :math:`N_0 = ` ``n_columns``, ..., :math:`N_T`.
+
+    Raises
+    ------
+    ValueError
+        Naming the parameter, for a value out of range; and, before any
+        counting, when the schedule would take more than
+        :data:`MAX_PRUNE_STEPS` steps.  The step count is computed in closed
+        form from the paper's schedule (:func:`_paper_step_count`); it is exact
+        for ``"paper"`` and a lower bound for ``"recursive"``, whose counts
+        are never smaller.
 
     Examples
     --------
-    >>> prune_counts(20000, 0.2)[[0, 4, 14, 28]]   # SHRIMP Fig. 4 prints 879, 38
-    array([20000,  8192,   881,    40])
+    >>> prune_counts(20000, 0.2)[[0, 4, 14, 28, 33]]   # SHRIMP Fig. 4
+    array([20000,  8192,   879,    38,    12])
+    >>> prune_counts(20000, 0.2, schedule="recursive")[[0, 4, 14, 28, 33]]
+    array([20000,  8192,   881,    40,    14])
     """
+    n_columns = check_int(n_columns, "n_columns", minimum=1)
+    prune_rate = check_real(prune_rate, "prune_rate", minimum=0.0, strict=True)
+    if not prune_rate < 1.0:
+        raise ValueError(f"prune_rate must be in (0, 1), got {prune_rate}")
+    if n_steps is not None:
+        n_steps = check_int(n_steps, "n_steps", minimum=0)
+    min_features = check_int(min_features, "min_features", minimum=1)
+    check_choice(schedule, "schedule", SCHEDULES)
+    total = _paper_step_count(n_columns, prune_rate, min_features)
+    if total > MAX_PRUNE_STEPS and (n_steps is None or n_steps > MAX_PRUNE_STEPS):
+        raise ValueError(
+            f"n_columns={n_columns}, prune_rate={prune_rate}, min_features={min_features} "
+            f"would take {'at least ' if schedule == 'recursive' else ''}{total} pruning "
+            f"steps (schedule={schedule!r}), more than MAX_PRUNE_STEPS={MAX_PRUNE_STEPS}; "
+            f"use a larger prune_rate or min_features, or cap n_steps"
+        )
     counts = [n_columns]
     n = n_columns
-    while n > min_features and (n_steps is None or len(counts) <= n_steps):
-        k = min(max(1, math.floor(prune_rate * n)), n - min_features)
-        n -= k
+    t = 0
+    while n > min_features and (n_steps is None or t < n_steps):
+        t += 1
+        if schedule == "paper":
+            n_next = min(n - 1, _floor_power(n_columns, prune_rate, t))
+        else:
+            n_next = n - max(1, math.floor(prune_rate * n))
+        n = max(min_features, n_next)
         counts.append(n)
     return np.asarray(counts, dtype=np.int64)
+
+
+def _floor_power(n0: int, p: float, t: int) -> int:
+    r""":math:`\lfloor N_0 (1-p)^t \rfloor`, robust to the rounding of ``1 - p`` and the power.
+
+    The computed power has a relative error below
+    :math:`(t + 2)(1 + p / (1-p))\,u` (``1 - p`` of the binary ``p`` is off by
+    at most :math:`u\,p/(1-p)` relative from the decimal the caller meant, and
+    the error compounds ``t`` times); a value that close below an integer is
+    taken as that integer.
+    """
+    x = n0 * (1.0 - p) ** t
+    k = math.floor(x)
+    err = 4.0 * (t + 2) * (1.0 + p / (1.0 - p)) * np.finfo(float).eps * x
+    return k + 1 if (k + 1) - x <= err else k
+
+
+def _paper_step_count(n0: int, p: float, min_features: int) -> int:
+    r"""Number of steps of the ``"paper"`` schedule down to ``min_features``, in closed form.
+
+    With :math:`x_t = N_0 (1-p)^t` and :math:`L = -\log(1-p)`: while
+    :math:`p\,x_{t-1} \ge 1` the formula removes at least one column,
+    :math:`N_t = \lfloor x_t \rfloor` (phase 1, :math:`t \le t_1 =
+    \lfloor \log(p N_0) / L \rfloor + 1`); afterwards it removes less than one
+    per step and the at-least-one rule gives :math:`N_t = N_{t-1} - 1`
+    (phase 2).  The schedule reaches ``min_features`` in phase 1 at the first
+    :math:`t` with :math:`x_t < m_f + 1`, else after :math:`t_1 + N_{t_1} - m_f`
+    steps.  Exact up to the rounding of the logarithms at phase boundaries
+    (a step either way), which is all the :data:`MAX_PRUNE_STEPS` check needs.
+    """
+    if n0 <= min_features:
+        return 0
+    L = -math.log1p(-p)
+    t1 = math.floor(math.log(p * n0) / L) + 1 if p * n0 >= 1.0 else 0
+    t_stop = max(1, math.ceil(math.log(n0 / (min_features + 1)) / L))
+    if t_stop <= t1:
+        return t_stop
+    n_t1 = n0 if t1 == 0 else math.floor(n0 * (1.0 - p) ** t1)
+    return t1 + max(0, n_t1 - min_features)
 
 
 def shrimp_path(
@@ -253,6 +403,7 @@ def shrimp_path(
     prune_rate: float = 0.2,
     n_steps: int | None = None,
     min_features: int = 1,
+    schedule: str = "paper",
     method: str = "magnitude",
     A_val=None,
     y_val=None,
@@ -266,13 +417,17 @@ def shrimp_path(
         c_t = A_{P_t}^{+} y = \arg\min \{\|c\|_2 : c \in
         \arg\min_{c'} \|A_{P_t} c' - y\|_2\},
 
-        P_t = P_{t-1} \setminus \text{(the } \max(1, \lfloor p |P_{t-1}| \rfloor)
-        \text{ indices with smallest } |c_{t-1,i}|).
+        P_t = P_{t-1} \setminus \text{(the } N_{t-1} - N_t
+        \text{ indices with smallest } |c_{t-1,i}|),
 
-    Ties in :math:`|c|` are broken towards the lower column index.  See the
-    module notes for how the minimum-norm solves are done (downdated Gram,
-    Cholesky, iterative refinement against :math:`A_{P_t}`, ``gelsy``
-    fallback).
+    with :math:`N_t` from :func:`prune_counts` (by default the paper's
+    :math:`\lfloor N_0 (1-p)^t \rfloor`).  Magnitudes within the grid spacing
+    :data:`TIE_RTOL` :math:`\cdot \max|c|` (same grid cell) are ties, removed
+    lowest column index first, so that last-bit differences in ``c`` (another
+    BLAS, another thread count) do not change the support
+    (:func:`_prune_order`).  See the module notes for how the minimum-norm
+    solves are done (downdated Gram, Cholesky, iterative refinement against
+    :math:`A_{P_t}`, ``gelsy`` fallback).
 
     Parameters
     ----------
@@ -288,6 +443,10 @@ def shrimp_path(
         Maximum number of pruning steps ``T``; default: until ``min_features``.
     min_features : int >= 1
         Never prune below this many columns.
+    schedule : {"paper", "recursive"}
+        How many columns survive each step (:func:`prune_counts`): the paper's
+        :math:`\lfloor N_0 (1-p)^t \rfloor` (default, SHRIMP Fig. 4) or
+        :math:`N_{t-1} - \lfloor p N_{t-1} \rfloor`.
     method : {"magnitude", "random", "naive", "subset"}
         See :data:`METHODS`.  ``"random"`` and ``"subset"`` use ``rng``.
     A_val : (m_val, n) array_like or FeatureOperator, optional
@@ -307,8 +466,9 @@ def shrimp_path(
     ------
     ValueError
         Naming the parameter: ``prune_rate`` outside (0, 1), shape mismatch,
-        NaN / inf, complex ``A``, unknown ``method``, ``A_val`` without
-        ``y_val``.
+        NaN / inf, complex ``A``, unknown ``method`` or ``schedule``,
+        ``A_val`` without ``y_val``, a schedule longer than
+        :data:`MAX_PRUNE_STEPS`.
 
     References
     ----------
@@ -324,7 +484,7 @@ def shrimp_path(
     >>> y = A[:, :3] @ np.array([1.0, -2.0, 3.0])
     >>> path = shrimp_path(A, y, prune_rate=0.2)
     >>> path.n_kept[:4].tolist()
-    [200, 160, 128, 103]
+    [200, 160, 128, 102]
     """
     prune_rate = check_real(prune_rate, "prune_rate", minimum=0.0, strict=True)
     if not prune_rate < 1.0:
@@ -332,6 +492,7 @@ def shrimp_path(
     if n_steps is not None:
         n_steps = check_int(n_steps, "n_steps", minimum=0)
     min_features = check_int(min_features, "min_features", minimum=1)
+    check_choice(schedule, "schedule", SCHEDULES)
     check_choice(method, "method", METHODS)
     if not isinstance(track_spectrum, (bool, np.bool_)):
         raise ValueError(f"track_spectrum must be a bool, got {track_spectrum!r}")
@@ -339,6 +500,9 @@ def shrimp_path(
 
     At = _transposed_copy(A, "A")
     check_int(min_features, "min_features", minimum=1, maximum=At.shape[0])
+    # refuses over-long schedules before any work is done
+    counts = prune_counts(At.shape[0], prune_rate, n_steps=n_steps,
+                          min_features=min_features, schedule=schedule)
     y = check_array(y, "y", ndim=1)
     if y.shape[0] != At.shape[1]:
         raise ValueError(
@@ -362,8 +526,7 @@ def shrimp_path(
                 f"and {y_val.shape[0]}"
             )
     with _blas_threads(At.shape[1]):
-        return _path(At, y, Vt, y_val, prune_rate, n_steps, min_features, method,
-                     bool(track_spectrum), rng)
+        return _path(At, y, Vt, y_val, counts, method, bool(track_spectrum), rng)
 
 
 # ---------------------------------------------------------------------- model
@@ -392,8 +555,10 @@ class SHRIMPRegressor(RandomFeatureModel):
         Variables per feature (the paper's order q*).
     prune_rate : float in (0, 1)
         Fraction pruned per step (paper 0.2).
-    n_steps, min_features, method
-        See :func:`shrimp_path`.
+    n_steps, min_features, schedule, method
+        See :func:`shrimp_path`; ``schedule="paper"`` (default) keeps
+        :math:`\lfloor N_0 (1-p)^t \rfloor` columns at step t, as in the
+        paper's experiments.
     validation_fraction : float in (0, 1)
         Share of the training rows held out to choose the step (paper 0.1).
     refit : bool
@@ -409,6 +574,17 @@ class SHRIMPRegressor(RandomFeatureModel):
     random_state : None, int or numpy.random.Generator
         Seeds the validation split, the features and random pruning (three
         independent streams).
+
+    Notes
+    -----
+    The whole fit (features, path, refit) runs with BLAS limited to the
+    threads of :func:`_blas_threads` (one, with the default
+    :data:`BLAS_THREADS`), so a seed gives the same model whatever
+    ``OPENBLAS_NUM_THREADS`` / ``OMP_NUM_THREADS`` say: BLAS reductions round
+    differently with the thread count, and the minimum-norm refit of a
+    numerically rank-deficient support (whose coefficients can reach 1e12)
+    amplified that to prediction differences of 1e-2.  The pruning decisions
+    are also protected by the tie rule of :func:`_prune_order`.
 
     Attributes
     ----------
@@ -429,7 +605,8 @@ class SHRIMPRegressor(RandomFeatureModel):
     """
 
     def __init__(self, n_features=10000, *, q=1, prune_rate=0.2, n_steps=None,
-                 min_features=1, method="magnitude", validation_fraction=0.1, refit=True,
+                 min_features=1, schedule="paper", method="magnitude",
+                 validation_fraction=0.1, refit=True,
                  distribution=None, subsets="all", bias="none", activation="fourier",
                  track_spectrum=False, random_state=None):
         self.n_features = n_features
@@ -437,6 +614,7 @@ class SHRIMPRegressor(RandomFeatureModel):
         self.prune_rate = prune_rate
         self.n_steps = n_steps
         self.min_features = min_features
+        self.schedule = schedule
         self.method = method
         self.validation_fraction = validation_fraction
         self.refit = refit
@@ -470,6 +648,12 @@ class SHRIMPRegressor(RandomFeatureModel):
             )
         # the path materialises the (n_columns x m) training matrix
         self._check_feature_memory(m, d)
+        # one BLAS thread setting for every step of the fit, whatever the
+        # environment asks for: the model must not depend on the thread count
+        with _blas_threads(m):
+            return self._fit(X, y, m, d, n_val)
+
+    def _fit(self, X, y, m, d, n_val):
         split_rng, feat_rng, path_rng = spawn_streams(self._rng(), 3)
         perm = split_rng.permutation(m)
         val, tr = np.sort(perm[:n_val]), np.sort(perm[n_val:])
@@ -479,7 +663,7 @@ class SHRIMPRegressor(RandomFeatureModel):
         path = shrimp_path(
             fmap.operator(X[tr]), y[tr], A_val=fmap.operator(X[val]), y_val=y[val],
             prune_rate=self.prune_rate, n_steps=self.n_steps,
-            min_features=self.min_features, method=self.method,
+            min_features=self.min_features, schedule=self.schedule, method=self.method,
             track_spectrum=self.track_spectrum, rng=path_rng,
         )
         best = path.best_step
@@ -616,10 +800,9 @@ def _transposed_copy(A, name: str) -> np.ndarray:
     return np.ascontiguousarray(A.T) if not A.flags.f_contiguous else A.T.copy()
 
 
-def _path(At, y, Vt, y_val, p, n_steps, min_features, method, track_spectrum, rng):
-    """Run the path on the owned working copy ``At`` (n x m, overwritten)."""
+def _path(At, y, Vt, y_val, counts, method, track_spectrum, rng):
+    """Run the path on the owned working copy ``At`` (n x m, overwritten), sizes ``counts``."""
     n_all, m = At.shape
-    counts = prune_counts(n_all, p, n_steps=n_steps, min_features=min_features)
     full_At = At.copy() if method == "subset" else None
     Vt_full = Vt.copy() if method == "subset" and Vt is not None else None
     idx = np.arange(n_all, dtype=np.int64)  # column of A held in At[i]
@@ -637,8 +820,8 @@ def _path(At, y, Vt, y_val, p, n_steps, min_features, method, track_spectrum, rn
             else:
                 if method == "random":
                     remove = rng.choice(idx.size, size=k, replace=False)
-                else:  # magnitude, naive: ties -> lower index first
-                    remove = np.argsort(np.abs(c), kind="stable")[:k]
+                else:  # magnitude, naive
+                    remove = _prune_order(c, k)
                 keep = np.ones(idx.size, dtype=np.bool_)
                 keep[remove] = False
                 keep_pos = np.flatnonzero(keep)
@@ -677,6 +860,40 @@ def _path(At, y, Vt, y_val, p, n_steps, min_features, method, track_spectrum, rn
         eig_max=np.asarray(emax), eig_min=np.asarray(emin), solver=tuple(how),
         n_columns=n_all, method=method,
     )
+
+
+def _prune_order(c, k: int) -> np.ndarray:
+    r"""Positions of the ``k`` coefficients to prune: smallest :math:`|c_i|`, near-ties by index.
+
+    Magnitudes are compared on the grid :math:`h\,\mathbb{Z}`,
+    :math:`h = ` :data:`TIE_RTOL` :math:`\cdot 2^e` with :math:`2^{e-1} \le
+    \max_i |c_i| < 2^e`: the key of :math:`c_i` is :math:`\lfloor |c_i| / h
+    \rfloor` (exact: a scaling by a power of two) and equal keys are ties,
+    removed in increasing position.  The rule is a total order, deterministic,
+    and a perturbation of relative size :math:`\delta \ll` :data:`TIE_RTOL`
+    changes the outcome only if it moves a magnitude across a grid point,
+    which happens with probability about :math:`\delta /` :data:`TIE_RTOL`
+    per coefficient, where an exact sort flips whenever two magnitudes at the
+    cut are closer than :math:`\delta`.  An all-zero ``c`` prunes by position.
+
+    Parameters
+    ----------
+    c : (n,) ndarray
+        Finite coefficients.
+    k : int, 0 <= k <= n
+
+    Returns
+    -------
+    (k,) int64 ndarray
+        Positions in ``c``, in increasing key order.
+    """
+    a = np.abs(c)
+    amax = float(a.max()) if a.size else 0.0
+    if not amax > 0.0:
+        return np.arange(k, dtype=np.int64)
+    _, e = math.frexp(amax)  # amax < 2**e
+    key = np.floor(np.ldexp(a, int(-math.log2(TIE_RTOL)) - e))
+    return np.argsort(key, kind="stable")[:k].astype(np.int64)
 
 
 def _extreme_eigs(At):

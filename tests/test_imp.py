@@ -5,6 +5,7 @@ bad input."""
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -31,13 +32,34 @@ RTOL_PINV = 1e-8
 
 
 # ----------------------------------------------------------- naive references
-def pinv_path(A, y, p, *, min_features=1, A_val=None, y_val=None):
+def naive_counts(n0, p, *, schedule="paper", min_features=1):
+    """Schedule sizes in exact rational arithmetic, ``p`` read as the decimal it prints as.
+
+    paper: N_t = floor(N_0 (1-p)^t) (SHRIMP Sec. 3, Fig. 4); recursive:
+    N_t = N_{t-1} - floor(p N_{t-1}); both remove at least one column per step
+    and stop at ``min_features``.
+    """
+    q = Fraction(repr(p))
+    counts, t = [n0], 0
+    while counts[-1] > min_features:
+        t += 1
+        prev = counts[-1]
+        if schedule == "paper":
+            nxt = min(prev - 1, math.floor(n0 * (1 - q) ** t))
+        else:
+            nxt = prev - max(1, math.floor(q * prev))
+        counts.append(max(min_features, nxt))
+    return counts
+
+
+def pinv_path(A, y, p, *, min_features=1, A_val=None, y_val=None, schedule="paper"):
     """Algorithm 1 transcribed literally: a fresh ``pinv`` per step."""
     idx = np.arange(A.shape[1])
     c = np.linalg.pinv(A) @ y
     supports, coefs, val = [idx.copy()], [c], []
-    while idx.size > min_features:
-        k = min(max(1, math.floor(p * idx.size)), idx.size - min_features)
+    for n_t in naive_counts(A.shape[1], p, schedule=schedule,
+                            min_features=min_features)[1:]:
+        k = idx.size - n_t
         drop = np.argsort(np.abs(c), kind="stable")[:k]
         idx = np.delete(idx, drop)
         c = np.linalg.pinv(A[:, idx]) @ y
@@ -111,17 +133,161 @@ def test_path_on_fourier_dictionary_matches_pinv():
 
 
 def test_prune_counts_floor_and_never_empty():
-    counts = prune_counts(20000, 0.2)
+    counts = prune_counts(20000, 0.2, schedule="recursive")
     for a, b in zip(counts[:-1], counts[1:]):
         assert a - b == max(1, math.floor(0.2 * a))
     assert counts[-1] == 1 and counts.min() >= 1
-    assert prune_counts(50, 0.5, min_features=7)[-1] == 7
-    assert len(prune_counts(50, 0.5, n_steps=2)) == 3
+    for schedule in imp.SCHEDULES:
+        assert prune_counts(50, 0.5, min_features=7, schedule=schedule)[-1] == 7
+        assert len(prune_counts(50, 0.5, n_steps=2, schedule=schedule)) == 3
+        assert np.all(np.diff(prune_counts(20000, 0.2, schedule=schedule)) <= -1)
     A, y = well_conditioned(8, 30, 3)
     path = shrimp_path(A, y, prune_rate=0.9, min_features=5)
     assert_array_equal(path.n_kept, [30, 5])  # floor(.9 * 30) = 27, capped at 25
     assert_array_equal(shrimp_path(A, y, prune_rate=0.9).n_kept, [30, 3, 1])
     assert_array_equal(path.n_kept, [s.size for s in path.supports])
+
+
+def test_paper_schedule_matches_fig4():
+    # SHRIMP Fig. 4: N = 10000 weights -> N_0 = 20000 [cos, sin] columns, p = 0.2;
+    # the figure prints N_t = 20000, 8192, 879, 38, 12 at t = 0, 4, 14, 28, 33
+    t = [0, 4, 14, 28, 33]
+    assert_array_equal(prune_counts(20000, 0.2)[t], [20000, 8192, 879, 38, 12])
+    assert_array_equal(prune_counts(20000, 0.2, schedule="paper")[t],
+                       [20000, 8192, 879, 38, 12])
+    # Algorithm 1 read recursively compounds the floors
+    assert_array_equal(prune_counts(20000, 0.2, schedule="recursive")[t],
+                       [20000, 8192, 881, 40, 14])
+
+
+@pytest.mark.parametrize("schedule", ["paper", "recursive"])
+@pytest.mark.parametrize("n0, p, mf", [(20000, 0.15, 1), (20000, 0.25, 1), (20000, 0.35, 1),
+                                       (19800, 0.2, 1), (1000, 0.1, 3), (97, 0.03, 1),
+                                       (500, 0.5, 9), (100, 0.9, 1), (64, 0.5, 1)])
+def test_prune_counts_match_exact_rational_reference(n0, p, mf, schedule):
+    got = prune_counts(n0, p, min_features=mf, schedule=schedule)
+    assert_array_equal(got, naive_counts(n0, p, schedule=schedule, min_features=mf))
+    # closed-form step count (exact for the paper's schedule up to a step at a
+    # phase boundary; a lower bound for the recursive one)
+    T = imp._paper_step_count(n0, p, mf)
+    if schedule == "paper":
+        assert abs(T - (len(got) - 1)) <= 1
+    else:
+        assert T <= len(got) - 1 + 1
+
+
+def test_paper_schedule_is_the_default_everywhere():
+    A, y = well_conditioned(12, 90, 1)
+    assert_array_equal(shrimp_path(A, y, prune_rate=0.2).n_kept, naive_counts(90, 0.2))
+    assert SHRIMPRegressor().schedule == "paper"
+    model = SHRIMPRegressor(n_features=45, q=1, random_state=0).fit(
+        *D.make_shrimp2(30, d=3, rng=0)[:2])
+    assert_array_equal(model.path_.n_kept, naive_counts(90, 0.2))
+    rec = SHRIMPRegressor(n_features=45, q=1, schedule="recursive", random_state=0).fit(
+        *D.make_shrimp2(30, d=3, rng=0)[:2])
+    assert_array_equal(rec.path_.n_kept, naive_counts(90, 0.2, schedule="recursive"))
+
+
+def test_prune_counts_refuses_huge_schedules_up_front():
+    # a million steps is over the limit (the old loop counted them, ~1 s)
+    with pytest.raises(ValueError, match="999999 pruning steps"):
+        prune_counts(10**6, 1e-9)
+    # ~1e9 steps: refused before any counting (the old loop took ~20 min)
+    with pytest.raises(ValueError, match=r"n_columns=1000000000.*prune_rate=1e-12.*"
+                                         r"MAX_PRUNE_STEPS"):
+        prune_counts(10**9, 1e-12)
+    with pytest.raises(ValueError, match="at least"):
+        prune_counts(10**6, 1e-9, schedule="recursive")
+    # ... unless the number of steps is capped
+    assert_array_equal(prune_counts(10**6, 1e-9, n_steps=3),
+                       [10**6, 10**6 - 1, 10**6 - 2, 10**6 - 3])
+    A, y = well_conditioned(3, 5, 2)
+    with pytest.raises(ValueError, match="prune_rate"):
+        shrimp_path(np.tile(A, (1, 30000)), y, prune_rate=1e-9)
+    for bad, name in [(dict(n_columns=0), "n_columns"), (dict(prune_rate=1.0), "prune_rate"),
+                      (dict(min_features=0), "min_features"), (dict(n_steps=-1), "n_steps"),
+                      (dict(schedule="quantile"), "schedule")]:
+        kw = dict(n_columns=100, prune_rate=0.2) | bad
+        with pytest.raises(ValueError, match=name):
+            prune_counts(kw.pop("n_columns"), kw.pop("prune_rate"), **kw)
+
+
+def test_prune_order_ignores_last_bit_perturbations():
+    """Near-ties at the cut are decided by column index, not by rounding noise."""
+    rng = np.random.default_rng(0)
+    old_flips = 0
+    for trial in range(50):
+        # magnitudes on a coarse lattice: many exact ties, some at the cut
+        c = rng.integers(1, 8, size=40) * rng.choice([-1.0, 1.0], size=40) * 0.1
+        k = 13
+        ref = np.sort(imp._prune_order(c, k))
+        # perturb each coefficient by at most 2 ulp, as another BLAS would
+        cp = c.copy()
+        for _ in range(2):
+            cp = np.nextafter(cp, rng.choice([-np.inf, np.inf], size=c.size))
+        assert_array_equal(np.sort(imp._prune_order(cp, k)), ref)
+        old = lambda v: np.sort(np.argsort(np.abs(v), kind="stable")[:k])  # noqa: E731
+        old_flips += not np.array_equal(old(c), old(cp))
+    assert old_flips > 0  # the inputs are adversarial for an exact sort
+
+
+def test_prune_order_is_the_exact_order_when_magnitudes_are_apart():
+    rng = np.random.default_rng(1)
+    for _ in range(20):
+        c = rng.standard_normal(200) * np.exp(rng.uniform(-20, 5, 200))
+        c[rng.integers(200)] = 0.0
+        k = int(rng.integers(0, 200))
+        a = np.abs(c)
+        gaps = np.diff(np.sort(a))
+        # the grid cannot merge magnitudes more than TIE_RTOL * 2 max|c| apart
+        if gaps.size and gaps.min() > 2 * imp.TIE_RTOL * 2 * a.max():
+            assert_array_equal(imp._prune_order(c, k), np.argsort(a, kind="stable")[:k])
+    # all-zero and exactly tied coefficients: lowest positions first
+    assert_array_equal(imp._prune_order(np.zeros(5), 3), [0, 1, 2])
+    assert_array_equal(imp._prune_order(np.array([2.0, -1.0, 1.0, 1.0, 3.0]), 2), [1, 2])
+    # tiny magnitudes (below TIE_RTOL * max) are ties, pruned by position
+    assert_array_equal(imp._prune_order(np.array([1.0, 3e-12, 1e-12, 2e-12]), 2), [1, 2])
+
+
+_THREADS_SCRIPT = """
+import sys, numpy as np
+from rflite import datasets as D
+from rflite.imp import SHRIMPRegressor
+X, y = D.make_shrimp7(300, d=20, rng=0)[:2]
+Xt = np.random.default_rng(9).uniform(-1, 1, (200, 20))
+model = SHRIMPRegressor(n_features=400, q=1, random_state=0).fit(X, y)
+np.savez(sys.argv[1], support=model.support_, pred=model.predict(Xt))
+"""
+
+
+def test_same_model_with_one_or_two_blas_threads(tmp_path):
+    """Same seed, same model whatever OPENBLAS_NUM_THREADS / OMP_NUM_THREADS say.
+
+    On this problem the chosen support is numerically rank deficient and its
+    minimum-norm refit has coefficients ~1e12: the refit run with the
+    environment's BLAS threads gave predictions 2.4e-2 apart between 1 and 2
+    threads.  Supports must be equal and predictions agree to 1e-12 relative.
+    """
+    import os
+    import subprocess
+    import sys
+
+    import rflite
+
+    script = tmp_path / "fit.py"
+    script.write_text(_THREADS_SCRIPT)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(rflite.__file__)))
+    out = {}
+    for n in (1, 2):
+        env = dict(os.environ, OPENBLAS_NUM_THREADS=str(n), OMP_NUM_THREADS=str(n),
+                   MKL_NUM_THREADS=str(n),
+                   PYTHONPATH=os.pathsep.join([root, os.environ.get("PYTHONPATH", "")]))
+        subprocess.run([sys.executable, str(script), str(tmp_path / f"t{n}.npz")], env=env,
+                       check=True, cwd=tmp_path, timeout=300)
+        out[n] = np.load(tmp_path / f"t{n}.npz")
+    assert_array_equal(out[1]["support"], out[2]["support"])
+    p1, p2 = out[1]["pred"], out[2]["pred"]
+    assert_allclose(p2, p1, rtol=1e-12, atol=1e-12 * np.abs(p1).max())
 
 
 def test_supports_nested_and_sorted():

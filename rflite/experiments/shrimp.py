@@ -2,7 +2,9 @@
 
 Setup of every synthetic run (SHRIMP Sec. 4.1 and App. A): x ~ U[-1, 1]^d
 (Ishigami f6: U[-pi, pi]^d), no noise, Def. 3 weights with rho = N(0, I/q),
-``[cos, sin]`` dictionary (2N columns, no bias), N = 10000, p = 20 %, the step
+``[cos, sin]`` dictionary (2N columns, no bias), N = 10000, p = 20 % with the
+paper's schedule :math:`N_t = \lfloor 2N (1-p)^t \rfloor` (Fig. 4; the default
+of :func:`rflite.imp.prune_counts`), the step
 chosen on 10 % of the training rows and refit on all of them
 (:class:`rflite.imp.SHRIMPRegressor`); test MSE on 1000 fresh noise-free
 points.  "min-l2" is the minimum-norm interpolant on all 2N columns and all
@@ -101,7 +103,8 @@ def shrimp_table2(ctx):
     for setting, names, runs, N in plan:
         m, d = SETTINGS[setting]
         ctx.log(f"\n[{setting}-dim] m = {m} (90 % train / 10 % validation), d = {d}, "
-                f"N = {N} ({2 * N} columns), p = 0.2, {runs} run(s)")
+                f"N = {N} ({2 * N} columns), p = 0.2, schedule "
+                f"{SHRIMPRegressor().schedule!r}, {runs} run(s)")
         for name in names:
             k = int(name[-1]) - 1
             q = qstar[name]
@@ -173,6 +176,10 @@ def shrimp_support(ctx):
     ctx.log(f"m = {m}, d = {d}, N = {N} ({2 * N} columns), q = 1, p = 0.2: fit "
             f"{time.perf_counter() - t0:.1f} s")
     path, fmap = model.path_, model.feature_map_
+    fig4 = {4: 8192, 14: 879, 28: 38, 33: 12}  # N_t printed in the paper's Fig. 4
+    ctx.log(f"schedule {model.schedule!r}: N_t at t = 4/14/28/33 = "
+            + "/".join(str(path.n_kept[t]) if t < len(path.n_kept) else "-" for t in fig4)
+            + f" (paper, N_0 = 20000: {'/'.join(map(str, fig4.values()))})")
     B = fmap.transform(X_test)
     test_mse = np.array([np.mean((B[:, s] @ c - y_test) ** 2)
                          for s, c in zip(path.supports, path.coefs)])
@@ -190,7 +197,7 @@ def shrimp_support(ctx):
     first_ok = next((s["t"] for s in summary if s["correct"]
                      and all(r["correct"] for r in summary[s["t"]:])), None)
     best = model.best_step_
-    ctx.log(f"best step t = {best} (N_t = {path.n_kept[best]}; paper N_t = 38 at t = 28), "
+    ctx.log(f"best step t = {best} (N_t = {path.n_kept[best]}; paper: best N_t = 38 at t = 28), "
             f"validation MSE {path.val_mse[best]:.3g}, test MSE of the refit model "
             f"{np.mean((model.predict(X_test) - y_test) ** 2):.3g}")
     if first_ok is not None:

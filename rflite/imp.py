@@ -30,8 +30,8 @@ per step and never go below ``min_features`` (:func:`prune_counts`).
 Ranking
 -------
 Which columns are removed is decided on magnitudes rounded to a binary grid
-of spacing :math:`h = ` :data:`TIE_RTOL` :math:`\cdot 2^{\lceil \log_2
-\max|c| \rceil}`; magnitudes in the same grid cell are ties, removed in
+of spacing :math:`h = ` :data:`TIE_RTOL` :math:`\cdot 2^e`, :math:`2^e` the
+power of two just above :math:`\max|c|`; magnitudes in the same grid cell are ties, removed in
 increasing column order.  The coefficients carry rounding errors that depend
 on the BLAS build and thread count, and an exact sort turns a last-bit
 difference between two nearly equal magnitudes into a different support
@@ -160,13 +160,14 @@ SCHEDULES = ("paper", "recursive")
 MAX_PRUNE_STEPS = 100_000
 
 #: Relative grid spacing of the magnitude ranking, :math:`2^{-33} \approx
-#: 1.2 \cdot 10^{-10}` of :math:`\max|c|` (rounded up to a power of two):
+#: 1.2 \cdot 10^{-10}` of the power of two just above :math:`\max|c|`:
 #: coefficients whose magnitudes fall in the same grid cell are ties, removed
 #: lowest column index first (:func:`_prune_order`).  Far above the rounding
 #: differences of a well-conditioned solve (~1e-15 relative), far below any
 #: magnitude difference the ranking is meant to see; a power of two so that
 #: the grid is exact (scaling by :math:`2^k` does not round).
 TIE_RTOL = 2.0**-33
+_TIE_BITS = 33  # -log2(TIE_RTOL)
 
 #: Maximum iterative-refinement steps after a Cholesky (semi-normal) solve.
 MAX_REFINE = 4
@@ -892,7 +893,8 @@ def _prune_order(c, k: int) -> np.ndarray:
     if not amax > 0.0:
         return np.arange(k, dtype=np.int64)
     _, e = math.frexp(amax)  # amax < 2**e
-    key = np.floor(np.ldexp(a, int(-math.log2(TIE_RTOL)) - e))
+    # |c_i| / h = |c_i| * 2**(33 - e): an exact scaling, then the cell index
+    key = np.floor(np.ldexp(a, _TIE_BITS - e))
     return np.argsort(key, kind="stable")[:k].astype(np.int64)
 
 

@@ -242,6 +242,7 @@ def test_prune_order_is_the_exact_order_when_magnitudes_are_apart():
         # the grid cannot merge magnitudes more than TIE_RTOL * 2 max|c| apart
         if gaps.size and gaps.min() > 2 * imp.TIE_RTOL * 2 * a.max():
             assert_array_equal(imp._prune_order(c, k), np.argsort(a, kind="stable")[:k])
+    assert imp.TIE_RTOL == 2.0 ** -imp._TIE_BITS  # the grid scaling stays exact
     # all-zero and exactly tied coefficients: lowest positions first
     assert_array_equal(imp._prune_order(np.zeros(5), 3), [0, 1, 2])
     assert_array_equal(imp._prune_order(np.array([2.0, -1.0, 1.0, 1.0, 3.0]), 2), [1, 2])

@@ -388,13 +388,14 @@ def _paper_step_count(n0: int, p: float, min_features: int) -> int:
     """
     if n0 <= min_features:
         return 0
+    if p * n0 < 1.0:  # phase 2 from the start (and L may underflow: no logs)
+        return n0 - min_features
     L = -math.log1p(-p)
-    t1 = math.floor(math.log(p * n0) / L) + 1 if p * n0 >= 1.0 else 0
+    t1 = math.floor(math.log(p * n0) / L) + 1
     t_stop = max(1, math.ceil(math.log(n0 / (min_features + 1)) / L))
     if t_stop <= t1:
         return t_stop
-    n_t1 = n0 if t1 == 0 else math.floor(n0 * (1.0 - p) ** t1)
-    return t1 + max(0, n_t1 - min_features)
+    return t1 + max(0, math.floor(n0 * (1.0 - p) ** t1) - min_features)
 
 
 def shrimp_path(

@@ -198,6 +198,8 @@ def test_prune_counts_refuses_huge_schedules_up_front():
         prune_counts(10**9, 1e-12)
     with pytest.raises(ValueError, match="at least"):
         prune_counts(10**6, 1e-9, schedule="recursive")
+    with pytest.raises(ValueError, match="MAX_PRUNE_STEPS"):  # no OverflowError
+        prune_counts(10**6, 5e-324)
     # ... unless the number of steps is capped
     assert_array_equal(prune_counts(10**6, 1e-9, n_steps=3),
                        [10**6, 10**6 - 1, 10**6 - 2, 10**6 - 3])

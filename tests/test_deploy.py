@@ -1,0 +1,113 @@
+"""Deployment faults (issue 17): read-only installs and signals, in subprocesses.
+
+Each test starts a fresh interpreter, because what is under test (numba's cache
+locators at import time, signal handling, worker processes) is per process.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+import rflite
+
+PACKAGE = Path(rflite.__file__).resolve().parent
+NOBODY = 65534
+
+#: A small fit through a ``cache=True`` kernel module (features) and an algorithm
+#: (HARFE); prints a marker so the test knows the script got to the end.
+SMALL_FIT = """
+import warnings, numpy as np
+import rflite
+from rflite.features import random_feature_map
+from rflite.htp import harfe
+rng = np.random.default_rng(0)
+X = rng.standard_normal((30, 3)); y = np.sin(X[:, 0])
+fmap = random_feature_map(3, 40, q=1, rng=0)
+res = harfe(fmap.transform(X), y, s=5, lam=1e-3)
+assert np.all(np.isfinite(res.coef))
+print("FIT-OK", flush=True)
+"""
+
+
+def _readonly_env(tmp: Path) -> tuple[list[str], dict]:
+    """A command prefix and environment in which the package dir and HOME are unwritable.
+
+    The package is copied into ``tmp`` (so no stale ``__pycache__`` of the
+    worktree can serve the cache).  As root, chmod does not stop writes, so the
+    child runs as the unprivileged uid 65534 through ``setpriv``; as a normal
+    user the copy is made read-only with chmod.  ``HOME=/nonexistent`` and no
+    ``XDG_CACHE_HOME`` leave numba's user-wide cache locator nowhere to write.
+    """
+    dst = tmp / "site"
+    shutil.copytree(PACKAGE, dst / "rflite",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.nbi", "*.nbc"))
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("NUMBA_") and k not in ("XDG_CACHE_HOME", "PYTHONPATH")}
+    env.update(HOME="/nonexistent", PYTHONPATH=str(dst), PYTHONDONTWRITEBYTECODE="1")
+    if os.geteuid() == 0:
+        setpriv = shutil.which("setpriv")
+        if setpriv is None:
+            pytest.skip("running as root and setpriv(1) is missing: cannot drop privileges")
+        for p in [tmp, *tmp.rglob("*")]:
+            p.chmod(0o755 if p.is_dir() else 0o644)   # readable, writable by root only
+        prefix = [setpriv, f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
+        probe = subprocess.run([*prefix, "true"], capture_output=True)
+        if probe.returncode != 0:
+            pytest.skip(f"setpriv cannot drop privileges here: {probe.stderr.decode()!r}")
+    else:
+        for p in [*tmp.rglob("*"), tmp]:
+            p.chmod(0o555 if p.is_dir() else 0o444)
+        prefix = []
+    return prefix, env
+
+
+@pytest.fixture
+def world_readable_tmp():
+    """A temporary directory other users can read (pytest's tmp_path is 0700)."""
+    d = Path(tempfile.mkdtemp(prefix="rflite-ro-"))
+    d.chmod(0o755)
+    yield d
+    for p in [d, *d.rglob("*")]:
+        if p.is_dir():
+            p.chmod(0o755)
+    shutil.rmtree(d, ignore_errors=True)
+
+
+def test_read_only_install_imports_and_fits(world_readable_tmp):
+    """Issue 17.1: before the fix, ``import rflite.features`` raised
+    ``RuntimeError: cannot cache function ...: no locator available``."""
+    prefix, env = _readonly_env(world_readable_tmp)
+    cmd = [*prefix, sys.executable, "-W", "always", "-c", SMALL_FIT]
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300,
+                          cwd=world_readable_tmp)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "FIT-OK" in proc.stdout
+    # exactly one warning, saying where the cache went
+    assert proc.stderr.count("NumbaCacheWarning") == 1, proc.stderr
+    assert "numba cache" in proc.stderr
+
+
+def test_read_only_numba_cache_dir_does_not_break_import(world_readable_tmp):
+    """A ``NUMBA_CACHE_DIR`` the process cannot write is treated like no cache dir."""
+    prefix, env = _readonly_env(world_readable_tmp)
+    ro_cache = world_readable_tmp / "ro-cache"
+    ro_cache.mkdir()
+    if not prefix:
+        ro_cache.chmod(0o555)
+    env["NUMBA_CACHE_DIR"] = str(ro_cache)
+    cmd = [*prefix, sys.executable, "-W", "always", "-c", SMALL_FIT]
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300,
+                          cwd=world_readable_tmp)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "FIT-OK" in proc.stdout
+    assert proc.stderr.count("NumbaCacheWarning") == 1, proc.stderr
+    assert "NUMBA_CACHE_DIR" in proc.stderr

@@ -84,7 +84,10 @@ def executor_scope(executor, n_tasks: int | None = None):
 
     An int ``n_jobs >= 2`` makes a local spawn-context process pool of
     ``min(n_jobs, n_tasks)`` workers, each limited to one BLAS thread, that is
-    shut down on exit; an executor
+    shut down on exit: normally after its tasks, and at once (workers
+    terminated, pending tasks cancelled) when the block raises, including
+    ``KeyboardInterrupt`` from Ctrl-C or SIGTERM under ``python -m rflite``;
+    an executor
     passed in is yielded as it is and left running (its owner closes it).
     """
     executor = check_executor(executor)
@@ -99,10 +102,53 @@ def executor_scope(executor, n_tasks: int | None = None):
         )
         try:
             yield pool
-        finally:
+        except BaseException:
+            # An error, Ctrl-C or SIGTERM: do not wait for running tasks (or for
+            # workers still importing at start-up); stop the workers now.
+            _terminate_pool(pool)
+            raise
+        else:
             pool.shutdown(wait=True, cancel_futures=True)
     else:
         yield executor
+
+
+#: Seconds to wait for a terminated worker before killing it.
+_TERMINATE_GRACE = 1.0
+
+
+def _terminate_pool(pool: ProcessPoolExecutor) -> None:
+    """Cancel pending work and stop ``pool``'s worker processes without waiting for tasks.
+
+    ``shutdown(cancel_futures=True)`` alone still waits for the running tasks
+    (minutes for an experiment's repetition) and for workers that are still
+    starting; here every worker is sent SIGTERM, joined for at most
+    :data:`_TERMINATE_GRACE` seconds and then killed.  The pool's own
+    management thread then sees its workers gone and exits, and the
+    multiprocessing resource tracker exits once this process does.
+    """
+    terminate_workers = getattr(pool, "terminate_workers", None)  # Python >= 3.14
+    # Snapshot first: shutdown() may clear the table of processes.
+    procs = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    if terminate_workers is not None:
+        try:
+            terminate_workers()
+        except Exception:  # already shut down: fall through to the manual stop
+            pass
+    for p in procs:
+        try:
+            p.terminate()
+        except (OSError, ValueError, AttributeError):  # already gone or closed
+            pass
+    for p in procs:
+        try:
+            p.join(_TERMINATE_GRACE)
+            if p.is_alive():
+                p.kill()
+                p.join(_TERMINATE_GRACE)
+        except (OSError, ValueError, AttributeError):
+            pass
 
 
 _WORKER_BLAS_LIMIT = None

@@ -111,3 +111,81 @@ def test_read_only_numba_cache_dir_does_not_break_import(world_readable_tmp):
     assert "FIT-OK" in proc.stdout
     assert proc.stderr.count("NumbaCacheWarning") == 1, proc.stderr
     assert "NUMBA_CACHE_DIR" in proc.stderr
+
+
+# ---------------------------------------------------------------- signals (17.5)
+
+def _children(pid: int) -> set[int]:
+    """PIDs of the live (non-zombie) descendants of ``pid``, from /proc."""
+    parent = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[0] != "Z":
+            parent[int(entry)] = int(fields[1])
+    found, frontier = set(), {pid}
+    while frontier:
+        frontier = {c for c, p in parent.items() if p in frontier} - found
+        found |= frontier
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs /proc to find child processes")
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_signal_during_pool_start_up_leaves_no_process(tmp_path, sig):
+    """Issue 17.5: SIGTERM while ``--jobs 2`` workers start used to kill only the
+    parent, leaving the workers and the resource tracker running."""
+    out = tmp_path / "figs"
+    cmd = [sys.executable, "-m", "rflite", "run", "theory-coherence", "--quick",
+           "--jobs", "2", "--out", str(out)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            cwd=Path(__file__).resolve().parents[1])
+    try:
+        seen: set[int] = set()
+        deadline = time.monotonic() + 120
+        # wait until the pool is starting: two workers (plus the resource tracker)
+        while time.monotonic() < deadline and proc.poll() is None:
+            seen |= _children(proc.pid)
+            if len(seen) >= 3:
+                break
+            time.sleep(0.02)
+        assert proc.poll() is None, "the run ended before its pool started"
+        assert len(seen) >= 3, f"pool never started: children {seen}"
+        proc.send_signal(sig)
+        try:
+            _, err = proc.communicate(timeout=20)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"python -m rflite still running 20 s after {sig.name}")
+        assert proc.returncode == 128 + sig, err[-2000:]
+        assert "Traceback" not in err, err[-2000:]
+        # every process it started is gone (allow them a moment to be reaped)
+        deadline = time.monotonic() + 10
+        left = {p for p in seen if _alive(p)}
+        while left and time.monotonic() < deadline:
+            time.sleep(0.05)
+            left = {p for p in left if _alive(p)}
+        assert not left, f"processes left behind after {sig.name}: {sorted(left)}"
+        # and no half-written figure under its final name, nor a stray temporary
+        if out.exists():
+            assert not [p for p in out.iterdir() if ".part" in p.name]
+    finally:
+        seen = locals().get("seen", set())
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        for p in seen:  # the test failed: do not leave its processes running
+            if _alive(p):
+                os.kill(p, signal.SIGKILL)

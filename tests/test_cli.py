@@ -196,6 +196,13 @@ def test_atomic_path_keeps_the_old_file_when_interrupted(tmp_path):
     with atomic_path(target) as tmp:
         tmp.write_bytes(b"new")
     assert target.read_bytes() == b"new"
+    fresh = tmp_path / "fresh.txt"
+    with atomic_path(fresh) as tmp:
+        tmp.write_text("x")
+    mask = os.umask(0)
+    os.umask(mask)
+    assert fresh.stat().st_mode & 0o777 == 0o666 & ~mask  # as open() would make it
+    fresh.unlink()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["fig.png"]
 
 

@@ -144,15 +144,21 @@ def _alive(pid: int) -> bool:
 
 
 @pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs /proc to find child processes")
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
-def test_signal_during_pool_start_up_leaves_no_process(tmp_path, sig):
+@pytest.mark.parametrize("sig, group", [(signal.SIGTERM, False), (signal.SIGINT, False),
+                                        (signal.SIGINT, True)],
+                         ids=["SIGTERM", "SIGINT", "Ctrl-C-to-group"])
+def test_signal_during_pool_start_up_leaves_no_process(tmp_path, sig, group):
     """Issue 17.5: SIGTERM while ``--jobs 2`` workers start used to kill only the
-    parent, leaving the workers and the resource tracker running."""
+    parent, leaving the workers and the resource tracker running.  ``group``
+    sends the signal to the whole process group, as a terminal's Ctrl-C does."""
     out = tmp_path / "figs"
     cmd = [sys.executable, "-m", "rflite", "run", "theory-coherence", "--quick",
            "--jobs", "2", "--out", str(out)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            cwd=Path(__file__).resolve().parents[1])
+    # Output to files, not pipes: a leftover worker would hold a pipe open and
+    # make the wait below measure the wrong process.
+    stdout, stderr = open(tmp_path / "out.txt", "w"), open(tmp_path / "err.txt", "w")
+    proc = subprocess.Popen(cmd, stdout=stdout, stderr=stderr,
+                            cwd=Path(__file__).resolve().parents[1], start_new_session=True)
     try:
         seen: set[int] = set()
         deadline = time.monotonic() + 120
@@ -164,11 +170,15 @@ def test_signal_during_pool_start_up_leaves_no_process(tmp_path, sig):
             time.sleep(0.02)
         assert proc.poll() is None, "the run ended before its pool started"
         assert len(seen) >= 3, f"pool never started: children {seen}"
-        proc.send_signal(sig)
+        if group:
+            os.killpg(proc.pid, sig)
+        else:
+            proc.send_signal(sig)
         try:
-            _, err = proc.communicate(timeout=20)
+            proc.wait(timeout=20)
         except subprocess.TimeoutExpired:
             pytest.fail(f"python -m rflite still running 20 s after {sig.name}")
+        err = (tmp_path / "err.txt").read_text()
         assert proc.returncode == 128 + sig, err[-2000:]
         assert "Traceback" not in err, err[-2000:]
         # every process it started is gone (allow them a moment to be reaped)
@@ -189,3 +199,43 @@ def test_signal_during_pool_start_up_leaves_no_process(tmp_path, sig):
         for p in seen:  # the test failed: do not leave its processes running
             if _alive(p):
                 os.kill(p, signal.SIGKILL)
+        stdout.close()
+        stderr.close()
+
+
+def _fail_or_block(task):
+    """Task 0 fails; task 1 would run for an hour."""
+    if task == 0:
+        time.sleep(0.5)
+        raise ValueError("task 0 failed")
+    time.sleep(3600)
+
+
+@pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="needs SIGALRM for the hang guard")
+def test_failed_task_stops_the_pool_without_waiting_for_running_tasks():
+    """``executor_scope`` used to ``shutdown(wait=True)`` on an error or Ctrl-C, so the
+    caller waited for every running task (here an hour) before seeing it."""
+    from rflite._parallel import map_tasks
+
+    def hang(signum, frame):
+        raise TimeoutError("map_tasks waited for the running task after the failure")
+
+    old = signal.signal(signal.SIGALRM, hang)
+    signal.setitimer(signal.ITIMER_REAL, 120)
+    try:
+        with pytest.raises(ValueError, match="task 0 failed"):
+            map_tasks(_fail_or_block, [0, 1], executor=2)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+    # the worker that ran the hour-long task is gone
+    left = {p for p in _children(os.getpid()) if "resource_tracker" not in _cmdline(p)}
+    assert not left, f"worker processes left: {sorted(left)}"
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""

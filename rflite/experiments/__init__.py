@@ -101,6 +101,15 @@ def atomic_path(path):
     tmp = Path(tmp)
     try:
         yield tmp
+        # mkstemp made the file 0600; give it the mode a plain open() would have
+        # (the target's own, or 0666 less the umask) before it takes the name.
+        try:
+            mode = path.stat().st_mode & 0o7777
+        except OSError:
+            mask = os.umask(0)
+            os.umask(mask)
+            mode = 0o666 & ~mask
+        os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):

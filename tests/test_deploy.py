@@ -53,6 +53,7 @@ def _readonly_env(tmp: Path) -> tuple[list[str], dict]:
     env = {k: v for k, v in os.environ.items()
            if not k.startswith("NUMBA_") and k not in ("XDG_CACHE_HOME", "PYTHONPATH")}
     env.update(HOME="/nonexistent", PYTHONPATH=str(dst), PYTHONDONTWRITEBYTECODE="1")
+    (tmp / "ro-cache").mkdir()  # for a read-only NUMBA_CACHE_DIR
     if os.geteuid() == 0:
         setpriv = shutil.which("setpriv")
         if setpriv is None:
@@ -70,25 +71,26 @@ def _readonly_env(tmp: Path) -> tuple[list[str], dict]:
     return prefix, env
 
 
-@pytest.fixture
-def world_readable_tmp():
-    """A temporary directory other users can read (pytest's tmp_path is 0700)."""
+@pytest.fixture(scope="module")
+def readonly_install():
+    """One read-only copy of the package for the module's tests (the second run then
+    loads the kernels from the temporary cache the first one wrote)."""
     d = Path(tempfile.mkdtemp(prefix="rflite-ro-"))
     d.chmod(0o755)
-    yield d
+    prefix, env = _readonly_env(d)
+    yield d, prefix, env
     for p in [d, *d.rglob("*")]:
         if p.is_dir():
             p.chmod(0o755)
     shutil.rmtree(d, ignore_errors=True)
 
 
-def test_read_only_install_imports_and_fits(world_readable_tmp):
+def test_read_only_install_imports_and_fits(readonly_install):
     """Issue 17.1: before the fix, ``import rflite.features`` raised
     ``RuntimeError: cannot cache function ...: no locator available``."""
-    prefix, env = _readonly_env(world_readable_tmp)
+    tmp, prefix, env = readonly_install
     cmd = [*prefix, sys.executable, "-W", "always", "-c", SMALL_FIT]
-    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300,
-                          cwd=world_readable_tmp)
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300, cwd=tmp)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "FIT-OK" in proc.stdout
     # exactly one warning, saying where the cache went
@@ -96,17 +98,15 @@ def test_read_only_install_imports_and_fits(world_readable_tmp):
     assert "numba cache" in proc.stderr
 
 
-def test_read_only_numba_cache_dir_does_not_break_import(world_readable_tmp):
+def test_read_only_numba_cache_dir_does_not_break_import(readonly_install):
     """A ``NUMBA_CACHE_DIR`` the process cannot write is treated like no cache dir."""
-    prefix, env = _readonly_env(world_readable_tmp)
-    ro_cache = world_readable_tmp / "ro-cache"
-    ro_cache.mkdir()
-    if not prefix:
-        ro_cache.chmod(0o555)
-    env["NUMBA_CACHE_DIR"] = str(ro_cache)
+    tmp, prefix, env = readonly_install
+    ro_cache = tmp / "ro-cache"
+    ro_cache.mkdir(mode=0o755, exist_ok=True)
+    ro_cache.chmod(0o755 if prefix else 0o555)
+    env = dict(env, NUMBA_CACHE_DIR=str(ro_cache))
     cmd = [*prefix, sys.executable, "-W", "always", "-c", SMALL_FIT]
-    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300,
-                          cwd=world_readable_tmp)
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300, cwd=tmp)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "FIT-OK" in proc.stdout
     assert proc.stderr.count("NumbaCacheWarning") == 1, proc.stderr

@@ -4,11 +4,17 @@ Import single functions from the flat modules, e.g.
 ``from rflite.features import random_feature_map``.
 """
 
-from rflite.features import FeatureMap, FeatureOperator, random_feature_map, variable_usage
+# Before any kernel module: numba's cache=True decorators need a writable cache
+# directory at import time (a read-only install has none; see rflite._cache).
+from rflite._cache import NumbaCacheWarning, ensure_numba_cache
+
+ensure_numba_cache()
+
+from rflite.features import FeatureMap  # noqa: E402, FeatureOperator, random_feature_map, variable_usage
 
 __version__ = "0.1.0"
 
-__all__ = ["FeatureMap", "FeatureOperator", "random_feature_map", "variable_usage", "warmup"]
+__all__ = ["FeatureMap", "NumbaCacheWarning", "FeatureOperator", "random_feature_map", "variable_usage", "warmup"]
 
 
 def warmup() -> None:

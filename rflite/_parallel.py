@@ -33,6 +33,8 @@ import contextlib
 import multiprocessing
 import numbers
 import os
+import signal
+import threading
 from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
@@ -84,7 +86,10 @@ def executor_scope(executor, n_tasks: int | None = None):
 
     An int ``n_jobs >= 2`` makes a local spawn-context process pool of
     ``min(n_jobs, n_tasks)`` workers, each limited to one BLAS thread, that is
-    shut down on exit; an executor
+    shut down on exit: normally after its tasks, and at once (workers
+    terminated, pending tasks cancelled) when the block raises, including
+    ``KeyboardInterrupt`` from Ctrl-C or SIGTERM under ``python -m rflite``;
+    an executor
     passed in is yielded as it is and left running (its owner closes it).
     """
     executor = check_executor(executor)
@@ -95,14 +100,94 @@ def executor_scope(executor, n_tasks: int | None = None):
             return
         pool = ProcessPoolExecutor(
             max_workers=n, mp_context=multiprocessing.get_context(START_METHOD),
-            initializer=one_blas_thread,
+            initializer=_pool_worker_init,
         )
         try:
+            # Start every worker now, with Ctrl-C/SIGTERM held back meanwhile: a
+            # signal in the middle of a spawn cuts the start-up data the child is
+            # reading (it then dies with "EOFError: Ran out of input" on stderr).
+            # Held back for the few tens of ms the spawns take, then delivered.
+            with _signals_deferred():
+                for _ in range(n):
+                    pool.submit(int)
             yield pool
-        finally:
+        except BaseException:
+            # An error, Ctrl-C or SIGTERM: do not wait for running tasks (or for
+            # workers still importing at start-up); stop the workers now.
+            _terminate_pool(pool)
+            raise
+        else:
             pool.shutdown(wait=True, cancel_futures=True)
     else:
         yield executor
+
+
+@contextlib.contextmanager
+def _signals_deferred():
+    """Hold SIGINT and SIGTERM back for the block; deliver the first one after it.
+
+    Python runs signal handlers in the main thread only, so elsewhere (and
+    where handlers cannot be set) this does nothing.  The signal is re-raised
+    with :func:`signal.raise_signal` once the previous handlers are back, so
+    it has exactly the effect it would have had, only later.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    pending = []
+
+    def hold(signum, frame):
+        pending.append(signum)
+
+    sigs = (signal.SIGINT, signal.SIGTERM)
+    old = {}
+    try:
+        for sig in sigs:
+            old[sig] = signal.signal(sig, hold)
+        yield
+    finally:
+        for sig, handler in old.items():
+            signal.signal(sig, signal.SIG_DFL if handler is None else handler)
+        if pending:
+            signal.raise_signal(pending[0])
+
+
+#: Seconds to wait for a terminated worker before killing it.
+_TERMINATE_GRACE = 1.0
+
+
+def _terminate_pool(pool: ProcessPoolExecutor) -> None:
+    """Cancel pending work and stop ``pool``'s worker processes without waiting for tasks.
+
+    ``shutdown(cancel_futures=True)`` alone still waits for the running tasks
+    (minutes for an experiment's repetition) and for workers that are still
+    starting; here every worker is sent SIGTERM, joined for at most
+    :data:`_TERMINATE_GRACE` seconds and then killed.  The pool's own
+    management thread then sees its workers gone and exits, and the
+    multiprocessing resource tracker exits once this process does.
+    """
+    terminate_workers = getattr(pool, "terminate_workers", None)  # Python >= 3.14
+    # Snapshot first: shutdown() may clear the table of processes.
+    procs = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    if terminate_workers is not None:
+        try:
+            terminate_workers()
+        except Exception:  # already shut down: fall through to the manual stop
+            pass
+    for p in procs:
+        try:
+            p.terminate()
+        except (OSError, ValueError, AttributeError):  # already gone or closed
+            pass
+    for p in procs:
+        try:
+            p.join(_TERMINATE_GRACE)
+            if p.is_alive():
+                p.kill()
+                p.join(_TERMINATE_GRACE)
+        except (OSError, ValueError, AttributeError):
+            pass
 
 
 _WORKER_BLAS_LIMIT = None
@@ -121,6 +206,17 @@ def one_blas_thread():
     """
     global _WORKER_BLAS_LIMIT
     _WORKER_BLAS_LIMIT = blas_threads(1).__enter__()
+
+
+def _pool_worker_init():
+    """Initializer of the pools rflite makes: one BLAS thread, and Ctrl-C left to the parent.
+
+    A Ctrl-C in a terminal reaches the whole process group; workers that
+    ignore it let the parent cancel the work and terminate them
+    (:func:`_terminate_pool`) instead of each printing a traceback.
+    """
+    one_blas_thread()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def map_tasks(func, tasks, *, executor=None) -> list:

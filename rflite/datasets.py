@@ -1101,17 +1101,57 @@ def _locate(name, data_dir, *, stacklevel) -> Path:
 
 @functools.lru_cache(maxsize=16)
 def _read_table(path: str, fmt: str, mat_keys, mtime_ns: int):
-    """Read a raw table once per (path, modification time); arrays are read-only."""
+    """Read a raw table once per (path, modification time); arrays are read-only.
+
+    Every failure of the readers (a truncated or foreign ``.mat`` file, a
+    missing variable, text that is not numbers, ragged rows) becomes a
+    ``ValueError`` that names the file and says what is wrong, instead of the
+    reader's own message, which names neither.
+    """
     if fmt == "mat":
-        mat = scipy.io.loadmat(path)
-        X = np.asarray(mat[mat_keys[0]], dtype=np.float64)
-        y = np.asarray(mat[mat_keys[1]], dtype=np.float64).ravel()
-        tables = (X, y)
+        try:
+            mat = scipy.io.loadmat(path)
+        except Exception as exc:  # scipy raises ValueError, TypeError, MatReadError, ...
+            raise ValueError(f"{path}: not a readable MATLAB .mat file "
+                             f"({type(exc).__name__}: {exc})") from exc
+        missing = [k for k in mat_keys if k not in mat]
+        if missing:
+            found = sorted(k for k in mat if not k.startswith("__"))
+            raise ValueError(f"{path}: MATLAB variable(s) {missing} missing; the file holds {found}")
+        tables = []
+        for key in mat_keys:
+            try:
+                tables.append(np.asarray(mat[key], dtype=np.float64))
+            except (TypeError, ValueError) as exc:
+                raise ValueError(f"{path}: MATLAB variable {key!r} is not a numeric array "
+                                 f"({exc})") from exc
+        X, y = tables
+        if X.ndim != 2 or y.size != X.shape[0]:
+            raise ValueError(f"{path}: {mat_keys[0]!r} must be a 2-D array with one row per "
+                             f"entry of {mat_keys[1]!r}; shapes are {X.shape} and {y.shape}")
+        tables = (X, y.ravel())
     else:
-        tables = (np.loadtxt(path, delimiter="," if fmt == "comma" else None, ndmin=2),)
+        try:
+            with warnings.catch_warnings():  # an empty file is reported below, not warned
+                warnings.simplefilter("ignore", UserWarning)
+                table = np.loadtxt(path, delimiter="," if fmt == "comma" else None, ndmin=2)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise ValueError(f"{path}: not a table of numbers "
+                             f"({'comma' if fmt == 'comma' else 'whitespace'}-separated): {exc}"
+                             ) from exc
+        if table.size == 0:
+            raise ValueError(f"{path}: no data (the file is empty or holds only comments)")
+        tables = (np.asarray(table, dtype=np.float64),)
     for t in tables:
+        bad = ~np.isfinite(t)
+        if bad.any():
+            first = np.argwhere(bad)[0]
+            where = (f"row {first[0] + 1}, column {first[1] + 1}" if t.ndim == 2
+                     else f"entry {first[0] + 1}")
+            raise ValueError(f"{path}: {int(bad.sum())} NaN or infinite value(s) in the data, "
+                             f"the first at {where} (1-based); clean or impute the file first")
         t.flags.writeable = False
-    return tables
+    return tuple(tables)
 
 
 def _standardise(train, test, ddof):
@@ -1159,7 +1199,7 @@ def load_uci(name, data_dir=None, rng=None, *, n_noise=None, ddof=STANDARDISE_DD
     n_noise : int >= 0, optional
         Noise columns to append; default the README's (36 for airfoil, 55 for
         ccpp, 0 otherwise).
-    ddof : int >= 0, default 0
+    ddof : int, 0 <= ddof < n_train, default 0
         Delta degrees of freedom of the training standard deviation (the
         Metropolis paper's Algorithm 3 uses 1).
 
@@ -1174,8 +1214,11 @@ def load_uci(name, data_dir=None, rng=None, *, n_noise=None, ddof=STANDARDISE_DD
     Raises
     ------
     ValueError
-        Unknown ``name``, negative ``n_noise``, or a file with too few rows or
-        columns.
+        Unknown ``name``, negative ``n_noise``, ``ddof`` not smaller than
+        ``n_train``; and, naming the file, a file with too few rows or
+        columns, NaN or infinite values (with the first position), text that
+        is not numbers, or a ``.mat`` file that cannot be read or lacks its
+        variables.
     FileNotFoundError
         When the file is in none of the searched locations.
 
@@ -1195,10 +1238,19 @@ def load_uci(name, data_dir=None, rng=None, *, n_noise=None, ddof=STANDARDISE_DD
     info = UCI_DATASETS[name]
     n_noise = info.n_noise if n_noise is None else check_int(n_noise, "n_noise", minimum=0)
     ddof = check_int(ddof, "ddof", minimum=0)
+    if ddof >= info.n_train:
+        # np.std would divide by n_train - ddof <= 0: an infinite (or NaN) scale
+        # and all-zero standardised data.
+        raise ValueError(f"ddof={ddof} must be smaller than the {info.n_train} training rows "
+                         f"of name={name!r}")
     rng = check_rng(rng)
     path = _locate(name, data_dir, stacklevel=3)
 
-    tables = _read_table(str(path), info.fmt, info.mat_keys, path.stat().st_mtime_ns)
+    try:
+        tables = _read_table(str(path), info.fmt, info.mat_keys, path.stat().st_mtime_ns)
+    except ValueError as exc:  # name the request too, not only the file
+        raise ValueError(f"{exc} (the data file of name={name!r}; see data_dir and "
+                         f"${DATA_ENV_VAR})") from exc
     if info.fmt == "mat":
         X_all, y_all = tables
     else:

@@ -27,6 +27,26 @@ Lemma A.3 (Saha, Schaeffer, Tran 2023), SHRIMP Thm 5 / Cor. 6 / Prop. 7 /
 Remark 8 / eq. (35) (Xie, Shi, Schaeffer, Ward 2022), and the optimal Metropolis
 exponent of Kammonen et al. (2020), Remark 3.2.
 
+Extreme inputs
+--------------
+Every closed form is evaluated in decimal arithmetic (34 digits, exponent
+range about :math:`\pm 10^{18}`, see ``_CONTEXT``) and rounded to a float
+once, so no finite input (``gamma = 1e308``, ``delta = 5e-324``, ``d = 2**62``)
+raises ``OverflowError``, returns NaN or loops: a result beyond the float
+range is ``inf`` and means what its docstring says (a vacuous bound, an
+unattainable requirement, no limit); one below it is 0.  Invalid inputs
+raise ``ValueError`` naming the parameter.  :func:`harfe_min_samples`
+searches at most up to ``2**1100`` and returns ``inf`` beyond.
+
+HARFE Thm 3.2
+-------------
+:func:`harfe_risk_bound` returns the theorem as printed and what its proof
+supports: multiplying out the proof's second-to-last line gives the
+:math:`\|f\|_\rho` term :math:`D\sqrt{\lambda/N}(3^{-1/4} +
+N^{1/2}(2m\log\tfrac1\delta)^{1/4})`, where the statement lacks the
+:math:`N^{1/2}`; and the proof's union bound gives probability
+:math:`1 - 4\delta`, not the stated :math:`1 - 2\delta`.
+
 What the numerical checks found
 -------------------------------
 ``python -m rflite run theory-...`` samples the random objects and prints the
@@ -79,8 +99,11 @@ mean is more than 3 standard errors on the wrong side):
 
 from __future__ import annotations
 
+import decimal
+import functools
 import itertools
 import math
+from decimal import Decimal
 from typing import NamedTuple
 
 import numpy as np
@@ -119,6 +142,7 @@ __all__ = [
     "harfe_thm31_bound",
     "harfe_risk_epsilon",
     "harfe_risk_bound",
+    "HarfeRiskBound",
     "htp_rip_threshold",
     "SparsityCheck",
     "sparsity_check",
@@ -886,11 +910,63 @@ def best_s_term_error(c, s: int, p: float = 1.0) -> float:
     return float(np.linalg.norm(tail, p) if p >= 1 else np.sum(tail**p) ** (1.0 / p))
 
 
+# ======================================================== closed forms: arithmetic
+#: Decimal context in which every closed form below is evaluated: 34
+#: significant digits and an exponent range of about +-10^18, so that no
+#: intermediate quantity over- or underflows for any finite float or int input
+#: (gamma = 1e308, delta = 5e-324, d = 2**62).  Overflow and underflow are
+#: not trapped (they give Infinity / 0 only beyond +-10^18); invalid
+#: operations (inf - inf, 0 * inf) and division by zero are trapped, so a
+#: NaN can never be returned silently.
+_CONTEXT = decimal.Context(prec=34, Emax=decimal.MAX_EMAX, Emin=decimal.MIN_EMIN,
+                           traps=[decimal.InvalidOperation, decimal.DivisionByZero])
+_ONE, _TWO, _FOUR = Decimal(1), Decimal(2), Decimal(4)
+
+
+def _closed_form(func):
+    """Evaluate ``func`` in :data:`_CONTEXT` (the decorator of every closed form below)."""
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        with decimal.localcontext(_CONTEXT):
+            return func(*args, **kwargs)
+
+    return wrapper
+
+
+def _D(x) -> Decimal:
+    """Exact decimal value of a validated float or int."""
+    return x if isinstance(x, Decimal) else Decimal(x)
+
+
+def _ln(x) -> Decimal:
+    return _D(x).ln()
+
+
+def _sqrt(x) -> Decimal:
+    return _D(x).sqrt()
+
+
+def _float(x: Decimal) -> float:
+    """Round once to float: beyond the float range ``inf``, below it ``0.0``."""
+    return float(x)
+
+
+def _ln_inv(delta: float) -> Decimal:
+    r""":math:`\log(1/\delta)` as :math:`-\log\delta` (``1/5e-324`` overflows a float)."""
+    return -_ln(delta)
+
+
+#: Largest m :func:`harfe_min_samples` searches (beyond it no float can hold m).
+_MAX_SAMPLES = 2**1100
+
+
 # ============================================================ HARFE (000)
 def _harfe_common(lam, delta, s):
     return _nonneg(lam, "lam"), _prob(delta), check_int(s, "s", minimum=1)
 
 
+@_closed_form
 def harfe_thm31_conditions(
     m: int, N: int, s: int, *, lam: float, delta: float, gamma: float, sigma: float,
     d: int, C1: float = 1.0, C2: float = 1.0,
@@ -914,52 +990,84 @@ def harfe_thm31_conditions(
     -------
     Conditions
         Names ``"samples"``, ``"samples/log(3m)"``, ``"features <= N_max"``.
+        A side beyond the float range is ``inf`` (a requirement no float m
+        meets, or no limit on N); ``holds`` is decided on the exact values.
     """
     m = check_int(m, "m", minimum=1)
     N = check_int(N, "N", minimum=1)
     lam, delta, s = _harfe_common(lam, delta, s)
     C1, C2 = _pos(C1, "C1"), _pos(C2, "C2")
-    r1 = C1 * (1 + lam) ** -2 * s * math.log(1 / delta)
-    r2 = C2 / (1 + lam) * s * math.log(6 * s) ** 2 * math.log(N / (9 * math.log(2 * m)) + 3)
-    l2 = m / math.log(3 * m)
-    nmax = harfe_max_features(lam=lam, delta=delta, gamma=gamma, sigma=sigma, d=d)
-    lhs, rhs = (float(m), l2, nmax), (r1, r2, float(N))
+    r1, r2 = _harfe_sample_sides(m, N, s, lam, delta, C1, C2)
+    l2 = _D(m) / _ln(3 * m)
+    nmax = _harfe_max_features(lam, delta, _pos(gamma, "gamma"), _pos(sigma, "sigma"),
+                               check_int(d, "d", minimum=1))
+    lhs, rhs = (_D(m), l2, nmax), (r1, r2, _D(N))
     holds = tuple(bool(a >= b) for a, b in zip(lhs, rhs))
-    return Conditions(("samples", "samples/log(3m)", "features <= N_max"), lhs, rhs, holds,
-                      all(holds))
+    return Conditions(("samples", "samples/log(3m)", "features <= N_max"),
+                      tuple(map(_float, lhs)), tuple(map(_float, rhs)), holds, all(holds))
 
 
+def _harfe_sample_sides(m, N, s, lam, delta, C1, C2):
+    """Right-hand sides of HARFE Thm 3.1's two sample conditions at m (decimal)."""
+    one_lam = _ONE + _D(lam)
+    r1 = _D(C1) / one_lam**2 * s * _ln_inv(delta)
+    r2 = (_D(C2) / one_lam * s * _ln(6 * s) ** 2
+          * (_D(N) / (9 * _ln(2 * m)) + 3).ln())
+    return r1, r2
+
+
+def _harfe_max_features(lam, delta, gamma, sigma, d) -> Decimal:
+    r = 4 * _D(gamma) ** 2 * _D(sigma) ** 2 + 1
+    return _sqrt(delta) / (6 * _sqrt(3)) * (_ONE + _D(lam)) * r ** (_D(d) / 4)
+
+
+@_closed_form
 def harfe_max_features(*, lam: float, delta: float, gamma: float, sigma: float, d: int) -> float:
     r"""Largest N allowed by HARFE Thm 3.1's third condition.
 
     .. math:: N \le \frac{\sqrt\delta}{6\sqrt3}(1+\lambda)(4\gamma^2\sigma^2+1)^{d/4}
+
+    ``inf`` when the limit is beyond the float range (no limit in practice).
     """
     lam, delta = _nonneg(lam, "lam"), _prob(delta)
     gamma, sigma = _pos(gamma, "gamma"), _pos(sigma, "sigma")
     d = check_int(d, "d", minimum=1)
-    return math.sqrt(delta) / (6 * math.sqrt(3)) * (1 + lam) * (4 * gamma**2 * sigma**2 + 1) ** (
-        d / 4)
+    return _float(_harfe_max_features(lam, delta, gamma, sigma, d))
 
 
+@_closed_form
 def harfe_min_samples(N: int, s: int, *, lam: float, delta: float, C1: float = 1.0,
-                      C2: float = 1.0) -> int:
+                      C2: float = 1.0) -> int | float:
     r"""Smallest m meeting HARFE Thm 3.1's two sample conditions.
 
     ``m / log(3m) - C2 (1+lam)^-1 s log^2(6s) log(N / (9 log 2m) + 3)`` is
-    increasing in m, so the answer is found by doubling and bisection.  Answers
-    "is my m large enough for this s?" up to the unknown constants.
+    increasing in m, so the answer is found by doubling from the first
+    condition's closed form :math:`\lceil C_1(1+\lambda)^{-2}s\log(1/\delta)\rceil`
+    and bisection, evaluated in decimal arithmetic.  Answers "is my m large
+    enough for this s?" up to the unknown constants.
+
+    Returns
+    -------
+    int or float
+        The smallest m; ``inf`` when it exceeds ``2**1100`` (no float can hold
+        it: the requirement is unattainable).  At most about 2 x 1100
+        evaluations, whatever the inputs: the search never loops unbounded.
     """
     N = check_int(N, "N", minimum=1)
     lam, delta, s = _harfe_common(lam, delta, s)
     C1, C2 = _pos(C1, "C1"), _pos(C2, "C2")
 
     def ok(m):
-        return (m >= C1 * (1 + lam) ** -2 * s * math.log(1 / delta)
-                and m / math.log(3 * m) >= C2 / (1 + lam) * s * math.log(6 * s) ** 2
-                * math.log(N / (9 * math.log(2 * m)) + 3))
+        r1, r2 = _harfe_sample_sides(m, N, s, lam, delta, C1, C2)
+        return m >= r1 and _D(m) / _ln(3 * m) >= r2
 
-    hi = 1
+    r1, _ = _harfe_sample_sides(1, N, s, lam, delta, C1, C2)
+    if r1 > _MAX_SAMPLES:
+        return math.inf
+    hi = max(1, int(r1.to_integral_value(rounding=decimal.ROUND_CEILING)))
     while not ok(hi):
+        if hi > _MAX_SAMPLES:
+            return math.inf
         hi *= 2
     lo = hi // 2
     while hi - lo > 1:
@@ -971,6 +1079,7 @@ def harfe_min_samples(N: int, s: int, *, lam: float, delta: float, C1: float = 1
     return hi
 
 
+@_closed_form
 def harfe_thm31_bound(
     n: int, *, beta: float, c_norm: float, kappa1: float, residual_norm: float,
     lam: float, m: int, s: int, D1: float = 1.0, D2: float = 1.0,
@@ -983,19 +1092,27 @@ def harfe_thm31_bound(
         \frac{m^{-1}\|y - Ac\|_2^2 + \lambda\|c\|_2^2}{1+\lambda}}
 
     ``beta`` in (0, 1) and ``D1, D2`` depend only on :math:`\delta_{6s}(B)`.
+    ``inf`` when the bound exceeds the float range (vacuous).
     """
     n = check_int(n, "n", minimum=0)
     beta = check_real(beta, "beta")
     if not 0.0 < beta < 1.0:
         raise ValueError(f"beta must be in (0, 1), got {beta}")
-    c_norm, kappa1 = _nonneg(c_norm, "c_norm"), _nonneg(kappa1, "kappa1")
-    res, lam = _nonneg(residual_norm, "residual_norm"), _nonneg(lam, "lam")
+    c_norm, kappa1 = _D(_nonneg(c_norm, "c_norm")), _D(_nonneg(kappa1, "kappa1"))
+    res, lam = _D(_nonneg(residual_norm, "residual_norm")), _D(_nonneg(lam, "lam"))
     m, s = check_int(m, "m", minimum=1), check_int(s, "s", minimum=1)
-    D1, D2 = _pos(D1, "D1"), _pos(D2, "D2")
-    return (2 * beta**n * c_norm + D1 / math.sqrt(s) * kappa1
-            + D2 * math.sqrt((res**2 / m + lam * c_norm**2) / (1 + lam)))
+    D1, D2 = _D(_pos(D1, "D1")), _D(_pos(D2, "D2"))
+    return _float(2 * _D(beta) ** n * c_norm + D1 / _sqrt(s) * kappa1
+                  + D2 * ((res**2 / m + lam * c_norm**2) / (1 + lam)).sqrt())
 
 
+def _risk_epsilon(N, m, gamma, sigma, d, delta) -> Decimal:
+    inner = 12 / _D(d) * (_ln(m) - _ln(delta))  # > 0: m >= 1 > delta
+    return (1 + 4 * _D(gamma) * _D(sigma) * d * (1 + inner.sqrt()).sqrt()
+            + (_ln_inv(delta) / 2).sqrt()) / _sqrt(N)
+
+
+@_closed_form
 def harfe_risk_epsilon(N: int, m: int, *, gamma: float, sigma: float, d: int,
                        delta: float) -> float:
     r"""The approximation accuracy :math:`\epsilon` of HARFE Sec. 3 (after eq. (19)).
@@ -1008,52 +1125,116 @@ def harfe_risk_epsilon(N: int, m: int, *, gamma: float, sigma: float, d: int,
 
     (from Hashemi et al. 2021; :math:`\|Ac^* - y\|_\infty \le \epsilon
     \|f\|_\rho`).  Also condition (2) of SHRIMP Thm 5 with N replaced by
-    N / 4.
+    N / 4.  ``inf`` beyond the float range (no useful accuracy).
     """
     N, m = check_int(N, "N", minimum=1), check_int(m, "m", minimum=1)
     gamma, sigma = _pos(gamma, "gamma"), _pos(sigma, "sigma")
     d, delta = check_int(d, "d", minimum=1), _prob(delta)
-    inner = max(0.0, 12.0 / d * math.log(m / delta))
-    return (1 + 4 * gamma * sigma * d * math.sqrt(1 + math.sqrt(inner))
-            + math.sqrt(0.5 * math.log(1 / delta))) / math.sqrt(N)
+    return _float(_risk_epsilon(N, m, gamma, sigma, d, delta))
 
 
+class HarfeRiskBound(NamedTuple):
+    r"""HARFE Thm 3.2 as printed and as its proof supports (see :func:`harfe_risk_bound`).
+
+    Attributes
+    ----------
+    printed : HighProbabilityBound
+        The theorem's statement, claimed with probability :math:`1 - 2\delta`.
+    proof : HighProbabilityBound
+        What the proof's second-to-last line gives once expanded, with the
+        probability of its union bound, :math:`1 - 4\delta`.
+    """
+
+    printed: HighProbabilityBound
+    proof: HighProbabilityBound
+
+
+@_closed_form
 def harfe_risk_bound(
     *, N: int, m: int, s: int, lam: float, delta: float, eps: float,
     f_rho_norm: float, kappa1: float, noise_bound: float, C: float = 1.0, D: float = 1.0,
-) -> float:
-    r"""HARFE Thm 3.2 risk bound (probability :math:`\ge 1 - 2\delta`).
+) -> HarfeRiskBound:
+    r"""HARFE Thm 3.2 risk bound, as printed and as its proof supports.
+
+    With :math:`L = \log(1/\delta)`, :math:`t = 3^{-1/4}`, the proof ends
+    (second-to-last line) with
 
     .. math::
 
-        R(f^\#) \le \|f\|_\rho\Big(\epsilon + D\sqrt{\tfrac{\lambda}{N}}
-        \big(3^{-1/4} + (2m\log\tfrac1\delta)^{1/4}\big)\Big)
-        + C\sqrt{\tfrac{1+\lambda}{s}}\big(3^{-1/4} + N^{1/2}
-        (2m\log\tfrac1\delta)^{1/4}\big)\kappa_{s,1}(c^*)
-        + DE\big(3^{-1/4}m^{-1/2} + N^{1/2}(\tfrac2m\log\tfrac1\delta)^{1/4}\big)
+        \|f - f^\sharp\| \le \epsilon\|f\|_\rho + \Big(t\,m^{-1/2} +
+        N^{1/2}\big(\tfrac{2L}{m}\big)^{1/4}\Big)\Big(\sqrt{m(1+\lambda)}
+        \tfrac{C}{\sqrt s}\kappa_{s,1}(c^*) + D\big(E +
+        \sqrt{m\lambda/N}\,\|f\|_\rho\big)\Big).
 
-    ``noise_bound`` is E (:math:`\|e\|_2 \le E`); C, D depend on
-    :math:`\delta_{6s}(B)`.
+    Multiplied out, its :math:`\|f\|_\rho` term is
+    :math:`D\sqrt{\lambda/N}\,(t + N^{1/2}(2mL)^{1/4})\|f\|_\rho`; the
+    theorem as printed has :math:`D\sqrt{\lambda/N}\,(t + (2mL)^{1/4})
+    \|f\|_\rho`, smaller by a factor :math:`\sqrt N` in its second part.  The
+    :math:`\kappa` and E terms agree with the line above:
+
+    .. math::
+
+        R(f^\sharp) \le \|f\|_\rho\Big(\epsilon + D\sqrt{\tfrac{\lambda}{N}}
+        \big(t + N^{1/2}(2mL)^{1/4}\big)\Big)
+        + C\sqrt{\tfrac{1+\lambda}{s}}\big(t + N^{1/2}(2mL)^{1/4}\big)\kappa_{s,1}(c^*)
+        + DE\big(t\,m^{-1/2} + N^{1/2}(\tfrac2m L)^{1/4}\big)
+
+    (``proof``; ``printed`` is the same with :math:`N^{1/2}` dropped from the
+    first term).  The statement claims probability :math:`1 - 2\delta`; the
+    proof collects :math:`3\delta` (Thm 3.1's :math:`2\delta` and
+    McDiarmid's :math:`\delta`) before it adds eq. (15), which fails with
+    probability :math:`\delta`, so its union bound gives :math:`1 - 4\delta`.
+    Both values are reported.
+
+    Parameters
+    ----------
+    N, m, s : int
+    lam, delta, eps : float
+    f_rho_norm, kappa1 : float
+        :math:`\|f\|_\rho` and :math:`\kappa_{s,1}(c^*)`.
+    noise_bound : float
+        E, with :math:`\|e\|_2 \le E`.
+    C, D : float
+        Constants depending on :math:`\delta_{6s}(B)` (default 1).
+
+    Returns
+    -------
+    HarfeRiskBound
+        ``printed`` and ``proof``, each a :class:`HighProbabilityBound`
+        ``(value, probability)``; ``proof.value >= printed.value``.  A value
+        beyond the float range is ``inf`` (the bound is vacuous).
     """
     N, m = check_int(N, "N", minimum=1), check_int(m, "m", minimum=1)
     lam, delta, s = _harfe_common(lam, delta, s)
-    eps, f = _nonneg(eps, "eps"), _nonneg(f_rho_norm, "f_rho_norm")
-    kappa1, E = _nonneg(kappa1, "kappa1"), _nonneg(noise_bound, "noise_bound")
-    C, D = _pos(C, "C"), _pos(D, "D")
-    t = 3 ** -0.25
-    L = math.log(1 / delta)
-    return (f * (eps + D * math.sqrt(lam / N) * (t + (2 * m * L) ** 0.25))
-            + C * math.sqrt((1 + lam) / s) * (t + math.sqrt(N) * (2 * m * L) ** 0.25) * kappa1
-            + D * E * (t / math.sqrt(m) + math.sqrt(N) * (2 / m * L) ** 0.25))
+    eps, f = _D(_nonneg(eps, "eps")), _D(_nonneg(f_rho_norm, "f_rho_norm"))
+    kappa1, E = _D(_nonneg(kappa1, "kappa1")), _D(_nonneg(noise_bound, "noise_bound"))
+    C, D = _D(_pos(C, "C")), _D(_pos(D, "D"))
+    lam = _D(lam)
+    t = Decimal(3) ** Decimal("-0.25")
+    L = _ln_inv(delta)
+    root_N = _sqrt(N)
+    q = (2 * m * L) ** Decimal("0.25")
+    kappa_term = C * ((1 + lam) / s).sqrt() * (t + root_N * q) * kappa1
+    noise_term = D * E * (t / _sqrt(m) + root_N * (2 / _D(m) * L) ** Decimal("0.25"))
+    f_scale = D * (lam / N).sqrt()
+    printed = f * (eps + f_scale * (t + q)) + kappa_term + noise_term
+    proof = f * (eps + f_scale * (t + root_N * q)) + kappa_term + noise_term
+    delta = _D(delta)
+    return HarfeRiskBound(
+        HighProbabilityBound(_float(printed), _float(max(1 - 2 * delta, Decimal(0)))),
+        HighProbabilityBound(_float(proof), _float(max(1 - 4 * delta, Decimal(0)))),
+    )
 
 
+@_closed_form
 def lemma_a3_min_features(eps: float, delta: float) -> float:
     r"""Features needed by HARFE Lemma A.3 (Rahimi-Recht 2008, Lemma 1).
 
     .. math:: N \ge \epsilon^{-2}\big(1 + \sqrt{2\log(1/\delta)}\big)^2
 
     gives :math:`\|f - f^*\|_{L^2(d\mu)} \le \epsilon\|f\|_\rho` with
-    probability :math:`\ge 1 - \delta` over the weights.
+    probability :math:`\ge 1 - \delta` over the weights.  ``inf`` beyond the
+    float range (unattainable).
 
     Examples
     --------
@@ -1061,21 +1242,23 @@ def lemma_a3_min_features(eps: float, delta: float) -> float:
     1188.7
     """
     eps, delta = _pos(eps, "eps"), _prob(delta)
-    return (1 + math.sqrt(2 * math.log(1 / delta))) ** 2 / eps**2
+    return _float((1 + (2 * _ln_inv(delta)).sqrt()) ** 2 / _D(eps) ** 2)
 
 
+@_closed_form
 def lemma_a3_epsilon(N: int, delta: float) -> float:
     r"""Accuracy of HARFE Lemma A.3 for a given N: :math:`(1+\sqrt{2\log(1/\delta)})/\sqrt N`."""
     N, delta = check_int(N, "N", minimum=1), _prob(delta)
-    return (1 + math.sqrt(2 * math.log(1 / delta))) / math.sqrt(N)
+    return _float((1 + (2 * _ln_inv(delta)).sqrt()) / _sqrt(N))
 
 
 # =========================================================== SHRIMP (001)
-def _shrimp_ratio(gamma, sigma):
+def _shrimp_ratio(gamma, sigma) -> Decimal:
     gamma, sigma = _pos(gamma, "gamma"), _pos(sigma, "sigma")
-    return 4 * gamma**2 * sigma**2 + 1
+    return 4 * _D(gamma) ** 2 * _D(sigma) ** 2 + 1
 
 
+@_closed_form
 def shrimp_prop7_bounds(m: int, N: int, *, q: int, gamma: float, sigma: float) -> Prop7Bounds:
     r"""SHRIMP Prop. 7: bounds on the expected extreme eigenvalues of :math:`AA^*/N`.
 
@@ -1103,73 +1286,99 @@ def shrimp_prop7_bounds(m: int, N: int, *, q: int, gamma: float, sigma: float) -
     Returns
     -------
     Prop7Bounds
+        Every field finite for finite inputs (``inf`` only if a value left
+        the float range, which these bounded expressions cannot).
     """
     m, N = check_int(m, "m", minimum=1), check_int(N, "N", minimum=1)
     if m > N:
         raise ValueError(f"Prop. 7 needs m <= N, got m={m}, N={N}")
     q = check_int(q, "q", minimum=1)
     r = _shrimp_ratio(gamma, sigma)
-    f4, f2 = r ** (-q / 4), r ** (-q / 2)
-    c = N / m
-    third = (N - 1) * (m * m - m) / N**2 * f4
-    printed = 2 - (N - 1) * m / N**2 + third
-    eq32 = 1 + (N - 1) * m / N**2 + third
-    rayleigh = 1 + (m - 1) / N + (N - 1) * (m - 1) / N * f2
-    lam_min = (c - 1) / c + 1 / m + ((c - 1) / c * m + 1) * f4
-    return Prop7Bounds(printed, eq32, rayleigh, lam_min, c)
+    f4, f2 = r ** (-_D(q) / 4), r ** (-_D(q) / 2)
+    mD, ND = _D(m), _D(N)
+    c = ND / mD
+    third = (ND - 1) * (mD * mD - mD) / ND**2 * f4
+    printed = 2 - (ND - 1) * mD / ND**2 + third
+    eq32 = 1 + (ND - 1) * mD / ND**2 + third
+    rayleigh = 1 + (mD - 1) / ND + (ND - 1) * (mD - 1) / ND * f2
+    lam_min = (c - 1) / c + 1 / mD + ((c - 1) / c * mD + 1) * f4
+    return Prop7Bounds(*map(_float, (printed, eq32, rayleigh, lam_min, c)))
 
 
+@_closed_form
 def shrimp_remark8_bound(N: int, *, q: int, gamma: float, sigma: float,
                          p: float) -> HighProbabilityBound:
     r"""SHRIMP Remark 8 (N = m): :math:`\lambda_m(AA^*/N) \le N^p r^{-q/4} + N^{p-1}`.
 
     Holds with probability :math:`\ge 1 - N^{-p}` (Markov), :math:`0 < p < 1`,
-    :math:`r = 4\gamma^2\sigma^2 + 1`.
+    :math:`r = 4\gamma^2\sigma^2 + 1`.  ``inf`` beyond the float range
+    (vacuous).
     """
     N, q = check_int(N, "N", minimum=1), check_int(q, "q", minimum=1)
-    p = _prob(p, "p")
+    p = _D(_prob(p, "p"))
     r = _shrimp_ratio(gamma, sigma)
-    return HighProbabilityBound(N**p * r ** (-q / 4) + N ** (p - 1), 1 - N ** (-p))
+    ND = _D(N)
+    return HighProbabilityBound(_float(ND**p * r ** (-_D(q) / 4) + ND ** (p - 1)),
+                                _float(1 - ND ** (-p)))
 
 
+@_closed_form
 def shrimp_thm5_coherence_requirement(s: int) -> float:
     r"""Coherence SHRIMP Thm 5's proof needs: :math:`\mu_A \le 4/(\sqrt{41}(2s-1))`."""
     s = check_int(s, "s", minimum=1)
-    return 4 / (math.sqrt(41) * (2 * s - 1))
+    return _float(4 / (_sqrt(41) * (2 * s - 1)))
 
 
+@_closed_form
 def shrimp_thm5_max_sparsity(mu: float) -> int:
-    r"""Largest s with :math:`\mu \le 4/(\sqrt{41}(2s-1))` (0 if even s = 1 fails)."""
+    r"""Largest s with :math:`\mu \le 4/(\sqrt{41}(2s-1))` (0 if even s = 1 fails).
+
+    An exact (possibly very large) Python int for every ``mu`` in (0, 1].
+    """
     mu = check_real(mu, "mu", minimum=0.0, maximum=1.0)
     if mu == 0.0:
         raise ValueError("mu must be > 0 (every s satisfies the requirement), got 0.0")
-    return max(0, int(math.floor((4 / (math.sqrt(41) * mu) + 1) / 2 + 1e-12)))
+    s = ((4 / (_sqrt(41) * _D(mu)) + 1) / 2 + Decimal("1e-12")).to_integral_value(
+        rounding=decimal.ROUND_FLOOR)
+    return max(0, int(s))
 
 
+def _min_variance(s, d) -> Decimal:
+    return ((_sqrt(41) * (2 * s - 1) / 2) ** (2 / _D(d)) - 1) / 2
+
+
+@_closed_form
 def shrimp_thm5_min_variance(s: int, d: int) -> float:
     r"""SHRIMP Thm 5 condition (1): the smallest :math:`\gamma^2\sigma^2`.
 
     .. math:: \gamma^2\sigma^2 \ge \frac12\Big(\Big(\frac{\sqrt{41}(2s-1)}{2}
         \Big)^{2/d} - 1\Big)
 
-    (Cor. 6 uses ``d = q``.)
+    (Cor. 6 uses ``d = q``.)  ``inf`` beyond the float range (unattainable).
     """
     s, d = check_int(s, "s", minimum=1), check_int(d, "d", minimum=1)
-    return 0.5 * ((math.sqrt(41) * (2 * s - 1) / 2) ** (2 / d) - 1)
+    return _float(_min_variance(s, d))
 
 
+@_closed_form
 def shrimp_thm5_features(eps: float, m: int, *, gamma: float, sigma: float, d: int,
                          delta: float) -> float:
     r"""SHRIMP Thm 5 condition (2): the number of features for accuracy eps.
 
     .. math:: N = \frac{4}{\epsilon^2}\Big(1 + 4\gamma\sigma d\sqrt{1 +
         \sqrt{\tfrac{12}{d}\log\tfrac m\delta}} + \sqrt{\tfrac12\log\tfrac1\delta}\Big)^2
+
+    ``inf`` beyond the float range (unattainable).
     """
     eps = _pos(eps, "eps")
-    e1 = harfe_risk_epsilon(1, m, gamma=gamma, sigma=sigma, d=d, delta=delta)
-    return 4 * e1**2 / eps**2
+    m = check_int(m, "m", minimum=1)
+    gamma, sigma = _pos(gamma, "gamma"), _pos(sigma, "sigma")
+    d, delta = check_int(d, "d", minimum=1), _prob(delta)
+    e1 = _risk_epsilon(1, m, gamma, sigma, d, delta)
+    return _float(4 * e1**2 / _D(eps) ** 2)
 
 
+@_closed_form
 def shrimp_thm5_conditions(m: int, N: int, s: int, *, gamma: float, sigma: float, d: int,
                            delta: float, mu: float | None = None) -> Conditions:
     r"""Sufficient conditions (1), (3) and the coherence condition of SHRIMP Thm 5.
@@ -1179,21 +1388,24 @@ def shrimp_thm5_conditions(m: int, N: int, s: int, *, gamma: float, sigma: float
     coherence (used in the proof, eq. (16)) :math:`4/(\sqrt{41}(2s-1)) \ge
     \mu`, only when ``mu`` is given (e.g. :func:`coherence` of your matrix).
     Condition (2) defines N from epsilon (:func:`shrimp_thm5_features`).
+    A side beyond the float range is ``inf``; ``holds`` uses exact values.
     """
     m, N = check_int(m, "m", minimum=1), check_int(N, "N", minimum=1)
     s, d, delta = check_int(s, "s", minimum=1), check_int(d, "d", minimum=1), _prob(delta)
-    gs = _pos(gamma, "gamma") ** 2 * _pos(sigma, "sigma") ** 2
+    gs = _D(_pos(gamma, "gamma")) ** 2 * _D(_pos(sigma, "sigma")) ** 2
     names = ["variance", "samples"]
-    lhs = [gs, float(m)]
-    rhs = [shrimp_thm5_min_variance(s, d), 4 * (2 * gs + 1) ** d * math.log(N**2 / delta)]
+    lhs = [gs, _D(m)]
+    rhs = [_min_variance(s, d), 4 * (2 * gs + 1) ** d * (2 * _ln(N) + _ln_inv(delta))]
     if mu is not None:
         names.append("coherence")
-        lhs.append(shrimp_thm5_coherence_requirement(s))
-        rhs.append(check_real(mu, "mu", minimum=0.0, maximum=1.0))
+        lhs.append(4 / (_sqrt(41) * (2 * s - 1)))
+        rhs.append(_D(check_real(mu, "mu", minimum=0.0, maximum=1.0)))
     holds = tuple(bool(a >= b) for a, b in zip(lhs, rhs))
-    return Conditions(tuple(names), tuple(lhs), tuple(rhs), holds, all(holds))
+    return Conditions(tuple(names), tuple(map(_float, lhs)), tuple(map(_float, rhs)), holds,
+                      all(holds))
 
 
+@_closed_form
 def shrimp_thm5_coef_error_bound(
     *, eps: float, f_rho_norm: float, nu: float, kappa1: float, lam_max: float, m: int,
     kappa2: float | None = None, C: float = 1.0,
@@ -1205,18 +1417,20 @@ def shrimp_thm5_coef_error_bound(
         \sqrt{\lambda_{\max}(A^*A)/m}\ \kappa_{s,2}\Big\}
 
     ``kappa2`` defaults to :math:`\epsilon\|f\|_\rho` (eq. (89) of Hashemi et
-    al., as in the statement of Thm 5).
+    al., as in the statement of Thm 5).  ``inf`` beyond the float range
+    (vacuous).
     """
-    eps, f = _nonneg(eps, "eps"), _nonneg(f_rho_norm, "f_rho_norm")
-    nu, kappa1 = _nonneg(nu, "nu"), _nonneg(kappa1, "kappa1")
-    lam_max, m = _nonneg(lam_max, "lam_max"), check_int(m, "m", minimum=1)
-    kappa2 = eps * f if kappa2 is None else _nonneg(kappa2, "kappa2")
-    C = _pos(C, "C")
-    a = 2 * math.sqrt(eps**2 * f**2 + 2 * nu**2 + kappa1**2)
-    b = math.sqrt(2 * (eps**2 * f**2 + 4 * nu**2)) + math.sqrt(lam_max / m) * kappa2
-    return C * min(a, b)
+    eps, f = _D(_nonneg(eps, "eps")), _D(_nonneg(f_rho_norm, "f_rho_norm"))
+    nu, kappa1 = _D(_nonneg(nu, "nu")), _D(_nonneg(kappa1, "kappa1"))
+    lam_max, m = _D(_nonneg(lam_max, "lam_max")), check_int(m, "m", minimum=1)
+    kappa2 = eps * f if kappa2 is None else _D(_nonneg(kappa2, "kappa2"))
+    C = _D(_pos(C, "C"))
+    a = 2 * (eps**2 * f**2 + 2 * nu**2 + kappa1**2).sqrt()
+    b = (2 * (eps**2 * f**2 + 4 * nu**2)).sqrt() + (lam_max / m).sqrt() * kappa2
+    return _float(C * min(a, b))
 
 
+@_closed_form
 def shrimp_thm5_bound(*, m: int, s: int, delta: float, coef_error: float,
                       kappa1: float) -> float:
     r"""SHRIMP Thm 5, eq. (8): generalisation error of thresholded BP.
@@ -1225,13 +1439,16 @@ def shrimp_thm5_bound(*, m: int, s: int, delta: float, coef_error: float,
         \kappa_{s,1}(c^*)^2\big)^{1/2} + 2e + \kappa_{s,1}(c^*),
         \qquad e = \|c_s^* - c^\sharp|_{S^\sharp}\|_2
 
-    (probability :math:`\ge 1 - 5\delta`).
+    (probability :math:`\ge 1 - 5\delta`).  ``inf`` beyond the float range
+    (vacuous).
     """
     m, s, delta = check_int(m, "m", minimum=1), check_int(s, "s", minimum=1), _prob(delta)
-    e, k = _nonneg(coef_error, "coef_error"), _nonneg(kappa1, "kappa1")
-    return (8 / m * math.log(1 / delta)) ** 0.25 * math.sqrt(2 * s * e**2 + k**2) + 2 * e + k
+    e, k = _D(_nonneg(coef_error, "coef_error")), _D(_nonneg(kappa1, "kappa1"))
+    return _float((8 / _D(m) * _ln_inv(delta)) ** Decimal("0.25")
+                  * (2 * s * e**2 + k**2).sqrt() + 2 * e + k)
 
 
+@_closed_form
 def shrimp_cor6_conditions(m: int, N: int, s: int, *, q: int, d: int, gamma: float,
                            sigma: float, delta: float) -> Conditions:
     r"""Sufficient conditions of SHRIMP Cor. 6 (order-q functions).
@@ -1241,20 +1458,29 @@ def shrimp_cor6_conditions(m: int, N: int, s: int, *, q: int, d: int, gamma: flo
         \gamma^2\sigma^2 &\ge \tfrac12\big((\sqrt{41}(2s-1)/2)^{2/q} - 1\big),\\
         m &\ge 4(2\gamma^2\sigma^2+1)^{\max\{2q-d, 0\}}
             (\gamma^2\sigma^2+1)^{\min\{2q, 2d-2q\}}\log\frac{N^2}{\delta}.
+
+    A side beyond the float range is ``inf``; ``holds`` uses exact values.
     """
     m, N, s = (check_int(m, "m", minimum=1), check_int(N, "N", minimum=1),
                check_int(s, "s", minimum=1))
     d = check_int(d, "d", minimum=1)
     q = check_int(q, "q", minimum=1, maximum=d)
     delta = _prob(delta)
-    gs = _pos(gamma, "gamma") ** 2 * _pos(sigma, "sigma") ** 2
+    gs = _D(_pos(gamma, "gamma")) ** 2 * _D(_pos(sigma, "sigma")) ** 2
     need_m = (4 * (2 * gs + 1) ** max(2 * q - d, 0) * (gs + 1) ** min(2 * q, 2 * d - 2 * q)
-              * math.log(N**2 / delta))
-    lhs, rhs = (gs, float(m)), (shrimp_thm5_min_variance(s, q), need_m)
+              * (2 * _ln(N) + _ln_inv(delta)))
+    lhs, rhs = (gs, _D(m)), (_min_variance(s, q), need_m)
     holds = tuple(bool(a >= b) for a, b in zip(lhs, rhs))
-    return Conditions(("variance", "samples"), lhs, rhs, holds, all(holds))
+    return Conditions(("variance", "samples"), tuple(map(_float, lhs)),
+                      tuple(map(_float, rhs)), holds, all(holds))
 
 
+def _rr_log_constant(sigma_p, diam) -> Decimal:
+    r""":math:`\log(2^8 (\sigma_p\,\mathrm{diam})^2)`, term by term (no overflow)."""
+    return 8 * _ln(2) + 2 * (_ln(sigma_p) + _ln(diam))
+
+
+@_closed_form
 def rahimi_recht_tail(eps: float, N: int, *, d: int, sigma_p: float, diam: float) -> float:
     r"""Rahimi-Recht kernel-approximation tail bound (SHRIMP eq. (35)).
 
@@ -1263,41 +1489,72 @@ def rahimi_recht_tail(eps: float, N: int, *, d: int, sigma_p: float, diam: float
         \exp\Big(-\frac{N\epsilon^2}{4(d+2)}\Big)
 
     :math:`\sigma_p^2 = \mathbb{E}\|\omega\|^2` (:math:`d\sigma^2` for
-    :math:`N(0, \sigma^2 I_d)` weights).  Returned capped at 1.
+    :math:`N(0, \sigma^2 I_d)` weights).  Returned capped at 1, evaluated in
+    logarithms, so it is always in [0, 1] (never inf).
     """
     eps, N = _pos(eps, "eps"), check_int(N, "N", minimum=1)
     d = check_int(d, "d", minimum=1)
     sigma_p, diam = _pos(sigma_p, "sigma_p"), _pos(diam, "diam")
-    log_val = 8 * math.log(2) + 2 * math.log(sigma_p * diam / eps) - N * eps**2 / (4 * (d + 2))
-    return float(min(1.0, math.exp(min(log_val, 0.0))))
+    log_val = (_rr_log_constant(sigma_p, diam) - 2 * _ln(eps)
+               - N * _D(eps) ** 2 / (4 * (_D(d) + 2)))
+    return _float(min(log_val, Decimal(0)).exp())
 
 
+def _lambert_w_of_exp(L: Decimal) -> Decimal:
+    r"""The principal :math:`W(e^L)`, i.e. the root :math:`w > 0` of :math:`w + \log w = L`.
+
+    Newton's method on :math:`g(w) = w + \log w - L` (increasing and concave):
+    :math:`w \leftarrow w(1 + L - \log w)/(1 + w)`, started at :math:`e^L`
+    for :math:`L < 1` and at :math:`L \ge W(e^L)` otherwise; iterates stay
+    positive and converge monotonically after the first step.  At most 200
+    steps (quadratic convergence needs a few dozen even for :math:`L = 10^{18}`).
+    """
+    w = L.exp() if L < 1 else L
+    if w == 0:  # e^L below the decimal range: W(x) = x + O(x^2) = 0 here
+        return w
+    for _ in range(200):
+        new = w * (1 + L - w.ln()) / (1 + w)
+        if abs(new - w) <= abs(new) * Decimal("1e-30"):
+            return new
+        w = new
+    return w
+
+
+@_closed_form
 def rahimi_recht_epsilon(N: int, delta: float, *, d: int, sigma_p: float, diam: float) -> float:
-    """The eps at which :func:`rahimi_recht_tail` equals ``delta`` (a monotone root)."""
+    r"""The eps at which :func:`rahimi_recht_tail` equals ``delta``, in closed form.
+
+    With :math:`u = \log\epsilon^2`, :math:`b = N/(4(d+2))` and
+    :math:`a = \log(2^8\sigma_p^2\mathrm{diam}^2/\delta)`, the equation is
+    :math:`a - u - b e^u = 0`, whose root is :math:`u = a - W(b e^a)`
+    (Lambert W, evaluated by :func:`_lambert_w_of_exp` without forming
+    :math:`e^a`).  ``inf`` when the root is beyond the float range.
+    """
     N, delta = check_int(N, "N", minimum=1), _prob(delta)
     d = check_int(d, "d", minimum=1)
     sigma_p, diam = _pos(sigma_p, "sigma_p"), _pos(diam, "diam")
-
-    def g(log_eps):
-        e = math.exp(log_eps)
-        return (8 * math.log(2) + 2 * math.log(sigma_p * diam / e)
-                - N * e * e / (4 * (d + 2)) - math.log(delta))
-
-    lo, hi = -30.0, 0.5 * math.log(4 * (d + 2) * (60 + 2 * math.log(sigma_p * diam + 2)) / N) + 5
-    return math.exp(scipy.optimize.brentq(g, lo, hi, xtol=1e-12))
+    a = _rr_log_constant(sigma_p, diam) + _ln_inv(delta)
+    b = _D(N) / (4 * (_D(d) + 2))
+    u = a - _lambert_w_of_exp(b.ln() + a)
+    return _float((u / 2).exp())
 
 
+@_closed_form
 def rahimi_recht_min_features(eps: float, delta: float, *, d: int, sigma_p: float,
                               diam: float) -> float:
     r"""N making :func:`rahimi_recht_tail` at most ``delta``.
 
     .. math:: N \ge \frac{4(d+2)}{\epsilon^2}\log\Big(\frac{2^8(\sigma_p
         \mathrm{diam}/\epsilon)^2}{\delta}\Big)
+
+    (0 when the logarithm is negative).  ``inf`` beyond the float range
+    (unattainable).
     """
     eps, delta = _pos(eps, "eps"), _prob(delta)
     d = check_int(d, "d", minimum=1)
     sigma_p, diam = _pos(sigma_p, "sigma_p"), _pos(diam, "diam")
-    return max(0.0, 4 * (d + 2) / eps**2 * math.log(2**8 * (sigma_p * diam / eps) ** 2 / delta))
+    log_term = _rr_log_constant(sigma_p, diam) - 2 * _ln(eps) + _ln_inv(delta)
+    return _float(max(Decimal(0), 4 * (_D(d) + 2) / _D(eps) ** 2 * log_term))
 
 
 # ========================================================= Metropolis (004)
@@ -1310,15 +1567,17 @@ def metropolis_optimal_exponent(d: int) -> int:
     return 3 * check_int(d, "d", minimum=1) - 2
 
 
+@_closed_form
 def metropolis_relative_work(gamma: float, d: int) -> float:
     r"""Work of adaptive Metropolis RFF up to :math:`\gamma`-free factors, Remark 3.2.
 
     .. math:: W(\gamma) = \gamma\,(1 + 2/\gamma)^{3d/2},
 
-    minimal at :math:`\gamma = 3d - 2`.
+    minimal at :math:`\gamma = 3d - 2`.  ``inf`` beyond the float range.
     """
     gamma, d = _pos(gamma, "gamma"), check_int(d, "d", minimum=1)
-    return gamma * (1 + 2 / gamma) ** (1.5 * d)
+    g = _D(gamma)
+    return _float(g * (1 + 2 / g) ** (Decimal("1.5") * d))
 
 
 def metropolis_optimal_density(f_hat, *, cell_volume: float = 1.0) -> np.ndarray:

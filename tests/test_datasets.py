@@ -589,3 +589,69 @@ def test_packaged_copies_are_found_and_identical(monkeypatch, tmp_path):
             assert path.read_bytes() == shared.read_bytes()
     with pytest.raises(FileNotFoundError):
         D.uci_path("ccpp")
+
+
+# ------------------------------------------------- bad data files (issue 17.7)
+def _write_housing(directory: Path, text: str) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / "housing.txt"
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_non_finite_values_in_a_data_file_are_refused(isolated, bad):
+    table = np.random.default_rng(0).uniform(1, 2, size=(506, 14))
+    table[300, 4] = bad
+    d = isolated / "nonfinite"
+    d.mkdir()
+    np.savetxt(d / "housing.txt", table)
+    with pytest.raises(ValueError) as exc:
+        D.load_uci("housing", d, 0)
+    msg = str(exc.value)
+    assert str(d / "housing.txt") in msg and "NaN or infinite" in msg
+    assert "row 301, column 5" in msg and "name='housing'" in msg
+
+
+def test_ddof_at_least_the_training_rows_is_refused(isolated):
+    d = isolated / "ok"
+    _fake_housing(d, nested=False)
+    n_train = D.UCI_DATASETS["housing"].n_train
+    ok = D.load_uci("housing", d, 0, ddof=n_train - 1)
+    assert np.isfinite(ok.y_std) and np.all(np.isfinite(ok.X_train))
+    for ddof in (n_train, n_train + 5):
+        with pytest.raises(ValueError, match=f"ddof={ddof} must be smaller than the {n_train}"):
+            D.load_uci("housing", d, 0, ddof=ddof)
+
+
+@pytest.mark.parametrize("text, what", [
+    ("1 2 3\n4 five 6\n", "not a table of numbers"),
+    ("1 2 3\n4 5\n", "not a table of numbers"),
+    ("", "no data"),
+    (b"\xff\xfe\x00garbage\x00".decode("latin-1"), "not a table of numbers"),
+])
+def test_corrupt_text_file_error_names_the_file(isolated, text, what):
+    path = _write_housing(isolated / "corrupt", text)
+    with pytest.raises(ValueError) as exc:
+        D.load_uci("housing", path.parent, 0)
+    assert str(path) in str(exc.value) and what in str(exc.value)
+
+
+def test_corrupt_mat_file_error_names_the_file(isolated):
+    d = isolated / "mat"
+    d.mkdir()
+    path = d / "epidata.mat"
+    path.write_bytes(b"MATLAB 5.0 MAT-file, truncated" + bytes(40))
+    with pytest.raises(ValueError) as exc:
+        D.load_uci("insulin", d, 0)
+    assert str(path) in str(exc.value) and "not a readable MATLAB .mat file" in str(exc.value)
+    assert "name='insulin'" in str(exc.value)
+    # a valid .mat file without the expected variables
+    import scipy.io
+    scipy.io.savemat(path, {"other": np.ones((3, 3))})
+    with pytest.raises(ValueError, match="missing; the file holds \\['other'\\]") as exc:
+        D.load_uci("insulin", d, 0)
+    assert str(path) in str(exc.value)
+    scipy.io.savemat(path, {"snp_data": np.ones((600, 50)), "insulin_data": np.full(600, np.nan)})
+    with pytest.raises(ValueError, match="NaN or infinite value.*entry 1"):
+        D.load_uci("insulin", d, 0)

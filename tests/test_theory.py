@@ -286,13 +286,34 @@ def test_harfe_bounds_hand_computed():
     v = T.harfe_thm31_bound(2, beta=0.5, c_norm=2.0, kappa1=4.0, residual_norm=2.0, lam=1.0,
                             m=4, s=4, D1=1.0, D2=2.0)
     assert_allclose(v, 2 * 0.25 * 2 + 2 + 2 * math.sqrt((1 + 4) / 2))
-    # Thm 3.2 with kappa = E = 0, lam = 0: only eps |f|
-    assert_allclose(T.harfe_risk_bound(N=10, m=5, s=2, lam=0.0, delta=0.5, eps=0.3,
-                                       f_rho_norm=2.0, kappa1=0.0, noise_bound=0.0), 0.6)
+    # Thm 3.2 with kappa = E = 0, lam = 0: only eps |f|, in both versions
+    b = T.harfe_risk_bound(N=10, m=5, s=2, lam=0.0, delta=0.5, eps=0.3, f_rho_norm=2.0,
+                           kappa1=0.0, noise_bound=0.0)
+    assert_allclose([b.printed.value, b.proof.value], 0.6)
     t = 3 ** -0.25
     v = T.harfe_risk_bound(N=4, m=1, s=1, lam=0.0, delta=math.exp(-0.5), eps=0.0,
                            f_rho_norm=0.0, kappa1=1.0, noise_bound=1.0, C=1.0, D=1.0)
-    assert_allclose(v, (t + 2 * 1) + (t + 2 * 1))
+    assert_allclose([v.printed.value, v.proof.value], (t + 2 * 1) + (t + 2 * 1))
+
+
+def test_harfe_risk_bound_proof_keeps_sqrt_n_in_the_f_term():
+    """Issue 13: Thm 3.2 as printed drops a factor sqrt(N) from the ||f|| term's second
+    part; the proof's second-to-last line, multiplied out by hand here, keeps it."""
+    N, m, s, lam, delta, eps, f, kappa, E, C, D = 400, 50, 3, 0.2, 0.05, 0.1, 2.0, 0.3, 0.4, 1.5, 0.7
+    b = T.harfe_risk_bound(N=N, m=m, s=s, lam=lam, delta=delta, eps=eps, f_rho_norm=f,
+                           kappa1=kappa, noise_bound=E, C=C, D=D)
+    L, t = math.log(1 / delta), 3 ** -0.25
+    # the proof's second-to-last line, unexpanded: (factor) x (bracket)
+    factor = t * m**-0.5 + math.sqrt(N) * (2 * L / m) ** 0.25
+    bracket = (math.sqrt(m) * math.sqrt(1 + lam) * C / math.sqrt(s) * kappa
+               + D * (E + math.sqrt(m * lam) / math.sqrt(N) * f))
+    assert_allclose(b.proof.value, eps * f + factor * bracket, rtol=1e-12)
+    # the printed statement differs only in the ||f|| term, by sqrt(N) in its second part
+    gap = f * D * math.sqrt(lam / N) * (2 * m * L) ** 0.25 * (math.sqrt(N) - 1)
+    assert_allclose(b.proof.value - b.printed.value, gap, rtol=1e-10)
+    assert b.proof.value > b.printed.value
+    assert_allclose(b.printed.probability, 1 - 2 * delta)
+    assert_allclose(b.proof.probability, 1 - 4 * delta)
 
 
 def test_harfe_min_samples_is_minimal():
@@ -481,3 +502,141 @@ def test_sparsity_check_is_consistent(rng):
     assert chk.htp_ruled_out  # 18 columns in R^8: some B_S^* B_S is singular
     assert chk.coherence_requirement == T.shrimp_thm5_coherence_requirement(3)
     assert chk == T.sparsity_check(A, 3, n_trials=3, rng=0)
+
+
+# ------------------------------------------- extreme inputs never hang (17.8)
+#: A valid, ordinary value for every parameter name of the closed-form bounds.
+BASE = dict(m=50, N=200, s=3, lam=0.1, delta=0.1, gamma=1.0, sigma=1.0, d=5, C1=1.0, C2=1.0,
+            n=5, beta=0.5, c_norm=1.0, kappa1=0.1, residual_norm=0.1, D1=1.0, D2=1.0, eps=0.1,
+            f_rho_norm=1.0, noise_bound=0.1, C=1.0, D=1.0, q=2, p=0.5, mu=0.3, nu=0.1,
+            lam_max=10.0, kappa2=0.1, coef_error=0.1, sigma_p=1.0, diam=1.0)
+#: Extreme values that are still valid, by kind of parameter.
+PROBABILITIES = {"delta", "beta", "p"}
+UNIT = {"mu"}
+EXTREME_REAL = [1e308, 1e-300, 5e-324, 0.0]
+EXTREME_PROB = [5e-324, 1e-300, 1 - 2**-53]
+EXTREME_INT = [2**62, 10**308]
+#: Every public closed-form function of rflite.theory (the measurements on
+#: matrices are tested above); a new one must be added here.
+CLOSED_FORM = [
+    "welch_bound", "htp_rip_threshold", "harfe_thm31_conditions", "harfe_min_samples",
+    "harfe_max_features", "harfe_thm31_bound", "harfe_risk_epsilon", "harfe_risk_bound",
+    "lemma_a3_min_features", "lemma_a3_epsilon", "shrimp_prop7_bounds", "shrimp_remark8_bound",
+    "shrimp_thm5_coherence_requirement", "shrimp_thm5_max_sparsity", "shrimp_thm5_min_variance",
+    "shrimp_thm5_features", "shrimp_thm5_conditions", "shrimp_thm5_coef_error_bound",
+    "shrimp_thm5_bound", "shrimp_cor6_conditions", "rahimi_recht_tail", "rahimi_recht_epsilon",
+    "rahimi_recht_min_features", "metropolis_optimal_exponent", "metropolis_relative_work",
+]
+
+
+#: The measurements on a given matrix, tested against brute force above.
+MEASUREMENTS = {"coherence", "cumulative_coherence", "rip_lower_bound", "rip_upper_bound",
+                "gram_extreme_eigenvalues", "best_s_term_error", "sparsity_check",
+                "metropolis_optimal_density"}
+
+
+def test_every_public_function_is_covered_by_the_extreme_input_test():
+    import inspect
+
+    public = {n for n in T.__all__ if inspect.isfunction(getattr(T, n))}
+    assert public == set(CLOSED_FORM) | MEASUREMENTS
+
+
+def _numbers(result):
+    """Every float in a result (NamedTuples and tuples flattened; bools and ints kept as they are)."""
+    if isinstance(result, (tuple, list)):
+        return [x for r in result for x in _numbers(r)]
+    if isinstance(result, (bool, str)):
+        return []
+    return [result]
+
+
+def _extreme_calls(name):
+    import inspect
+
+    func = getattr(T, name)
+    params = inspect.signature(func).parameters
+    base = {p: BASE[p] for p in params if p in BASE}
+    if name == "shrimp_thm5_max_sparsity":
+        base = {"mu": 0.3}
+    yield dict(base)
+    for p, v0 in base.items():
+        if isinstance(v0, int):
+            values = EXTREME_INT
+        elif p in PROBABILITIES:
+            values = EXTREME_PROB
+        elif p in UNIT:
+            values = [5e-324, 1.0]
+        else:
+            values = EXTREME_REAL
+        for v in values:
+            yield {**base, p: v}
+    floats = [p for p, v in base.items() if isinstance(v, float) and p not in PROBABILITIES | UNIT]
+    for v in (1e308, 5e-324):  # every real parameter extreme at once: inf - inf, 0 * inf
+        yield {**base, **{p: v for p in floats}}
+    ints = [p for p, v in base.items() if isinstance(v, int)]
+    yield {**base, **{p: 2**62 for p in ints}}
+
+
+class _Hang(Exception):
+    pass
+
+
+def _call_with_alarm(func, kwargs, seconds=5.0):
+    import signal
+
+    def on_alarm(signum, frame):
+        raise _Hang
+
+    old = signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        return func(**kwargs)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+@pytest.mark.skipif(not hasattr(__import__("signal"), "setitimer"), reason="needs SIGALRM")
+@pytest.mark.parametrize("name", CLOSED_FORM)
+def test_closed_form_bounds_with_extreme_inputs(name):
+    """No hang, no NaN, no OverflowError or RuntimeWarning; finite, a documented inf,
+    or a ValueError naming the extreme parameter (issue 17.8)."""
+    import warnings
+
+    func = getattr(T, name)
+    doc = func.__doc__ or ""
+    problems = []
+    for kwargs in _extreme_calls(name):
+        changed = [p for p in kwargs if kwargs[p] != BASE.get(p, kwargs[p])]
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")
+                with np.errstate(all="raise"):
+                    result = _call_with_alarm(func, kwargs)
+        except _Hang:
+            problems.append(f"hangs: {kwargs}")
+            continue
+        except ValueError as exc:
+            if changed and not any(p in str(exc) for p in changed):
+                problems.append(f"ValueError not naming {changed}: {exc} ({kwargs})")
+            continue
+        except Exception as exc:  # OverflowError, FloatingPointError, RuntimeWarning, ...
+            problems.append(f"{type(exc).__name__}: {exc} ({kwargs})")
+            continue
+        for x in _numbers(result):
+            if isinstance(x, int):  # exact (possibly huge) counts: nothing to overflow
+                continue
+            x = float(x)
+            if math.isnan(x):
+                problems.append(f"NaN in {result} ({kwargs})")
+            elif math.isinf(x) and "inf" not in doc:
+                problems.append(f"undocumented inf in {result} ({kwargs})")
+    assert not problems, "\n".join(problems[:12]) + f"\n({len(problems)} problems)"
+
+
+def test_harfe_min_samples_subnormal_delta_terminates():
+    """The reproducer of issue 17.8: lam = 0, delta = 5e-324 looped forever."""
+    m = _call_with_alarm(T.harfe_min_samples, dict(N=1000, s=5, lam=0.0, delta=5e-324))
+    # m >= C1 s log(1/delta) = 5 * 744.44 is the binding condition here
+    assert m == math.ceil(5 * -math.log(5e-324))

@@ -6,30 +6,48 @@ is a function ``run(ctx) -> dict`` registered with
 and may write figures to ``ctx.out``.  ``ctx.quick`` asks for a reduced version
 (fewer repetitions, smaller sizes) that still exercises every code path; the
 tests run every experiment in quick mode.
+
+Outputs are written atomically: every file an experiment writes goes through
+:func:`atomic_path` (figures through :meth:`Context.savefig`), which writes to a
+hidden temporary name in the same folder and renames it onto the final name
+only when the write completed, so an interrupted run (Ctrl-C, SIGTERM, a full
+disk) never leaves a truncated figure under its real name.
+
+An experiment that fans its work out with ``ctx.jobs`` is registered with
+``uses_jobs=True`` (the default); one that always runs in a single process
+says ``uses_jobs=False``, and the command line then tells the user that
+``--jobs`` is ignored.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import os
 import pkgutil
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-__all__ = ["Experiment", "Context", "register", "registry", "get", "run_experiment"]
+__all__ = [
+    "Experiment", "Context", "atomic_path", "check_out_dir", "register", "registry", "get",
+    "run_experiment",
+]
 
 _REGISTRY: dict[str, Experiment] = {}
 
 
 @dataclass(frozen=True)
 class Experiment:
-    """A registered experiment: its name, one-line description and run time."""
+    """A registered experiment: name, one-line description, run time, whether it uses ``--jobs``."""
 
     name: str
     description: str
     runtime: str
     func: Callable
+    uses_jobs: bool = True
 
 
 @dataclass
@@ -45,14 +63,92 @@ class Context:
         """Progress and result lines go to standard output, flushed at once."""
         print(msg, flush=True)
 
+    def savefig(self, fig, name, **kwargs) -> Path:
+        """Save a matplotlib figure as ``name`` (relative to ``ctx.out``) atomically.
 
-def register(name: str, description: str, runtime: str):
-    """Decorator adding ``func(ctx)`` to the registry under ``name``."""
+        ``fig.savefig`` writes to a temporary file beside the target that is
+        renamed onto it only when complete (:func:`atomic_path`).  The format
+        is taken from the suffix of ``name``; ``kwargs`` go to ``fig.savefig``.
+        Returns the final path.
+        """
+        path = Path(self.out) / name
+        # the temporary name ends in the same suffix, but say it outright
+        kwargs.setdefault("format", path.suffix.lstrip(".") or "png")
+        with atomic_path(path) as tmp:
+            fig.savefig(tmp, **kwargs)
+        return path
+
+
+@contextlib.contextmanager
+def atomic_path(path):
+    """Yield a temporary path beside ``path``; rename it onto ``path`` if the block succeeds.
+
+    The temporary file is ``.<name>.<random>.part<suffix>`` in the same folder
+    (same file system, so :func:`os.replace` is atomic, and the same suffix,
+    so writers that infer the format from the name still work).  If the block
+    raises (including ``KeyboardInterrupt`` and ``SystemExit`` from a signal)
+    the temporary file is removed and ``path`` is left as it was: never empty
+    or truncated.
+
+    Example
+    -------
+    >>> with atomic_path(ctx.out / "table.json") as tmp:   # doctest: +SKIP
+    ...     tmp.write_text(json.dumps(rows))
+    """
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=f".part{path.suffix}")
+    os.close(fd)
+    tmp = Path(tmp)
+    try:
+        yield tmp
+        # mkstemp made the file 0600; give it the mode a plain open() would have
+        # (the target's own, or 0666 less the umask) before it takes the name.
+        try:
+            mode = path.stat().st_mode & 0o7777
+        except OSError:
+            mask = os.umask(0)
+            os.umask(mask)
+            mode = 0o666 & ~mask
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+
+
+def check_out_dir(out) -> Path:
+    """Make sure ``out`` is a folder figures can be written to, before any computation.
+
+    Creates it (with parents) if missing, then creates and removes a file in
+    it.  Raises ``ValueError`` naming ``--out`` and the path when it, or a
+    component above it, is a file, or when it cannot be created or written.
+    """
+    out = Path(out)
+    try:
+        for p in (out, *out.parents):
+            if p.exists() and not p.is_dir():
+                what = "is a file" if p == out else f"is under {str(p)!r}, which is a file"
+                raise ValueError(f"--out {str(out)!r} {what}, not a folder")
+        out.mkdir(parents=True, exist_ok=True)
+        tempfile.TemporaryFile(dir=out).close()
+    except OSError as exc:
+        raise ValueError(f"--out {str(out)!r} is not writable: {exc.strerror or exc}") from None
+    return out
+
+
+def register(name: str, description: str, runtime: str, *, uses_jobs: bool = True):
+    """Decorator adding ``func(ctx)`` to the registry under ``name``.
+
+    ``uses_jobs=False`` declares that the experiment runs in one process
+    whatever ``ctx.jobs`` is (the command line then says that ``--jobs`` is
+    ignored).  ``tests/test_cli.py`` checks the flag against the source.
+    """
 
     def deco(func):
         if name in _REGISTRY:
             raise ValueError(f"experiment {name!r} is registered twice")
-        _REGISTRY[name] = Experiment(name, description, runtime, func)
+        _REGISTRY[name] = Experiment(name, description, runtime, func, uses_jobs)
         return func
 
     return deco
@@ -76,7 +172,7 @@ def get(name: str) -> Experiment:
 def run_experiment(name: str, ctx: Context) -> dict:
     """Run one experiment and report its wall time."""
     exp = get(name)
-    ctx.out.mkdir(parents=True, exist_ok=True)
+    check_out_dir(ctx.out)
     ctx.log(f"== {exp.name}: {exp.description}{' (quick)' if ctx.quick else ''}")
     t0 = time.perf_counter()
     result = exp.func(ctx)

@@ -253,6 +253,7 @@ def arff_case2(ctx):
     "arff-case3",
     "adaptive RFF, anisotropic Gaussian d=2, K=256: error vs time, Alg. 1 vs Alg. 2 covariance",
     "~2 min (quick ~5 s)",
+    uses_jobs=False,
 )
 def arff_case3(ctx):
     """Error against wall time and Algorithm 2's covariance (paper Sec. 5 Case 3, Fig. 4).

@@ -157,6 +157,7 @@ def _table2_summary(ctx, results):
     "shrimp-support",
     "SHRIMP Fig. 4: support recovery on 3cos(x3)+4sin(x4)+2sin(x2) along the path",
     "~2 min (quick ~5 s)",
+    uses_jobs=False,
 )
 def shrimp_support(ctx):
     """|coef| per variable at several steps and the test-MSE curve (SHRIMP Fig. 4)."""
@@ -248,6 +249,7 @@ def shrimp_support(ctx):
     "shrimp-spectrum",
     "SHRIMP Fig. 6: extreme Gram eigenvalues along the path, IMP vs random pruning (f7)",
     "~1 min (quick ~5 s)",
+    uses_jobs=False,
 )
 def shrimp_spectrum(ctx):
     """lambda_max, lambda_min of A_P A_P^T / N_t for magnitude and random pruning."""

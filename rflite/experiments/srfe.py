@@ -272,7 +272,7 @@ def print_srfe_rows(ctx, table) -> dict:
 
 
 @register("srfe-time", "fit time of SRFE (l1) vs HARFE and SHRIMP as N grows (PNG)",
-          "~20 s (quick ~7 s)")
+          "~20 s (quick ~7 s)", uses_jobs=False)
 def srfe_time(ctx):
     """Fit time vs number of features on SHRIMP's support-recovery target (Fig. 2 setup).
 

@@ -18,7 +18,7 @@ import numpy as np
 
 from rflite import theory
 from rflite._parallel import map_tasks, spawn_seeds
-from rflite.experiments import register
+from rflite.experiments import atomic_path, register
 from rflite.features import Normal, random_feature_map
 
 #: Standard errors a mean must lie beyond a bound to count as a violation.
@@ -194,7 +194,8 @@ def _plot_prop7(cells, setting, path):
         ax.legend(fontsize=7)
     fig.suptitle(f"SHRIMP Prop. 7 ({setting}, gamma = 1)", fontsize=10)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    with atomic_path(path) as tmp:  # no half-written figure if interrupted
+        fig.savefig(tmp, dpi=110, format="png")
     plt.close(fig)
 
 
@@ -266,7 +267,7 @@ def theory_coherence(ctx):
     ax.set_title(f"coherence of exp features, m={m}, N={N}", fontsize=9)
     ax.legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    ctx.savefig(fig, path.name, dpi=110)
     plt.close(fig)
     ctx.log(f"figure: {path}")
     return {"rows": rows, "welch": welch, "requirement": req}
@@ -341,7 +342,7 @@ def theory_rip(ctx):
     ax.set_title(f"RIP estimates, m={m}, N={N}", fontsize=9)
     ax.legend(fontsize=6)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    ctx.savefig(fig, path.name, dpi=110)
     plt.close(fig)
     ctx.log(f"figure: {path}")
     return {"rows": rows}
@@ -442,7 +443,7 @@ def theory_lemma_a3(ctx):
     ax.set_title("random-feature approximation error", fontsize=9)
     ax.legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    ctx.savefig(fig, path.name, dpi=110)
     plt.close(fig)
     ctx.log(f"figure: {path}")
     return {"rows": rows, "slope": slope}
@@ -458,6 +459,7 @@ FIG6_PUBLISHED = {("magnitude", "1/q"): 1.19e-05, ("random", "1/q"): 0.023,
     "theory-shrimp-spectrum",
     "SHRIMP Fig. 6: extreme Gram eigenvalues along magnitude vs random pruning (f7)",
     "~15 s (quick ~4 s)",
+    uses_jobs=False,
 )
 def theory_shrimp_spectrum(ctx):
     """Spectrum of :math:`A_P A_P^T / N_t` along the pruning path (needs rflite.imp)."""
@@ -520,7 +522,7 @@ def theory_shrimp_spectrum(ctx):
         ax.set_title(t + " of A_P A_P^T / N_t", fontsize=9)
         ax.legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(out, dpi=110)
+    ctx.savefig(fig, out.name, dpi=110)
     plt.close(fig)
     ctx.log(f"figure: {out}")
     return {f"{m_}-{v}": r for (m_, v), r in runs.items()}

@@ -1,0 +1,241 @@
+"""Deployment faults (issue 17): read-only installs and signals, in subprocesses.
+
+Each test starts a fresh interpreter, because what is under test (numba's cache
+locators at import time, signal handling, worker processes) is per process.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+import rflite
+
+PACKAGE = Path(rflite.__file__).resolve().parent
+NOBODY = 65534
+
+#: A small fit through a ``cache=True`` kernel module (features) and an algorithm
+#: (HARFE); prints a marker so the test knows the script got to the end.
+SMALL_FIT = """
+import warnings, numpy as np
+import rflite
+from rflite.features import random_feature_map
+from rflite.htp import harfe
+rng = np.random.default_rng(0)
+X = rng.standard_normal((30, 3)); y = np.sin(X[:, 0])
+fmap = random_feature_map(3, 40, q=1, rng=0)
+res = harfe(fmap.transform(X), y, s=5, lam=1e-3)
+assert np.all(np.isfinite(res.coef))
+print("FIT-OK", flush=True)
+"""
+
+
+def _readonly_env(tmp: Path) -> tuple[list[str], dict]:
+    """A command prefix and environment in which the package dir and HOME are unwritable.
+
+    The package is copied into ``tmp`` (so no stale ``__pycache__`` of the
+    worktree can serve the cache).  As root, chmod does not stop writes, so the
+    child runs as the unprivileged uid 65534 through ``setpriv``; as a normal
+    user the copy is made read-only with chmod.  ``HOME=/nonexistent`` and no
+    ``XDG_CACHE_HOME`` leave numba's user-wide cache locator nowhere to write.
+    """
+    dst = tmp / "site"
+    shutil.copytree(PACKAGE, dst / "rflite",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.nbi", "*.nbc"))
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("NUMBA_") and k not in ("XDG_CACHE_HOME", "PYTHONPATH")}
+    env.update(HOME="/nonexistent", PYTHONPATH=str(dst), PYTHONDONTWRITEBYTECODE="1")
+    (tmp / "ro-cache").mkdir()  # for a read-only NUMBA_CACHE_DIR
+    if os.geteuid() == 0:
+        setpriv = shutil.which("setpriv")
+        if setpriv is None:
+            pytest.skip("running as root and setpriv(1) is missing: cannot drop privileges")
+        for p in [tmp, *tmp.rglob("*")]:
+            p.chmod(0o755 if p.is_dir() else 0o644)   # readable, writable by root only
+        prefix = [setpriv, f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
+        probe = subprocess.run([*prefix, "true"], capture_output=True)
+        if probe.returncode != 0:
+            pytest.skip(f"setpriv cannot drop privileges here: {probe.stderr.decode()!r}")
+    else:
+        for p in [*tmp.rglob("*"), tmp]:
+            p.chmod(0o555 if p.is_dir() else 0o444)
+        prefix = []
+    return prefix, env
+
+
+@pytest.fixture(scope="module")
+def readonly_install():
+    """One read-only copy of the package for the module's tests (the second run then
+    loads the kernels from the temporary cache the first one wrote)."""
+    d = Path(tempfile.mkdtemp(prefix="rflite-ro-"))
+    d.chmod(0o755)
+    prefix, env = _readonly_env(d)
+    yield d, prefix, env
+    for p in [d, *d.rglob("*")]:
+        if p.is_dir():
+            p.chmod(0o755)
+    shutil.rmtree(d, ignore_errors=True)
+
+
+def test_read_only_install_imports_and_fits(readonly_install):
+    """Issue 17.1: before the fix, ``import rflite.features`` raised
+    ``RuntimeError: cannot cache function ...: no locator available``."""
+    tmp, prefix, env = readonly_install
+    cmd = [*prefix, sys.executable, "-W", "always", "-c", SMALL_FIT]
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300, cwd=tmp)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "FIT-OK" in proc.stdout
+    # exactly one warning, saying where the cache went
+    assert proc.stderr.count("NumbaCacheWarning") == 1, proc.stderr
+    assert "numba cache" in proc.stderr
+
+
+def test_read_only_numba_cache_dir_does_not_break_import(readonly_install):
+    """A ``NUMBA_CACHE_DIR`` the process cannot write is treated like no cache dir."""
+    tmp, prefix, env = readonly_install
+    ro_cache = tmp / "ro-cache"
+    ro_cache.mkdir(mode=0o755, exist_ok=True)
+    ro_cache.chmod(0o755 if prefix else 0o555)
+    env = dict(env, NUMBA_CACHE_DIR=str(ro_cache))
+    cmd = [*prefix, sys.executable, "-W", "always", "-c", SMALL_FIT]
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300, cwd=tmp)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "FIT-OK" in proc.stdout
+    assert proc.stderr.count("NumbaCacheWarning") == 1, proc.stderr
+    assert "NUMBA_CACHE_DIR" in proc.stderr
+
+
+# ---------------------------------------------------------------- signals (17.5)
+
+def _children(pid: int) -> set[int]:
+    """PIDs of the live (non-zombie) descendants of ``pid``, from /proc."""
+    parent = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[0] != "Z":
+            parent[int(entry)] = int(fields[1])
+    found, frontier = set(), {pid}
+    while frontier:
+        frontier = {c for c, p in parent.items() if p in frontier} - found
+        found |= frontier
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs /proc to find child processes")
+@pytest.mark.parametrize("sig, group", [(signal.SIGTERM, False), (signal.SIGINT, False),
+                                        (signal.SIGINT, True)],
+                         ids=["SIGTERM", "SIGINT", "Ctrl-C-to-group"])
+def test_signal_during_pool_start_up_leaves_no_process(tmp_path, sig, group):
+    """Issue 17.5: SIGTERM while ``--jobs 2`` workers start used to kill only the
+    parent, leaving the workers and the resource tracker running.  ``group``
+    sends the signal to the whole process group, as a terminal's Ctrl-C does."""
+    out = tmp_path / "figs"
+    cmd = [sys.executable, "-m", "rflite", "run", "theory-coherence", "--quick",
+           "--jobs", "2", "--out", str(out)]
+    # Output to files, not pipes: a leftover worker would hold a pipe open and
+    # make the wait below measure the wrong process.
+    stdout, stderr = open(tmp_path / "out.txt", "w"), open(tmp_path / "err.txt", "w")
+    proc = subprocess.Popen(cmd, stdout=stdout, stderr=stderr,
+                            cwd=Path(__file__).resolve().parents[1], start_new_session=True)
+    try:
+        seen: set[int] = set()
+        deadline = time.monotonic() + 120
+        # wait until the pool is starting: two workers (plus the resource tracker)
+        while time.monotonic() < deadline and proc.poll() is None:
+            seen |= _children(proc.pid)
+            if len(seen) >= 3:
+                break
+            time.sleep(0.02)
+        assert proc.poll() is None, "the run ended before its pool started"
+        assert len(seen) >= 3, f"pool never started: children {seen}"
+        if group:
+            os.killpg(proc.pid, sig)
+        else:
+            proc.send_signal(sig)
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"python -m rflite still running 20 s after {sig.name}")
+        err = (tmp_path / "err.txt").read_text()
+        assert proc.returncode == 128 + sig, err[-2000:]
+        assert "Traceback" not in err, err[-2000:]
+        # every process it started is gone (allow them a moment to be reaped)
+        deadline = time.monotonic() + 10
+        left = {p for p in seen if _alive(p)}
+        while left and time.monotonic() < deadline:
+            time.sleep(0.05)
+            left = {p for p in left if _alive(p)}
+        assert not left, f"processes left behind after {sig.name}: {sorted(left)}"
+        # and no half-written figure under its final name, nor a stray temporary
+        if out.exists():
+            assert not [p for p in out.iterdir() if ".part" in p.name]
+    finally:
+        seen = locals().get("seen", set())
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        for p in seen:  # the test failed: do not leave its processes running
+            if _alive(p):
+                os.kill(p, signal.SIGKILL)
+        stdout.close()
+        stderr.close()
+
+
+def _fail_or_block(task):
+    """Task 0 fails; task 1 would run for an hour."""
+    if task == 0:
+        time.sleep(0.5)
+        raise ValueError("task 0 failed")
+    time.sleep(3600)
+
+
+@pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="needs SIGALRM for the hang guard")
+def test_failed_task_stops_the_pool_without_waiting_for_running_tasks():
+    """``executor_scope`` used to ``shutdown(wait=True)`` on an error or Ctrl-C, so the
+    caller waited for every running task (here an hour) before seeing it."""
+    from rflite._parallel import map_tasks
+
+    def hang(signum, frame):
+        raise TimeoutError("map_tasks waited for the running task after the failure")
+
+    old = signal.signal(signal.SIGALRM, hang)
+    signal.setitimer(signal.ITIMER_REAL, 120)
+    try:
+        with pytest.raises(ValueError, match="task 0 failed"):
+            map_tasks(_fail_or_block, [0, 1], executor=2)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+    # the worker that ran the hour-long task is gone
+    left = {p for p in _children(os.getpid()) if "resource_tracker" not in _cmdline(p)}
+    assert not left, f"worker processes left: {sorted(left)}"
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""

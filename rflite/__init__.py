@@ -10,11 +10,19 @@ from rflite._cache import NumbaCacheWarning, ensure_numba_cache
 
 ensure_numba_cache()
 
-from rflite.features import FeatureMap  # noqa: E402, FeatureOperator, random_feature_map, variable_usage
+from rflite.features import (  # noqa: E402
+    FeatureMap,
+    FeatureOperator,
+    random_feature_map,
+    variable_usage,
+)
 
 __version__ = "0.1.0"
 
-__all__ = ["FeatureMap", "NumbaCacheWarning", "FeatureOperator", "random_feature_map", "variable_usage", "warmup"]
+__all__ = [
+    "FeatureMap", "FeatureOperator", "NumbaCacheWarning", "random_feature_map",
+    "variable_usage", "warmup",
+]
 
 
 def warmup() -> None:

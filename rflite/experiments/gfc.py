@@ -44,7 +44,7 @@ from rflite.datasets import (
     target_2dplanes,
     target_friedman1,
 )
-from rflite.experiments import register
+from rflite.experiments import atomic_path, register
 from rflite.greedy import BANDWIDTHS, MEASURES, fold_ids, gfc, gfc_design, rff_ridge_cv
 
 #: Outer folds evaluated in the full run (of 10 drawn).
@@ -208,7 +208,8 @@ def _plot(summary, sizes, path):
         ax.set_ylabel("test RMSE x 100")
         ax.legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    with atomic_path(path) as tmp:  # no half-written figure if interrupted
+        fig.savefig(tmp, dpi=120)
     plt.close(fig)
 
 

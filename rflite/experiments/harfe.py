@@ -38,7 +38,7 @@ import numpy as np
 from rflite import datasets
 from rflite._numerics import IllConditionedWarning
 from rflite._parallel import map_tasks
-from rflite.experiments import register
+from rflite.experiments import atomic_path, register
 from rflite.experiments.srfe import print_srfe_rows
 from rflite.features import random_feature_map
 from rflite.htp import HARFERegressor, harfe
@@ -382,7 +382,8 @@ def _plot_importance(mag, count, path):
     ax.set_title("HARFE on Friedman-1, d = 20, q = 2 (x1..x5 active)")
     ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    with atomic_path(path) as tmp:  # no half-written figure if interrupted
+        fig.savefig(tmp, dpi=120)
     plt.close(fig)
 
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from rflite._parallel import map_tasks
 from rflite.datasets import make_friedman1, target_friedman1
-from rflite.experiments import register
+from rflite.experiments import atomic_path, register
 from rflite.ridge import RandomFeatureRidge
 
 #: Ridge parameters (lambda, penalty m * lambda) tried on a validation split.
@@ -93,5 +93,6 @@ def _plot(summary, path):
     ax.set_ylabel("test MSE (noise-free target)")
     ax.set_title("RF ridge on Friedman-1, d = 20")
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    with atomic_path(path) as tmp:  # no half-written figure if interrupted
+        fig.savefig(tmp, dpi=120)
     plt.close(fig)

@@ -19,7 +19,7 @@ from typing import Callable, NamedTuple
 import numpy as np
 
 from rflite.datasets import load_uci, make_friedman1, target_friedman1
-from rflite.experiments import register
+from rflite.experiments import atomic_path, register
 
 
 class Problem(NamedTuple):
@@ -181,7 +181,8 @@ def _plot_comparison(rows, problems, path):
         ax.set_title(prob.name)
         ax.set_xlabel("test MSE (log scale)")
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    with atomic_path(path) as tmp:  # no half-written figure if interrupted
+        fig.savefig(tmp, dpi=120)
     plt.close(fig)
 
 
@@ -213,5 +214,6 @@ def _plot_importance(rows, problems, path):
             ax.tick_params(labelsize=6)
     fig.suptitle("variable importance, q-sparse methods (red: informative inputs)", fontsize=9)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    with atomic_path(path) as tmp:  # no half-written figure if interrupted
+        fig.savefig(tmp, dpi=120)
     plt.close(fig)

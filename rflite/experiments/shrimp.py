@@ -22,7 +22,7 @@ import numpy as np
 from rflite import datasets
 from rflite._numerics import min_norm_solve
 from rflite._parallel import map_tasks
-from rflite.experiments import register
+from rflite.experiments import atomic_path, register
 from rflite.experiments.srfe import print_srfe_rows
 from rflite.features import Normal, random_feature_map
 from rflite.imp import SHRIMPRegressor, select_shrimp, shrimp_path
@@ -237,7 +237,8 @@ def shrimp_support(ctx):
     fig.suptitle("SHRIMP support recovery, f = 3cos(x3) + 4sin(x4) + 2sin(x2) (Fig. 4)")
     fig.tight_layout()
     out = ctx.out / "shrimp_support.png"
-    fig.savefig(out, dpi=110)
+    with atomic_path(out) as tmp:  # no half-written figure if interrupted
+        fig.savefig(tmp, dpi=110)
     plt.close(fig)
     ctx.log(f"figure: {out}")
     return {"summary": summary, "best_step": best, "first_correct_step": first_ok,
@@ -299,7 +300,8 @@ def shrimp_spectrum(ctx):
     fig.suptitle(f"f7, m = {m}, d = {d}, q = {q}, N = {N} (SHRIMP Fig. 6)")
     fig.tight_layout()
     out = ctx.out / "shrimp_spectrum.png"
-    fig.savefig(out, dpi=110)
+    with atomic_path(out) as tmp:  # no half-written figure if interrupted
+        fig.savefig(tmp, dpi=110)
     plt.close(fig)
     ctx.log(f"figure: {out}")
     results["figure"] = str(out)

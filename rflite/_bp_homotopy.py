@@ -120,7 +120,9 @@ def _homotopy_ws(P, op, y, *, sigma, tau, max_steps, tol, feas):
 
     Returns
     -------
-    ``(coef, w, n_steps, status)`` as :func:`_homotopy`; the full path is
+    ``(coef, w, n_steps, status)`` as :func:`_homotopy`, or with status
+    ``"feasible"``: no certificate, but the best feasible point of the rounds
+    and its dual point (returned when the full path stalls).  The full path is
     run when the working set is not smaller than half the dictionary, when
     the dictionary is not an array or an operator with ``columns``, or when
     the rounds end without a certificate.
@@ -132,6 +134,7 @@ def _homotopy_ws(P, op, y, *, sigma, tau, max_steps, tol, feas):
         return _homotopy(P, op, y, sigma=sigma, tau=tau, max_steps=max_steps)
     W = np.unique(np.linspace(0, n - 1, k0).round().astype(np.int64))
     steps = 0
+    best = None  # (l1, coef, w): the best feasible round, kept if all else fails
     for _ in range(WS_ROUNDS):
         A_W = np.ascontiguousarray(_columns(op, W))
         P_W = _Products(A_W, False)
@@ -146,10 +149,12 @@ def _homotopy_ws(P, op, y, *, sigma, tau, max_steps, tol, feas):
         if l1 > 0.0 and rnorm <= feas:
             hmax = max(1.0, float(np.abs(h).max()))
             dual = (float(y @ w) - sigma * float(np.linalg.norm(w))) / hmax
+            coef = np.zeros(n)
+            coef[W] = c
             if (l1 - dual) / l1 <= tol:
-                coef = np.zeros(n)
-                coef[W] = c
                 return coef, w, steps, "done"
+            if best is None or l1 < best[0]:
+                best = (l1, coef, w)
         h[W] = 0.0
         cand = np.flatnonzero(np.abs(h) > 1.0)
         if cand.size == 0:
@@ -158,6 +163,11 @@ def _homotopy_ws(P, op, y, *, sigma, tau, max_steps, tol, feas):
         add = cand[np.argpartition(-np.abs(h[cand]), k - 1)[:k]]
         W = np.sort(np.concatenate([W, add]))
     coef, w, k, status = _homotopy(P, op, y, sigma=sigma, tau=tau, max_steps=max_steps)
+    if status != "done" and best is not None:
+        # the full path stalled too: hand back the best feasible point (with
+        # its dual point, so the caller can report its gap) rather than the
+        # stalled, infeasible one
+        return best[1], best[2], steps + k, "feasible"
     return coef, w, steps + k, status
 
 

@@ -722,9 +722,9 @@ def _solve(op, y, cplx, *, sigma, tau, tol, max_iter, x0, polish, method) -> L1R
                                               max_steps=HOMOTOPY_STEPS * m + 100,
                                               tol=tol, feas=feas)
         hom = None
-        if status == "done":
+        if status in ("done", "feasible"):
             hom = _certify(P, y, coef, w, sigma, tau)
-            if hom.duality_gap <= tol:
+            if status == "done" and hom.duality_gap <= tol:
                 return hom._replace(n_iter=n_hom, n_products=P.count)
             if (not single and hom.residual_norm > sigma * (1.0 + FEAS_TOL) + BP_TOL * ynorm
                     and not _reachable(op, y, sigma, ynorm)):

@@ -163,10 +163,13 @@ def _homotopy_ws(P, op, y, *, sigma, tau, max_steps, tol, feas):
         add = cand[np.argpartition(-np.abs(h[cand]), k - 1)[:k]]
         W = np.sort(np.concatenate([W, add]))
     coef, w, k, status = _homotopy(P, op, y, sigma=sigma, tau=tau, max_steps=max_steps)
-    if status != "done" and best is not None:
-        # the full path stalled too: hand back the best feasible point (with
-        # its dual point, so the caller can report its gap) rather than the
-        # stalled, infeasible one
+    if best is not None and (status != "done" or float(np.abs(coef).sum()) > best[0]):
+        # the full path stalled too, or ended (uncertified) at a larger l1
+        # norm than a feasible round -- on dictionaries with condition numbers
+        # of 1e14 the path's support solves lose all accuracy: hand back the
+        # best feasible point with its dual point, so the caller can report
+        # its gap (the full path ended at ||c||_1 = 190 where a round had
+        # found a feasible 1.98 on a SHRIMP f2 problem)
         return best[1], best[2], steps + k, "feasible"
     return coef, w, steps + k, status
 
@@ -219,6 +222,7 @@ def _homotopy(P, op, y, *, sigma, tau, max_steps):
     excluded = -1
     just_added = True
     steps = 0
+    refused = []  # columns kept out as numerically in span(A_S), until the next drop
     while True:
         zS = np.asarray(z)
         u = scipy.linalg.solve_triangular(R, zS, trans="T", check_finite=False)
@@ -277,6 +281,10 @@ def _homotopy(P, op, y, *, sigma, tau, max_steps):
             del S[k_drop], z[k_drop]
             in_S[jd] = False
             excluded = jd
+            if refused:
+                # the support's span changed: refused columns may join now
+                in_S[np.asarray(refused)] = False
+                refused.clear()
             just_added = False
             if not S:
                 coef[:] = 0.0
@@ -295,6 +303,7 @@ def _homotopy(P, op, y, *, sigma, tau, max_steps):
                 # features): keep it out of the path; the final duality-gap
                 # check decides whether that was harmless
                 in_S[j_join] = True
+                refused.append(j_join)
                 excluded = -1
                 just_added = False
                 continue

@@ -237,7 +237,7 @@ class L1Result(NamedTuple):
         (``‖r‖ <= BP_TOL ‖y‖``), ``"max_iter"``, ``"line_search"``
         (repeated line-search failure) and ``"sigma_unreachable"`` (the
         least-squares residual is above sigma: no coefficient vector meets
-        the constraint; ``coef`` is the least-squares fit, and
+        the constraint; ``coef`` is a least-squares fit, and
         :func:`bpdn` and :func:`srfe` warn with
         :class:`SigmaUnreachableWarning`).  Whatever the reason, the point
         returned is the best one found: feasible if any was.

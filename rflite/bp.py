@@ -72,6 +72,30 @@ including the matrix-free :class:`rflite.features.FeatureOperator`; the
 homotopy and the polish additionally take the (at most ``m``) support
 columns, via ``A.columns(S)`` when the operator has it, else ``A @ E_S``.
 
+Working set (``rflite._bp_homotopy._homotopy_ws``): on dictionaries with
+more than ``2 * WS_SIZE * m`` columns, BPDN's path is first run on an evenly
+spread subset of ``WS_SIZE * m`` columns; its dual point is checked against
+the whole dictionary with one product, the violated columns are added and the
+path is rerun until the relative duality gap **of the full problem** is below
+``tol`` (column generation).  On the SHRIMP q = 1 fourier dictionaries, which
+sample each input's frequencies finely, the full path crawls from grid point
+to grid point (3,000 breakpoints on the 140 x 20,000 f2 problem); the working
+set certifies the same optimum 10-20x faster (``benchmarks/bench_bp.py``).
+
+Basis pursuit on small dense problems (``m * N <= LP_MAX_ENTRIES``) that the
+path cannot certify (numerically rank-deficient matrices) is solved as the
+linear program it is, by HiGHS (``rflite._bp_lp``), and accepted only with a
+residual within :data:`BP_TOL` and a duality gap within ``tol`` computed
+here from HiGHS's duals (``stop_reason="linprog"``).
+
+Honest results: a result is certified (:attr:`L1Result.certified`) only when
+a feasible point's gap was checked; anything else keeps the stop reason of the
+solver that stopped (``"max_iter"``, ``"root_found"``, ...) and the point's own
+gap (``inf`` if infeasible).  When ``sigma`` is below the least-squares
+residual (decided up front for tall dense ``A``, where it is one solve, and
+after the path otherwise), the least-squares fit is returned with
+``stop_reason="sigma_unreachable"`` and a :class:`SigmaUnreachableWarning`.
+
 Numerical limits: columns that are (numerically) in the span of the current
 support -- near-duplicate random features -- are kept out of the path
 (:data:`HOMOTOPY_RCOND`); if the path then reaches :math:`\lambda = 0` with
@@ -97,6 +121,7 @@ via iterative magnitude pruning, 2022, Def. 4 and Theorem 5.
 from __future__ import annotations
 
 import math
+import warnings
 from typing import NamedTuple
 
 import numpy as np
@@ -105,6 +130,19 @@ from numba import njit
 from scipy.sparse.linalg import LinearOperator
 
 from rflite._base import RandomFeatureModel
+from rflite._bp_homotopy import (  # noqa: F401 - constants and kernels re-exported
+    HOMOTOPY_RCOND,
+    HOMOTOPY_REFRESH,
+    WS_ADD,
+    WS_ROUNDS,
+    WS_SIZE,
+    _columns,
+    _homotopy,
+    _homotopy_ws,
+    _next_join,
+    _Products,
+)
+from rflite._bp_lp import LP_MAX_ENTRIES, _bp_linprog
 from rflite._numerics import (
     check_array,
     check_choice,
@@ -120,6 +158,8 @@ __all__ = [
     "SRFEResult",
     "OPT_TOL",
     "BP_TOL",
+    "CERTIFIED",
+    "SigmaUnreachableWarning",
     "bpdn",
     "lasso",
     "basis_pursuit",
@@ -128,6 +168,8 @@ __all__ = [
     "SRFERegressor",
 ]
 
+#: Stop reasons that come with a checked duality gap (:attr:`L1Result.certified`).
+CERTIFIED = frozenset({"homotopy", "linprog", "polished", "optimal", "zero_solution"})
 #: Default optimality tolerance: relative duality gap (and, before the polish
 #: succeeds, SPGL1's relative root error ``|‖r‖ - sigma| / max(1, ‖r‖)``).
 OPT_TOL = 1e-6
@@ -146,12 +188,6 @@ STEP_MAX = 1e5
 POLISH_PATIENCE = 3
 #: Cap on homotopy breakpoints: ``HOMOTOPY_STEPS * m + 100``.
 HOMOTOPY_STEPS = 20
-#: A joining column whose part orthogonal to the current support columns is
-#: below this fraction of its norm is kept out of the path (near-duplicate
-#: random features); this bounds the conditioning of the support QR.
-HOMOTOPY_RCOND = 1e-8
-#: Breakpoints between exact recomputations of the correlations ``A^T r``.
-HOMOTOPY_REFRESH = 32
 #: Iteration of the first unconditional polish attempt; then at 2x, 4x, ...
 POLISH_EVERY = 10
 #: Add/drop rounds of one polish attempt (each: one QR of the m x |S| support
@@ -189,13 +225,22 @@ class L1Result(NamedTuple):
     tau : float
         Final l1 radius (the root of :math:`\\phi(\\tau) = \\sigma` for BPDN).
     stop_reason : str
-        ``"homotopy"`` (exact path end point, gap <= tol), ``"polished"``
-        (SPG + exact KKT point on the support, gap <= tol),
-        ``"sigma_unreachable"`` (the path reached lambda = 0 above sigma),
-        ``"optimal"`` (gap <= tol without polish), ``"root_found"`` (SPGL1's
-        root test), ``"bp_solution"`` (``‖r‖ <= BP_TOL ‖y‖``),
-        ``"zero_solution"`` (``c = 0`` is optimal), ``"max_iter"`` or
-        ``"line_search"`` (repeated line-search failure).
+        Certified (feasible, relative duality gap <= tol on the problem as
+        given; :attr:`certified` is True): ``"homotopy"`` (exact path end
+        point), ``"linprog"`` (basis pursuit solved as a linear program by
+        HiGHS, small problems only), ``"polished"`` (SPG + exact KKT point
+        on the support),
+        ``"optimal"`` (gap <= tol without polish), ``"zero_solution"``
+        (``c = 0`` is optimal).  Not certified (``duality_gap`` is whatever
+        the returned point has, ``inf`` when it is infeasible):
+        ``"root_found"`` (SPGL1's root test), ``"bp_solution"``
+        (``‖r‖ <= BP_TOL ‖y‖``), ``"max_iter"``, ``"line_search"``
+        (repeated line-search failure) and ``"sigma_unreachable"`` (the
+        least-squares residual is above sigma: no coefficient vector meets
+        the constraint; ``coef`` is a least-squares fit, and
+        :func:`bpdn` and :func:`srfe` warn with
+        :class:`SigmaUnreachableWarning`).  Whatever the reason, the point
+        returned is the best one found: feasible if any was.
     """
 
     coef: np.ndarray
@@ -206,6 +251,41 @@ class L1Result(NamedTuple):
     n_products: int
     tau: float
     stop_reason: str
+
+    @property
+    def certified(self) -> bool:
+        """Whether the result carries an optimality certificate.
+
+        True for the stop reasons returned only after a feasible point's
+        relative duality gap was checked against ``tol`` on the problem as
+        given (``"homotopy"``, ``"polished"``, ``"optimal"``) and for
+        ``"zero_solution"``; False for SPGL1's heuristic stops
+        (``"root_found"``, ``"bp_solution"``), ``"max_iter"``,
+        ``"line_search"`` and ``"sigma_unreachable"``.
+        """
+        return self.stop_reason in CERTIFIED and math.isfinite(self.duality_gap)
+
+
+class SigmaUnreachableWarning(RuntimeWarning):
+    """BPDN's constraint ``‖A c - y‖ <= sigma`` cannot be met by any ``c``.
+
+    Issued by :func:`bpdn`, :func:`basis_pursuit`, :func:`srfe` and
+    :class:`SRFERegressor` when the least-squares residual of ``A`` is above
+    ``sigma``; the result (``stop_reason="sigma_unreachable"``) then holds the
+    least-squares fit, which is generally dense.
+    """
+
+
+def _warn_unreachable(res, sigma, m):
+    """Issue :class:`SigmaUnreachableWarning` for a ``"sigma_unreachable"`` result."""
+    if res.stop_reason == "sigma_unreachable":
+        warnings.warn(
+            f"sigma = {sigma:.6g} is below the least-squares residual "
+            f"{res.residual_norm:.6g} of A: no coefficient vector meets the constraint, "
+            f"so the least-squares fit ({int(np.count_nonzero(res.coef))} nonzero "
+            f"coefficients) was returned; use sigma >= {res.residual_norm:.6g} "
+            f"(eta >= {res.residual_norm / math.sqrt(m):.6g}) for a sparse solution",
+            SigmaUnreachableWarning, stacklevel=3)
 
 
 class SRFEResult(NamedTuple):
@@ -284,7 +364,9 @@ def bpdn(A, y, sigma, *, tol=OPT_TOL, max_iter=None, x0=None, polish=True,
     op, y, cplx = _check_problem(A, y)
     sigma = check_real(sigma, "sigma", minimum=0.0)
     opts = _options(op, tol, max_iter, x0, polish, method)
-    return _solve(op, y, cplx, sigma=sigma, tau=None, **opts)
+    res = _solve(op, y, cplx, sigma=sigma, tau=None, **opts)
+    _warn_unreachable(res, sigma, op.shape[0])
+    return res
 
 
 def lasso(A, y, tau, *, tol=OPT_TOL, max_iter=None, x0=None, polish=True,
@@ -312,7 +394,11 @@ def lasso(A, y, tau, *, tol=OPT_TOL, max_iter=None, x0=None, polish=True,
 def basis_pursuit(A, y, *, tol=OPT_TOL, max_iter=None, x0=None, polish=True,
                   method="auto") -> L1Result:
     r"""Basis pursuit :math:`\min \|c\|_1` s.t. :math:`A c = y` (``bpdn`` with ``sigma = 0``)."""
-    return bpdn(A, y, 0.0, tol=tol, max_iter=max_iter, x0=x0, polish=polish, method=method)
+    op, y, cplx = _check_problem(A, y)
+    opts = _options(op, tol, max_iter, x0, polish, method)
+    res = _solve(op, y, cplx, sigma=0.0, tau=None, **opts)
+    _warn_unreachable(res, 0.0, op.shape[0])
+    return res
 
 
 def project_l1_ball(x, tau) -> np.ndarray:
@@ -384,6 +470,15 @@ def srfe(A, y, *, eta, s=None, refit=None, lam=0.0, tol=OPT_TOL, max_iter=None,
     Xie, Shi, Schaeffer, Ward (2022), Def. 4; Hashemi et al. (2023), the
     SRFE estimator (BPDN on a random feature matrix).
     """
+    res = _srfe(A, y, eta=eta, s=s, refit=refit, lam=lam, tol=tol, max_iter=max_iter,
+                polish=polish)
+    m = np.shape(y)[0]
+    _warn_unreachable(res.bpdn, float(eta) * math.sqrt(m), m)
+    return res
+
+
+def _srfe(A, y, *, eta, s, refit, lam, tol, max_iter, polish) -> SRFEResult:
+    """:func:`srfe` without the warning (shared with :class:`SRFERegressor`)."""
     op, yv, cplx = _check_problem(A, y)
     eta = check_real(eta, "eta", minimum=0.0)
     if refit not in (None, "lstsq", "ridge"):
@@ -495,8 +590,9 @@ class SRFERegressor(RandomFeatureModel):
                 norms = np.linalg.norm(A, axis=0)
                 scale = 1.0 / np.where(norms > 0, norms, 1.0)
                 A *= scale
-        res = srfe(A, y, eta=self.eta, s=self.s, refit=self.refit, lam=self.lam,
-                   tol=self.tol, max_iter=self.max_iter)
+        res = _srfe(A, y, eta=self.eta, s=self.s, refit=self.refit, lam=self.lam,
+                    tol=self.tol, max_iter=self.max_iter, polish=True)
+        _warn_unreachable(res.bpdn, float(self.eta) * math.sqrt(X.shape[0]), X.shape[0])
         coef = res.coef if scale is None else res.coef * scale
         self.result_ = res
         self.n_iter_ = res.bpdn.n_iter
@@ -541,49 +637,6 @@ def _options(op, tol, max_iter, x0, polish, method="auto"):
         raise ValueError(f"polish must be True or False, got {polish!r}")
     return {"tol": tol, "max_iter": max_iter, "x0": x0, "polish": bool(polish),
             "method": method}
-
-
-def _columns(op, support):
-    """Dense ``A[:, support]`` for an array or an operator."""
-    if isinstance(op, np.ndarray):
-        return op[:, support]
-    if hasattr(op, "columns"):
-        return np.asarray(op.columns(support))
-    E = np.zeros((op.shape[1], support.size))
-    E[support, np.arange(support.size)] = 1.0
-    return np.asarray(op.matmat(E))
-
-
-class _Products:
-    """``A x`` and ``A^* r`` for an array or an operator, counting products."""
-
-    def __init__(self, op, cplx):
-        self.op = op
-        self.count = 0
-        self.dense = isinstance(op, np.ndarray)
-        if self.dense:
-            self._AH = op.conj().T if np.iscomplexobj(op) else op.T
-        self.cplx = cplx
-        self.dtype = np.complex128 if cplx else np.float64
-
-    def A(self, x):
-        self.count += 1
-        if self.dense:
-            return self.op @ x
-        return np.asarray(self.op.matvec(x), dtype=self.dtype).ravel()
-
-    def AH(self, r):  # noqa: N802 - maths notation
-        self.count += 1
-        if self.dense:
-            return self._AH @ r
-        return np.asarray(self.op.rmatvec(r), dtype=self.dtype).ravel()
-
-    def AH2(self, R):  # noqa: N802
-        """:math:`A^* R` for a few columns in one pass (counted as that many products)."""
-        self.count += R.shape[1]
-        if self.dense:
-            return self._AH @ R
-        return np.asarray(self.op.rmatmat(R), dtype=self.dtype)
 
 
 def _l1(x):
@@ -648,17 +701,30 @@ def _solve(op, y, cplx, *, sigma, tau, tol, max_iter, x0, polish, method) -> L1R
     if ynorm == 0.0 or (not single and sigma >= ynorm) or (single and tau == 0.0):
         return L1Result(zero, ynorm, 0.0, 0.0, 0, 0, 0.0 if not single else tau, "zero_solution")
 
+    feas = sigma * (1.0 + FEAS_TOL) + BP_TOL * ynorm
+    if not single and isinstance(op, np.ndarray) and m > n:
+        # More rows than columns: whether sigma is reachable at all is decided
+        # up front by the least-squares residual (one dense solve,
+        # O(m n^2)), instead of after a path that ends dense at lambda = 0.
+        c_ls = min_norm_solve(op, y)
+        r_ls = float(np.linalg.norm(y - op @ c_ls))
+        if r_ls > feas:
+            c_ls = np.asarray(c_ls, dtype=dtype)
+            return L1Result(c_ls, r_ls, _l1(c_ls), math.inf, 0, 2, _l1(c_ls),
+                            "sigma_unreachable")
+
     n_hom = 0
     best_hom = None
     if method == "homotopy" or (method == "auto" and not cplx and x0 is None):
         if cplx:
             raise ValueError("method='homotopy' needs real A and y; use method='spgl1'")
-        coef, w, n_hom, status = _homotopy(P, op, y, sigma=sigma, tau=tau,
-                                           max_steps=HOMOTOPY_STEPS * m + 100)
+        coef, w, n_hom, status = _homotopy_ws(P, op, y, sigma=sigma, tau=tau,
+                                              max_steps=HOMOTOPY_STEPS * m + 100,
+                                              tol=tol, feas=feas)
         hom = None
-        if status == "done":
+        if status in ("done", "feasible"):
             hom = _certify(P, y, coef, w, sigma, tau)
-            if hom.duality_gap <= tol:
+            if status == "done" and hom.duality_gap <= tol:
                 return hom._replace(n_iter=n_hom, n_products=P.count)
             if (not single and hom.residual_norm > sigma * (1.0 + FEAS_TOL) + BP_TOL * ynorm
                     and not _reachable(op, y, sigma, ynorm)):
@@ -666,6 +732,15 @@ def _solve(op, y, cplx, *, sigma, tau, tol, max_iter, x0, polish, method) -> L1R
                 # confirms that no coefficient vector gets below sigma
                 return hom._replace(n_iter=n_hom, n_products=P.count,
                                     stop_reason="sigma_unreachable")
+        if (not single and sigma == 0.0 and isinstance(op, np.ndarray)
+                and m * n <= LP_MAX_ENTRIES):
+            # basis pursuit is a linear program: on small problems HiGHS
+            # gives a certified answer where the path could not (rank deficiency)
+            lp = _bp_linprog(op, y, feas=feas, tol=tol)
+            P.count += 2
+            if lp is not None:
+                c_lp, rn_lp, l1_lp, gap_lp = lp
+                return L1Result(c_lp, rn_lp, l1_lp, gap_lp, n_hom, P.count, l1_lp, "linprog")
         if method == "homotopy":
             r = y - P.A(coef)
             return L1Result(coef, float(np.linalg.norm(r)), _l1(coef), math.inf, n_hom,
@@ -736,7 +811,11 @@ def _solve(op, y, cplx, *, sigma, tau, tol, max_iter, x0, polish, method) -> L1R
                 if gap <= tol:
                     stop = "optimal"
             if stop is None and (rgap <= max(tol, rerr2) or rerr1 <= tol):
-                if rerr1 <= tol:
+                # SPGL1's root test is not a certificate (its gap was ~1e-3
+                # on complex problems); real data reach here only as the
+                # homotopy's fallback, complex data keep iterating until
+                # the BPDN gap above certifies the point ("optimal")
+                if rerr1 <= tol and not cplx:
                     stop = "root_found"
                 if rnorm <= BP_TOL * ynorm:
                     stop = "bp_solution"
@@ -837,13 +916,24 @@ def _solve(op, y, cplx, *, sigma, tau, tol, max_iter, x0, polish, method) -> L1R
                    stop)
     if best_hom is not None:
         # keep the homotopy end point when it is at least as good: feasible
-        # with no larger objective (LASSO: no larger residual)
+        # with no larger objective (LASSO: no larger residual; an infeasible
+        # BPDN point only against another infeasible one, by residual)
         if single:
             better = best_hom.residual_norm <= res.residual_norm
         else:
-            better = not math.isfinite(res.duality_gap) or best_hom.l1_norm <= res.l1_norm
-        if better:
-            res = best_hom._replace(n_iter=it + n_hom, n_products=P.count)
+            hom_ok = best_hom.residual_norm <= feas
+            res_ok = res.residual_norm <= feas
+            if hom_ok != res_ok:
+                better = hom_ok
+            elif hom_ok:
+                better = best_hom.l1_norm <= res.l1_norm
+            else:
+                better = best_hom.residual_norm <= res.residual_norm
+        if better and not res.duality_gap <= tol:
+            # The homotopy's point, but not its label: it was not certified
+            # (else it had been returned above), so the reason is the one
+            # SPGL1 stopped with and the gap is the homotopy point's own.
+            res = best_hom._replace(n_iter=it + n_hom, n_products=P.count, stop_reason=stop)
     return res
 
 
@@ -1002,141 +1092,6 @@ def _grow(S, z, h, level, m):
     return S2[order], z2[order]
 
 
-def _homotopy(P, op, y, *, sigma, tau, max_steps):
-    r"""Exact solution path of the LASSO (homotopy / LARS-LASSO), real data only.
-
-    Follows :math:`c(\lambda) = \arg\min \tfrac12\|Ac - y\|^2 + \lambda\|c\|_1`
-    from :math:`\lambda = \|A^T y\|_\infty` downwards.  On a segment with
-    support :math:`S` and signs :math:`z`, :math:`c_S = R^{-1}(Q^T y) - \lambda d`
-    with :math:`d = (A_S^T A_S)^{-1} z = R^{-1} R^{-T} z` (QR of :math:`A_S`
-    kept up to date by column insertions and deletions), the residual is
-    :math:`r = r_0 + \lambda v`, :math:`v = A_S d`, and the correlations
-    :math:`g = A^T r` change linearly, so the next breakpoint (a column joins
-    when :math:`|g_j| = \lambda`, leaves when :math:`c_j` hits 0) is found in
-    closed form.  The path stops exactly where :math:`\|r\| = \sigma` (BPDN,
-    a quadratic in the step), :math:`\|c\|_1 = \tau` (LASSO, linear) or
-    :math:`\lambda = 0` (basis pursuit).  Every step recomputes
-    :math:`c_S` and :math:`r` from the factorisation; the correlations are
-    updated as :math:`g \leftarrow g - t A^T v` (one product with
-    :math:`A^T` per breakpoint) and recomputed exactly every
-    :data:`HOMOTOPY_REFRESH` breakpoints, so errors do not accumulate.
-
-    Returns ``(coef, w, n_steps, status)``: ``w`` is the dual point
-    :math:`r / \lambda` (for basis pursuit, :math:`\lambda \to 0`, the limit
-    :math:`v = A_S d`, so that :math:`A_S^T w = z`); status ``"done"`` or
-    ``"stalled"`` (rank deficiency or step cap: the caller falls back to SPG
-    warm-started at ``coef``).
-
-    References
-    ----------
-    M. R. Osborne, B. Presnell, B. A. Turlach, A new approach to variable
-    selection in least squares problems, IMA J. Numer. Anal. 20, 2000;
-    B. Efron, T. Hastie, I. Johnstone, R. Tibshirani, Least angle regression,
-    Ann. Statist. 32, 2004, Sec. 3.1 (the LASSO modification).
-    """
-    m, n = op.shape
-    g = P.AH(y)
-    j = int(np.argmax(np.abs(g)))
-    lam = lam0 = float(abs(g[j]))
-    coef = np.zeros(n)
-    if lam == 0.0:
-        return coef, None, 0, "done"
-    S = [j]
-    z = [1.0 if g[j] > 0 else -1.0]
-    in_S = np.zeros(n, dtype=np.bool_)
-    in_S[j] = True
-    col = _columns(op, np.array([j]))
-    Q, R = scipy.linalg.qr(col, mode="economic", check_finite=False)
-    excluded = -1
-    just_added = True
-    steps = 0
-    while True:
-        zS = np.asarray(z)
-        u = scipy.linalg.solve_triangular(R, zS, trans="T", check_finite=False)
-        d = scipy.linalg.solve_triangular(R, u, check_finite=False)
-        qy = Q.T @ y
-        cS = scipy.linalg.solve_triangular(R, qy, check_finite=False) - lam * d
-        v = Q @ u
-        r = (y - Q @ qy) + lam * v
-        # g = A^T r changes linearly along a segment (g <- g - t a), so one
-        # product a = A^T v per breakpoint suffices; g is recomputed exactly
-        # every HOMOTOPY_REFRESH breakpoints to stop rounding drift.
-        if steps and steps % HOMOTOPY_REFRESH == 0:
-            g = P.AH(r)
-        a = P.AH(v)
-        # the end events
-        t_stop = lam  # lambda -> 0: basis pursuit
-        if tau is not None:
-            zd = float(zS @ d)
-            t_tau = (tau - float(np.abs(cS).sum())) / zd if zd > 0 else np.inf
-            t_stop = min(t_stop, max(t_tau, 0.0))
-        elif sigma > 0:
-            # ||r - t v||^2 = sigma^2, r.v = lam z.d > 0: smaller root
-            vv = float(v @ v)
-            rv = float(r @ v)
-            rr = float(r @ r)
-            disc = rv * rv - vv * (rr - sigma**2)
-            if rr <= sigma**2:
-                t_stop = 0.0
-            elif disc >= 0 and vv > 0:
-                t_stop = min(t_stop, (rr - sigma**2) / (rv + math.sqrt(disc)))
-        t_join, j_join = _next_join(g, a, lam, in_S, excluded)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            tdrop = np.where(cS * d < 0, -cS / d, np.inf)
-        if just_added:  # its coefficient is 0 up to rounding: not a drop candidate
-            tdrop[-1] = np.inf
-        k_drop = int(np.argmin(tdrop))
-        t_drop = float(tdrop[k_drop])
-        t = min(t_stop, t_join, t_drop)
-        if t >= t_stop - 1e-12 * lam0:  # events within rounding of the end are noise
-            lam_f = lam - t_stop
-            coef[np.asarray(S)] = cS + t_stop * d
-            w = (r - t_stop * v) / lam_f if lam_f > 0 else v
-            return coef, w, steps, "done"
-        steps += 1
-        if steps > max_steps:
-            coef[np.asarray(S)] = cS
-            return coef, None, steps, "stalled"
-        lam -= t
-        g -= t * a
-        if t_drop <= t_join:
-            jd = S[k_drop]
-            Q, R = scipy.linalg.qr_delete(Q, R, k_drop, which="col", overwrite_qr=True,
-                                          check_finite=False)
-            # a full (square Q) factorisation stays full: trim back to economic
-            Q, R = Q[:, :R.shape[1]], R[:R.shape[1]]
-            del S[k_drop], z[k_drop]
-            in_S[jd] = False
-            excluded = jd
-            just_added = False
-            if not S:
-                coef[:] = 0.0
-                return coef, None, steps, "stalled"
-        else:
-            if len(S) >= m:
-                coef[np.asarray(S)] = cS + t * d
-                return coef, None, steps, "stalled"
-            colj = _columns(op, np.array([j_join]))[:, 0]
-            try:
-                Q, R = scipy.linalg.qr_insert(Q, R, colj, len(S), which="col",
-                                              rcond=HOMOTOPY_RCOND,
-                                              overwrite_qru=True, check_finite=False)
-            except np.linalg.LinAlgError:
-                # numerically in the span of A_S (near-duplicate random
-                # features): keep it out of the path; the final duality-gap
-                # check decides whether that was harmless
-                in_S[j_join] = True
-                excluded = -1
-                just_added = False
-                continue
-            gj = g[j_join]
-            S.append(j_join)
-            z.append(1.0 if gj > 0 else -1.0)
-            in_S[j_join] = True
-            excluded = -1
-            just_added = True
-
-
 # =========================================================================
 # numba kernels
 # =========================================================================
@@ -1221,48 +1176,3 @@ def _shrink_complex(x, mod, theta, out):  # pragma: no cover - jitted
             out[i] = x[i] * ((mi - theta) / mi)
         else:
             out[i] = 0.0
-
-
-@njit(cache=True)
-def _next_join(g, a, lam, in_S, excluded):  # pragma: no cover - jitted
-    r"""Next join of the LASSO path: least :math:`t \ge 0`, :math:`|g_j - t a_j| = \lambda - t`.
-
-    Solves :math:`g_j - t a_j = \pm(\lambda - t)` for every column outside the
-    support (LARS, Efron et al. 2004, eq. 2.13): :math:`t = (\lambda - g_j) /
-    (1 - a_j)` or :math:`(\lambda + g_j) / (1 + a_j)`, keeping the roots with a
-    positive denominator; a column above :math:`\lambda` by more than rounding
-    (``1e-11`` relative) joins at :math:`t = 0`.  Returns ``(t, j)``, ``(inf, -1)`` if none.
-
-    ``excluded`` is the column that just left the support: at :math:`t = 0` it
-    sits at :math:`|g_j| = \lambda`, so its same-sign root is the trivial
-    :math:`t = 0`; only the opposite-sign root (numerator :math:`\approx
-    2\lambda`) is a genuine later re-entry.  Skipping the column altogether
-    lost that re-entry when the path ended on the next segment (a 2 x 2 basis
-    pursuit whose solution changes sign ended on one column with a residual of
-    8% of ``||y||``).
-    """
-    best = np.inf
-    jbest = -1
-    tiny = 1e-11 * lam
-    for j in range(g.size):
-        if in_S[j]:
-            continue
-        # the column just dropped may re-enter only through its opposite-sign root
-        floor = lam if j == excluded else -np.inf
-        gj = g[j]
-        aj = a[j]
-        den = 1.0 - aj
-        if den > 0.0:
-            num = lam - gj
-            t = num / den if num >= 0.0 else (0.0 if num < -tiny else np.inf)
-            if t < best and num > floor:
-                best = t
-                jbest = j
-        den = 1.0 + aj
-        if den > 0.0:
-            num = lam + gj
-            t = num / den if num >= 0.0 else (0.0 if num < -tiny else np.inf)
-            if t < best and num > floor:
-                best = t
-                jbest = j
-    return best, jbest

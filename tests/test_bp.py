@@ -368,3 +368,163 @@ def test_srfe_row_quick():
         srfe_row("harfe-table9")
     with pytest.raises(ValueError, match="q must"):
         srfe_row("harfe-table1", q=2)
+
+
+# ------------------------------------------- q = 1 dictionaries (issue 19)
+def q1_fourier_problem(seed, m=30, d=4, N=400):
+    """SHRIMP's q = 1 fourier dictionary (all subsets, N(0, 1), no bias), f2 target."""
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1, 1, (m, d))
+    fmap = random_feature_map(d, N, q=1, subsets="all", distribution="normal", bias="none",
+                              activation="fourier", rng=seed)
+    return fmap.transform(X), np.cos(X[:, 0]) + np.sin(X[:, 1])
+
+
+def bpdn_dual_slsqp(A, y, sigma):
+    """Optimal value of the BPDN dual max y.w - sigma ||w||, ||A^T w||_inf <= 1 (SLSQP).
+
+    An independent reference: a general NLP solver on the m-dimensional dual
+    (strong duality: its optimum equals the optimal ||c||_1).
+    """
+    ones = np.ones(A.shape[1])
+    res = scipy.optimize.minimize(
+        lambda w: -(y @ w) + sigma * np.linalg.norm(w), y / np.abs(A.T @ y).max(),
+        jac=lambda w: -y + sigma * w / np.linalg.norm(w), method="SLSQP",
+        constraints=[{"type": "ineq", "fun": lambda w: ones - A.T @ w, "jac": lambda w: -A.T},
+                     {"type": "ineq", "fun": lambda w: ones + A.T @ w, "jac": lambda w: A.T}],
+        options={"ftol": 1e-15, "maxiter": 1000})
+    assert np.abs(A.T @ res.x).max() <= 1 + 1e-9
+    return -res.fun
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_q1_fourier_basis_pursuit_matches_linprog(seed):
+    A, y = q1_fourier_problem(seed)
+    res = basis_pursuit(A, y)
+    assert res.certified and res.duality_gap <= bp.OPT_TOL
+    assert res.residual_norm <= bp.BP_TOL * np.linalg.norm(y)
+    assert_allclose(res.l1_norm, bp_linprog(A, y), rtol=1e-6)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize("ws_size", [None, 2])
+def test_q1_fourier_bpdn_matches_dual_reference(seed, ws_size, monkeypatch):
+    """sigma = 1e-3 ||y|| (the SRFE-S regime), with the working set forced on
+    (``WS_SIZE = 2``: 60 of 800 columns to start) and off (the full path)."""
+    from rflite import _bp_homotopy
+
+    if ws_size is not None:
+        monkeypatch.setattr(_bp_homotopy, "WS_SIZE", ws_size)
+    A, y = q1_fourier_problem(seed)
+    sigma = 1e-3 * np.linalg.norm(y)
+    res = bpdn(A, y, sigma)
+    assert res.certified and res.duality_gap <= bp.OPT_TOL
+    assert np.linalg.norm(A @ res.coef - y) <= sigma * (1 + 1e-8)
+    assert_allclose(res.l1_norm, bpdn_dual_slsqp(A, y, sigma), rtol=1e-6)
+
+
+def test_working_set_certifies_on_full_dictionary(monkeypatch):
+    """A working set that misses the needed columns must grow, not stop early."""
+    from rflite import _bp_homotopy
+
+    monkeypatch.setattr(_bp_homotopy, "WS_SIZE", 1)
+    A, y = q1_fourier_problem(3, N=500)
+    sigma = 1e-2 * np.linalg.norm(y)
+    res = bpdn(A, y, sigma)
+    full = bpdn(A, y, sigma, method="homotopy")
+    assert res.certified and full.certified
+    assert_allclose(res.l1_norm, full.l1_norm, rtol=1e-8)
+
+
+# ----------------------------- uncertified results are labelled (issue 13.2)
+def test_rank_deficient_basis_pursuit_never_claims_a_certificate():
+    """20 x 80 cos(x w) features (numerical rank ~10), planted sparse y.
+
+    Before: 167 of 200 seeds returned stop_reason="homotopy" with an infinite
+    gap and a residual above BP_TOL.  Now a certified reason comes only with a
+    checked gap and residual, and (with the LP route) almost all are certified.
+    """
+    n_cert = 0
+    seeds = range(100)
+    for seed in seeds:
+        rng = np.random.default_rng(seed)
+        x = rng.uniform(-1, 1, 20)
+        A = np.cos(np.outer(x, rng.standard_normal(80)))
+        y = A @ np.where(rng.random(80) < 0.05, rng.standard_normal(80), 0)
+        res = basis_pursuit(A, y)
+        resid = np.linalg.norm(A @ res.coef - y)
+        if res.stop_reason in ("homotopy", "polished", "optimal", "linprog"):
+            assert res.duality_gap <= bp.OPT_TOL, (seed, res.stop_reason, res.duality_gap)
+            assert resid <= bp.BP_TOL * np.linalg.norm(y) * (1 + 1e-6), (seed, resid)
+            n_cert += 1
+        elif res.stop_reason != "zero_solution":
+            assert not res.certified
+    assert n_cert >= 0.9 * len(seeds)
+
+
+# ------------------------------------- unreachable sigma warns (issue 17.2)
+def test_unreachable_sigma_warns_and_stops_up_front():
+    """m > N noisy data with a small eta: the least-squares residual is above
+    sigma, so no c meets the constraint.  Before: a silent dense fit after the
+    whole path (384 s at 1,500 x 1,000)."""
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (400, 3))
+    y = np.sin(X[:, 0]) + 0.1 * rng.standard_normal(400)
+    fmap = random_feature_map(3, 150, q=2, rng=1)
+    A = fmap.transform(X)
+    with pytest.warns(bp.SigmaUnreachableWarning, match="least-squares"):
+        res = bpdn(A, y, 1e-3 * np.sqrt(400))
+    assert res.stop_reason == "sigma_unreachable" and not res.certified
+    assert res.n_products <= 2  # decided up front, no path
+    ls, *_ = np.linalg.lstsq(A, y, rcond=None)
+    assert_allclose(res.residual_norm, np.linalg.norm(A @ ls - y), rtol=1e-8)
+    with pytest.warns(bp.SigmaUnreachableWarning):
+        model = SRFERegressor(n_features=150, q=2, random_state=1).fit(X, y)
+    assert model.result_.bpdn.stop_reason == "sigma_unreachable"
+    assert issubclass(bp.SigmaUnreachableWarning, RuntimeWarning)
+
+
+# ------------------------------------------- complex BPDN certified (issue 19)
+def complex_bpdn_dual_slsqp(A, y, sigma):
+    """max Re(y^* w) - sigma ||w|| s.t. |a_j^* w|^2 <= 1, w = u + i v (SLSQP, 2m reals)."""
+    m = A.shape[0]
+
+    def split(v):
+        return v[:m] + 1j * v[m:]
+
+    def obj(v):
+        w = split(v)
+        return -np.vdot(y, w).real + sigma * np.linalg.norm(w)
+
+    def cons(v):
+        return 1.0 - np.abs(A.conj().T @ split(v)) ** 2
+
+    def obj_jac(v):
+        w = split(v)
+        return np.concatenate([-y.real, -y.imag]) + sigma * v / np.linalg.norm(w)
+
+    def cons_jac(v):
+        t = np.conj(A.conj().T @ split(v))[:, None] * A.conj().T  # conj(h_j) conj(a_kj)
+        return -2.0 * np.hstack([t.real, -t.imag])
+
+    w0 = y / np.abs(A.conj().T @ y).max() * 0.9
+    res = scipy.optimize.minimize(obj, np.concatenate([w0.real, w0.imag]), jac=obj_jac,
+                                  method="SLSQP",
+                                  constraints=[{"type": "ineq", "fun": cons, "jac": cons_jac}],
+                                  options={"ftol": 1e-15, "maxiter": 2000})
+    assert cons(res.x).min() >= -1e-9
+    return -res.fun
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("frac", [0.5, 0.1])
+def test_complex_bpdn_certified_against_dual_reference(seed, frac):
+    """Complex data go through SPGL1; its root test alone (gap ~1e-3) is not a
+    certificate, so the solver continues until the gap is below tol."""
+    A, rng = gaussian(16, 48, seed, cplx=True)
+    y = rng.standard_normal(16) + 1j * rng.standard_normal(16)
+    sigma = frac * np.linalg.norm(y)
+    res = bpdn(A, y, sigma)
+    assert res.certified and res.duality_gap <= bp.OPT_TOL, (res.stop_reason, res.duality_gap)
+    assert np.linalg.norm(A @ res.coef - y) <= sigma * (1 + 1e-8)
+    assert_allclose(res.l1_norm, complex_bpdn_dual_slsqp(A, y, sigma), rtol=1e-6)

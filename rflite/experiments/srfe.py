@@ -37,7 +37,7 @@ from rflite import datasets
 from rflite._numerics import ridge_fit
 from rflite._parallel import map_tasks, spawn_seeds
 from rflite.bp import SRFERegressor, srfe
-from rflite.experiments import register
+from rflite.experiments import atomic_path, register
 from rflite.features import Normal, Uniform, random_feature_map
 
 #: Noise-free targets: eta = ETA_REL * rms(y_train).
@@ -336,7 +336,8 @@ def srfe_time(ctx):
     ax.legend()
     fig.tight_layout()
     path = ctx.out / "srfe_time.png"
-    fig.savefig(path, dpi=120)
+    with atomic_path(path) as tmp:  # no half-written figure if interrupted
+        fig.savefig(tmp, dpi=120)
     plt.close(fig)
     ctx.log(f"figure: {path}")
     return {"N": list(Ns), "times": times, "mse": mses, "figure": str(path)}

@@ -52,6 +52,7 @@ from numba import njit
 from scipy.sparse.linalg import LinearOperator
 
 from rflite._numerics import (
+    MAX_ABS,
     SINCOS_MAX_ABS,
     check_array,
     check_choice,
@@ -100,6 +101,11 @@ BLOCK_ENTRIES = 1 << 17
 THREAD_MIN_ENTRIES = 1 << 20
 
 
+#: Largest ``Normal(scale)``: normal draws stay below 40 standard deviations
+#: (probability below 1e-300 each), so the weights stay below
+#: :data:`rflite._numerics.MAX_ABS`, the bound on every array entry.
+MAX_WEIGHT_SCALE = MAX_ABS / 64
+
 # ------------------------------------------------------------- distributions
 @dataclass(frozen=True)
 class Normal:
@@ -108,7 +114,8 @@ class Normal:
     scale: float = 1.0
 
     def __post_init__(self):
-        check_real(self.scale, "scale", minimum=0.0, strict=True)
+        # draws beyond MAX_ABS would be refused later, without naming scale
+        check_real(self.scale, "scale", minimum=0.0, strict=True, maximum=MAX_WEIGHT_SCALE)
 
     def sample(self, rng: np.random.Generator, size) -> np.ndarray:
         """Draw entries; consumes the stream element by element (prefix stable)."""
@@ -123,8 +130,8 @@ class Uniform:
     high: float = 1.0
 
     def __post_init__(self):
-        check_real(self.low, "low")
-        if not check_real(self.high, "high") > self.low:
+        check_real(self.low, "low", minimum=-MAX_ABS, maximum=MAX_ABS)
+        if not check_real(self.high, "high", minimum=-MAX_ABS, maximum=MAX_ABS) > self.low:
             raise ValueError(f"high must be > low, got low={self.low}, high={self.high}")
 
     def sample(self, rng: np.random.Generator, size) -> np.ndarray:

@@ -50,6 +50,7 @@ from numba import njit
 
 from rflite._base import RandomFeatureModel
 from rflite._numerics import (
+    MAX_ABS,
     check_array,
     check_choice,
     check_int,
@@ -579,12 +580,21 @@ def rff_ridge_cv(X, y, *, n_features=100, measure="gaussian", bandwidths=BANDWID
     nus = check_array(nus, "nus", ndim=1)
     if np.any(bandwidths <= 0):
         raise ValueError(f"bandwidths must be positive, got {bandwidths}")
+
     if np.any(nus <= 0):
         raise ValueError(f"nus must be positive, got {nus}")
     n_folds = check_int(n_folds, "n_folds", minimum=2, maximum=m)
     executor = check_executor(executor)
     rng = check_rng(rng)
     W0 = _spectral_sample(measure, rng, (n_features, d))
+    with np.errstate(over="ignore"):
+        w_max = float(np.abs(W0).max()) / float(bandwidths.min())
+    if not w_max <= MAX_ABS:
+        # frequencies omega_0 / bandwidth beyond MAX_ABS overflow in X Omega^T
+        raise ValueError(
+            f"bandwidths has a value too small, {bandwidths.min():g}: the frequencies "
+            f"omega_0 / bandwidth reach {w_max:.3g} > MAX_ABS = {MAX_ABS:g}"
+        )
     rows = np.arange(m)
     if cv_max is not None:
         cv_max = check_int(cv_max, "cv_max", minimum=2 * n_folds)

@@ -60,6 +60,9 @@ class RandomFeatureRidge(RandomFeatureModel):
         X, y = check_X_y(X, y, estimator=type(self).__name__)
         check_int(self.n_features, "n_features", minimum=1)
         lam = check_real(self.lam, "lam", minimum=0.0)
+        if not np.isfinite(X.shape[0] * lam):
+            raise ValueError(f"lam={lam:g} overflows float64 in the penalty m * lam "
+                             f"(m={X.shape[0]}); lam must be far smaller")
         self._check_feature_memory(*X.shape)
         fmap = self._draw_features(X.shape[1], self._rng())
         A = fmap.transform(X)

@@ -97,6 +97,12 @@ TRIG_KINDS = {"sin": 0, "cos": 1, "fourier": 2}
 #: Target size, in matrix entries, of one row block (fits in L2 cache).
 BLOCK_ENTRIES = 1 << 17
 
+#: Multiply-adds per BLAS call of the pre-activation (a few tenths of a second;
+#: calls of 1 << 28 were 2x slower here, of 1 << 30 1.25x, than one call):
+#: large enough for BLAS's full speed, small enough that Ctrl-C, checked
+#: between calls, stops a transform at once.
+BLAS_CHUNK_MULADDS = 1 << 31
+
 #: Below this many output entries threads are not worth starting.
 THREAD_MIN_ENTRIES = 1 << 20
 
@@ -405,9 +411,13 @@ class FeatureMap:
         in_place = out.dtype == np.float64 and self.activation not in ("fourier", "exp")
         W = fmap.dense_weights() if fmap.uses_blas else None
         if in_place and W is not None:
-            # one large BLAS call (with BLAS's own threads) beats many
-            # block-sized ones; bias and activation then go block by block
-            np.matmul(X, W.T, out=out)
+            # a few large BLAS calls (with BLAS's own threads) beat many
+            # block-sized ones; bias and activation then go block by block.
+            # Not one call: a BLAS call cannot be interrupted, and Ctrl-C is
+            # handled between chunks of at most BLAS_CHUNK_MULADDS.
+            rows = max(1, BLAS_CHUNK_MULADDS // max(1, n_cols * X.shape[1]))
+            for r0 in range(0, m, rows):
+                np.matmul(X[r0:r0 + rows], W.T, out=out[r0:r0 + rows])
 
         # sin / cos / [cos | sin] in float64 go through the vectorised sincos
         # kernel, fused with the sparse pre-activation (numpy's sin costs
@@ -447,9 +457,18 @@ class FeatureMap:
             for r0 in starts:
                 work(r0)
         else:
-            with ThreadPoolExecutor(max_workers=n_threads) as pool:
+            pool = ThreadPoolExecutor(max_workers=n_threads)
+            try:
                 # list() re-raises the first exception of any block
                 list(pool.map(work, starts))
+            except BaseException:
+                # Ctrl-C (KeyboardInterrupt reaches this thread while it
+                # waits) or a failing block: cancel the queued blocks, wait
+                # only for the few running ones (milliseconds each), re-raise.
+                # A `with` block would run the whole transform first.
+                pool.shutdown(wait=True, cancel_futures=True)
+                raise
+            pool.shutdown(wait=True)
 
 
 def _activate(Z, out, activation, is_sin=None):

@@ -548,13 +548,17 @@ def ridge_solve(G: np.ndarray, rhs: np.ndarray, lam: float) -> np.ndarray:
     s = G.shape[0]
     if s == 0:
         return np.zeros_like(rhs)
+    # one s x s copy, factorised in place (memory: G and M, no temporaries)
     M = np.array(G, order="F", dtype=np.result_type(G, np.float64))
     M.flat[:: s + 1] += lam
-    anorm = float(np.abs(M).sum(axis=0).max())
-    potrf, potrs = scipy.linalg.lapack.get_lapack_funcs(("potrf", "potrs"), (M,))
-    R, info = potrf(M.copy(order="F"), lower=False, overwrite_a=True, clean=True)
+    potrf, lange = scipy.linalg.lapack.get_lapack_funcs(("potrf", "lange"), (M,))
+    anorm = float(lange("1", M))
+    R, info = potrf(M, lower=False, overwrite_a=True, clean=True)
     if info == 0 and cholesky_rcond(R, anorm) >= RCOND_WARN:
         return scipy.linalg.cho_solve((R, False), rhs, check_finite=False)
+    del R
+    M = np.array(G, order="F", dtype=np.result_type(G, np.float64))
+    M.flat[:: s + 1] += lam
     warnings.warn(
         f"ridge system of size {s} with shift {lam:g} is numerically singular "
         f"(reciprocal condition estimate below RCOND_WARN = {RCOND_WARN:g}); "

@@ -464,8 +464,8 @@ def _cholesky(M):
     :data:`~rflite._numerics.RCOND_WARN`: the test of
     :func:`rflite._numerics.ridge_solve`, which the caller then falls back to.
     """
-    anorm = float(np.abs(M).sum(axis=0).max())
-    potrf = scipy.linalg.lapack.get_lapack_funcs("potrf", (M,))
+    potrf, lange = scipy.linalg.lapack.get_lapack_funcs(("potrf", "lange"), (M,))
+    anorm = float(lange("1", M))
     R, info = potrf(M, lower=False, overwrite_a=True, clean=True)
     if info != 0 or cholesky_rcond(R, anorm) < RCOND_WARN:
         return None
@@ -655,6 +655,25 @@ class HARFERegressor(RandomFeatureModel):
         self.normalize = normalize
         self.matrix_free = matrix_free
         self.random_state = random_state
+
+    def _fit_workspace(self, m, n_columns, itemsize, dense):
+        """Bytes a fit needs beyond the feature matrix (for ``_check_feature_memory``).
+
+        The support system (:class:`_SupportSystem`): the ``m x s`` support
+        columns and the gathered copy they are made from, the ``s x s``
+        matrix and factor (``s <= m``) or the ``m x m`` dual matrix and its
+        factor (``s > m``), and about eight length-``n_columns`` vectors
+        (gradient step, magnitudes, coefficients, norms and scales).
+        Matrix-free, one row block of :class:`~rflite.features.FeatureOperator`
+        (about ``2**22`` entries) is live at a time, plus its product.
+        """
+        s = self.s if isinstance(self.s, numbers.Integral) else n_columns
+        s = min(int(s), n_columns)
+        k = min(s, m)
+        work = 2 * m * s * itemsize + 2 * k * k * itemsize + 8 * n_columns * 8
+        if not dense:
+            work += 2 * max(1 << 22, n_columns) * itemsize
+        return work
 
     def fit(self, X, y):
         """Draw the features, normalise the columns and run :func:`harfe`; returns ``self``."""

@@ -55,6 +55,16 @@ class RandomFeatureRidge(RandomFeatureModel):
         self.subsets = subsets
         self.random_state = random_state
 
+    def _fit_workspace(self, m, n_columns, itemsize, dense):
+        """Bytes a fit needs beyond the feature matrix (for ``_check_feature_memory``).
+
+        :func:`rflite._numerics.ridge_fit` forms the ``min(m, N)`` square
+        Gram matrix and :func:`~rflite._numerics.ridge_solve` one copy of it
+        to factorise; the vectors are negligible but counted.
+        """
+        k = min(m, n_columns)
+        return 2 * k * k * itemsize + 4 * (m + n_columns) * itemsize
+
     def fit(self, X, y):
         """Draw the features and solve the ridge problem; returns ``self``."""
         X, y = check_X_y(X, y, estimator=type(self).__name__)

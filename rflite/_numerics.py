@@ -627,19 +627,24 @@ def blas_threads(limit: int | None = 1):
 
 
 # -------------------------------------------------------- vectorisable sincos
-# fdlibm's Cody-Waite split of pi/2 and its minimax kernels on [-pi/4, pi/4]
+# pi/2 split for an exact branch-free reduction (|k| < 2^20), then fdlibm's
+# minimax kernels on [-pi/4, pi/4].  The split differs from fdlibm's
+# 33 + 33 + 33 + 53 bits: the second part stops at bit 2^-53, so that with x a
+# multiple of 2^-53 (|x| >= 1/2 whenever k != 0) x - k*_PIO2_1 - k*_PIO2_2 is
+# a multiple of 2^-53 below 1, hence exact, and only one two-sum is needed.
 _TWO_OVER_PI = 0.63661977236758134308
-_PIO2_1 = 1.57079632673412561417e00  # first 33 bits of pi/2: k * _PIO2_1 is exact
-_PIO2_2 = 6.07710050630396597660e-11  # next 33 bits: k * _PIO2_2 is exact
-_PIO2_3 = 2.02226624871116645580e-21  # next 33 bits: k * _PIO2_3 is exact
-_PIO2_3T = 8.47842766036889956997e-32  # pi/2 - (_PIO2_1 + _PIO2_2 + _PIO2_3)
+_PIO2_1 = 1.5707963267341256  # bits 2^0 .. 2^-32 of pi/2 (fdlibm's pio2_1)
+_PIO2_2 = 6.077094383272197e-11  # bits 2^-33 .. 2^-53 (21 bits)
+_PIO2_3 = 6.12323399538461e-17  # bits 2^-54 .. 2^-86 (33 bits)
+_PIO2_3T = 3.5215598651832e-27  # the rest, rounded: pi/2 to about 2^-140
 _S1, _S2, _S3 = -1.66666666666666324348e-01, 8.33333333332248946124e-03, -1.98412698298579493134e-04
 _S4, _S5, _S6 = 2.75573137070700676789e-06, -2.50507602534068634195e-08, 1.58969099521155010221e-10
 _C1, _C2, _C3 = 4.16666666666666019037e-02, -1.38888888888741095749e-03, 2.48015872894767294178e-05
 _C4, _C5, _C6 = -2.75573143513906633035e-07, 2.08757232129817482790e-09, -1.13596475577881948265e-11
 
-#: Largest |x| for :func:`sincos`: ``k * _PIO2_1`` stays exact while the
-#: quadrant count k < 2^20.  Callers fall back to ``math.sin``/``cos`` beyond.
+#: Largest |x| for :func:`sincos`: the products ``k * _PIO2_i`` stay exact
+#: while the quadrant count k < 2^20.  Callers fall back to ``math.sin``/``cos``
+#: beyond.
 SINCOS_MAX_ABS = 2.0**19
 
 
@@ -656,45 +661,41 @@ def _two_diff(a, b):  # pragma: no cover - jitted
 def sincos(x):  # pragma: no cover - jitted
     r"""``(sin(x), cos(x))`` for ``|x| <= SINCOS_MAX_ABS``, branch-free so loops vectorise.
 
-    fdlibm's algorithm without its branches: the quadrant
-    :math:`k = \mathrm{round}(2x/\pi)` and the reduced argument
-    :math:`x - k\pi/2 = r + y` as a double-double, :math:`\pi/2` split into
-    three exact 33-bit parts and a tail (``_PIO2_1 + _PIO2_2 + _PIO2_3 +
-    _PIO2_3T``, 152 bits): the products ``k * _PIO2_i`` are exact for
-    :math:`|k| < 2^{20}` and the two subtractions are error-free
-    (:func:`_two_diff`), so the reduction is accurate to about
-    :math:`2^{-100}` even right next to a multiple of :math:`\pi/2`, where
-    :math:`|r|` is tiny.  Then fdlibm's (musl's) ``__sin(r, y)`` and
-    ``__cos(r, y)`` minimax kernels on :math:`|r| \lesssim \pi/4` *with* the
-    correction terms in ``y`` and the compensated ``1 - r^2/2`` of ``__cos``,
-    and the quadrant swap by selects.  ``sin(-0.0)`` is ``-0.0``.
+    Range reduction :math:`x = k\pi/2 + (r + y)` with
+    :math:`k = \mathrm{round}(2x/\pi)` and the reduced argument as a
+    double-double :math:`r + y` (:math:`|y| \le \mathrm{ulp}(r)/2`): with
+    :math:`\pi/2` split into ``_PIO2_1 + _PIO2_2 + _PIO2_3 + _PIO2_3T``
+    (about 140 bits), ``x - k*_PIO2_1 - k*_PIO2_2`` is exact, ``k*_PIO2_3`` is
+    exact and subtracted by an error-free two-sum (:func:`_two_diff`), so the
+    reduction stays accurate next to multiples of :math:`\pi/2`, where
+    :math:`|r|` is tiny (fdlibm's ``__ieee754_rem_pio2`` keeps the same tail,
+    by branches).  Then fdlibm's degree-13/14 minimax polynomials on
+    :math:`|r| \lesssim \pi/4` with the first-order corrections in ``y``
+    (:math:`\sin(r + y) \approx \sin r + y(1 - r^2/2)`,
+    :math:`\cos(r + y) \approx \cos r - r y`), and the quadrant swap by
+    selects.  ``sin(-0.0)`` is ``-0.0``.
 
-    Tested (``tests/test_numerics.py``) against ``numpy.sin``/``cos`` within
-    1 ulp of the NumPy value (``numpy.spacing`` of it) on: uniform arguments
-    at scales 1 to ``SINCOS_MAX_ABS``, the doubles nearest to and next to
-    :math:`k\pi/2` for every :math:`k` up to :math:`2^{18}` plus their
-    neighbours, subnormals and signed zeros.  A loop of it vectorises: about
-    1 ns per entry here, many times faster than ``numpy.sin``
+    Tested (``tests/test_numerics.py``): within 1 ulp of ``numpy.sin`` /
+    ``numpy.cos`` (``numpy.spacing`` of NumPy's value) on uniform arguments
+    at scales 1 to ``SINCOS_MAX_ABS``, on the doubles nearest to
+    :math:`k\pi/2` for every :math:`1 \le k < 2^{18}` and their two
+    neighbours each side (both signs), and exactly ``sin(x) = x``,
+    ``cos(x) = 1`` on subnormals and signed zeros.  A loop of it vectorises
     (``benchmarks/bench_features.py``).
     """
     k = math.floor(x * _TWO_OVER_PI + 0.5)
-    h, e = _two_diff(x - k * _PIO2_1, k * _PIO2_2)  # x - k*_PIO2_1 is exact (Sterbenz)
+    h = (x - k * _PIO2_1) - k * _PIO2_2  # exact, see the split above
     h2, e2 = _two_diff(h, k * _PIO2_3)
-    lo = (e + e2) - k * _PIO2_3T
+    lo = e2 - k * _PIO2_3T
     r = h2 + lo  # renormalised: |y| <= ulp(r) / 2
     y = (h2 - r) + lo
     z = r * r
-    w = z * z
-    # musl __sin(r, y): r + y + r^3 S1 + ... with the first-order term in y
-    ps = _S2 + z * (_S3 + z * _S4) + z * w * (_S5 + z * _S6)
-    v = z * r
-    s = r - ((z * (0.5 * y - v * ps) - y) - v * _S1)
-    # musl __cos(r, y): 1 - r^2/2 computed with its rounding error recovered
-    pc = z * (_C1 + z * (_C2 + z * _C3)) + w * w * (_C4 + z * (_C5 + z * _C6))
-    hz = 0.5 * z
-    t = 1.0 - hz
-    c = t + (((1.0 - t) - hz) + (z * pc - r * y))
-    s = x if x == 0.0 else s  # keep the sign of zero (r + 0.0 loses it)
+    s = r + (y * (1.0 - 0.5 * z)
+             + r * z * (_S1 + z * (_S2 + z * (_S3 + z * (_S4 + z * (_S5 + z * _S6))))))
+    c = (1.0 - 0.5 * z) + (
+        z * z * (_C1 + z * (_C2 + z * (_C3 + z * (_C4 + z * (_C5 + z * _C6))))) - r * y
+    )
+    s = x if x == 0.0 else s  # keep the sign of zero (-0.0 + 0.0 is +0.0)
     n = int(k) & 3
     swap = n & 1
     ss = s if swap == 0 else c

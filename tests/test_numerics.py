@@ -282,3 +282,28 @@ def test_ridge_solve_warns_on_unit_diagonal_ill_conditioned_gram():
         warnings.simplefilter("error")
         z = nm.ridge_solve(G, G @ x + 1e-2 * x, 1e-2)
     np.testing.assert_allclose(z, x, rtol=1e-9)
+
+
+def test_sincos_pi_half_split_is_exact_where_it_must_be():
+    """The reduction's premises: _PIO2_1 and _PIO2_3 have at most 33 significant
+    bits and _PIO2_2 at most 21 ending at 2^-53 (so k * each is exact for
+    k < 2^20 and x - k*_PIO2_1 - k*_PIO2_2 is exact), and the four parts sum to
+    pi/2 within 2^-135."""
+    import math
+    from fractions import Fraction
+
+    def bits(v):
+        m = Fraction(v)
+        e = 0
+        while m.denominator != 1:
+            m *= 2
+            e += 1
+        return int(m).bit_length(), e  # significant bits, position of the last bit
+
+    assert bits(nm._PIO2_1)[0] <= 33 and bits(nm._PIO2_3)[0] <= 33
+    n2, last2 = bits(nm._PIO2_2)
+    assert n2 <= 21 and last2 <= 53
+    assert 2 * nm.SINCOS_MAX_ABS / math.pi < 2**20
+    pi = Fraction("3.14159265358979323846264338327950288419716939937510582097494459")
+    total = sum(Fraction(p) for p in (nm._PIO2_1, nm._PIO2_2, nm._PIO2_3, nm._PIO2_3T))
+    assert abs(total - pi / 2) < Fraction(1, 2**135)

@@ -510,7 +510,10 @@ def cholesky_rcond(R: np.ndarray, anorm: float | None = None) -> float:
     if s == 0:
         return 1.0
     if anorm is None:
-        anorm = float(np.vdot(R, R).real)
+        # ||R||_F^2 by einsum: np.vdot copies a Fortran-order R (27 ms at s = 500)
+        anorm = float(np.einsum("ij,ij->", R.real, R.real))
+        if np.iscomplexobj(R):
+            anorm += float(np.einsum("ij,ij->", R.imag, R.imag))
     if not (anorm > 0.0 and math.isfinite(anorm)):
         return 0.0
     (pocon,) = scipy.linalg.lapack.get_lapack_funcs(("pocon",), (R,))

@@ -184,7 +184,8 @@ def sample_supports(d: int, n_features: int, q: int, rng=None) -> np.ndarray:
     ----------
     d, n_features, q : int
         Input dimension, number of features, support size (``1 <= q <= d``).
-    rng : None, int or numpy.random.Generator
+    rng : None, int, Generator, RandomState or SeedSequence
+        See :func:`rflite._numerics.check_rng` (a negative seed is an error).
 
     Returns
     -------
@@ -554,7 +555,8 @@ def random_feature_map(
         ``distribution`` (HARFE Table 2 uses U[-1, 1] for both).
     activation : str
         One of :data:`ACTIVATIONS`.
-    rng : None, int or numpy.random.Generator
+    rng : None, int, Generator, RandomState or SeedSequence
+        See :func:`rflite._numerics.check_rng` (a negative seed is an error).
 
     Returns
     -------

@@ -309,7 +309,8 @@ def greedy_descent(X, y, f0, *, max_steps=20, eps=0.01, n_folds=5, rng=None) -> 
         Precision of the stopping rule (paper: 0.01).
     n_folds : int >= 2
         Folds of the hyper-parameter objective (one trains, the rest validate).
-    rng : None, int or numpy.random.Generator
+    rng : None, int, Generator, RandomState or SeedSequence
+        See :func:`rflite._numerics.check_rng` (a negative seed is an error).
         The fold split and the initial spectra.
 
     Returns
@@ -400,7 +401,8 @@ def gfc(X, y, *, n_passes=1, max_steps=20, n_workers=5, nu=None, eta=None, eps=0
         ``None`` serial; an int ``n_jobs`` a local process pool;
         ``distributed.Client(...).get_executor()`` a Dask cluster;
         ``mpi4py.futures.MPIPoolExecutor()`` MPI.  See :mod:`rflite._parallel`.
-    rng : None, int or numpy.random.Generator
+    rng : None, int, Generator, RandomState or SeedSequence
+        See :func:`rflite._numerics.check_rng` (a negative seed is an error).
 
     Returns
     -------
@@ -561,7 +563,8 @@ def rff_ridge_cv(X, y, *, n_features=100, measure="gaussian", bandwidths=BANDWID
         Cross-validate on a random subset of at most ``cv_max`` rows (the
         final fit always uses all rows).
     executor : None, int or Executor
-    rng : None, int or numpy.random.Generator
+    rng : None, int, Generator, RandomState or SeedSequence
+        See :func:`rflite._numerics.check_rng` (a negative seed is an error).
 
     Returns
     -------
@@ -626,7 +629,8 @@ class GFCRegressor(RandomFeatureModel):
     ----------
     n_passes, max_steps, n_workers, nu, eta, eps, n_folds, subsample, executor
         See :func:`gfc`.
-    random_state : None, int or numpy.random.Generator
+    random_state : None, int, Generator, RandomState or SeedSequence
+        See :func:`rflite._numerics.check_rng` (a negative seed is an error).
 
     Attributes
     ----------

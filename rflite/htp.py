@@ -618,8 +618,12 @@ class HARFERegressor(RandomFeatureModel):
     matrix_free : bool, default False
         Use :class:`rflite.features.FeatureOperator` instead of building the
         m x N matrix: memory O(m s + N), each iteration re-evaluates the
-        features (slower).  Same fit.
-    random_state : None, int or numpy.random.Generator
+        features (slower).  Same fit (the same iterates bit for bit when
+        the map is sparse, ``d > 4 q``; with ``d <= 4 q`` the BLAS
+        pre-activation of selected columns may differ in the last bits, see
+        "Selected columns" in :mod:`rflite.features`).
+    random_state : None, int, Generator, RandomState or SeedSequence
+        See :func:`rflite._numerics.check_rng` (a negative seed is an error).
 
     Attributes
     ----------

@@ -33,7 +33,8 @@ class RandomFeatureRidge(RandomFeatureModel):
         Nonzeros per weight vector (None: dense).
     distribution, bias, activation, subsets
         See :func:`rflite.features.random_feature_map`.
-    random_state : None, int or numpy.random.Generator
+    random_state : None, int, Generator, RandomState or SeedSequence
+        See :func:`rflite._numerics.check_rng` (a negative seed is an error).
 
     Examples
     --------

@@ -666,7 +666,7 @@ def sincos(x):  # pragma: no cover - jitted
 
     Range reduction :math:`x = k\pi/2 + (r + y)` with
     :math:`k = \mathrm{round}(2x/\pi)` and the reduced argument as a
-    double-double :math:`r + y` (:math:`|y| \le \mathrm{ulp}(r)/2`): with
+    head and a small tail :math:`r + y`: with
     :math:`\pi/2` split into ``_PIO2_1 + _PIO2_2 + _PIO2_3 + _PIO2_3T``
     (about 140 bits), ``x - k*_PIO2_1 - k*_PIO2_2`` is exact, ``k*_PIO2_3`` is
     exact and subtracted by an error-free two-sum (:func:`_two_diff`), so the
@@ -674,7 +674,7 @@ def sincos(x):  # pragma: no cover - jitted
     :math:`|r|` is tiny (fdlibm's ``__ieee754_rem_pio2`` keeps the same tail,
     by branches).  Then fdlibm's degree-13/14 minimax polynomials on
     :math:`|r| \lesssim \pi/4` with the first-order corrections in ``y``
-    (:math:`\sin(r + y) \approx \sin r + y(1 - r^2/2)`,
+    (:math:`\sin(r + y) \approx \sin r + y`,
     :math:`\cos(r + y) \approx \cos r - r y`), and the quadrant swap by
     selects.  ``sin(-0.0)`` is ``-0.0``.
 
@@ -688,13 +688,11 @@ def sincos(x):  # pragma: no cover - jitted
     """
     k = math.floor(x * _TWO_OVER_PI + 0.5)
     h = (x - k * _PIO2_1) - k * _PIO2_2  # exact, see the split above
-    h2, e2 = _two_diff(h, k * _PIO2_3)
-    lo = e2 - k * _PIO2_3T
-    r = h2 + lo  # renormalised: |y| <= ulp(r) / 2
-    y = (h2 - r) + lo
+    r, e = _two_diff(h, k * _PIO2_3)
+    y = e - k * _PIO2_3T  # tail of the reduced argument, |y| << |r|
     z = r * r
-    s = r + (y * (1.0 - 0.5 * z)
-             + r * z * (_S1 + z * (_S2 + z * (_S3 + z * (_S4 + z * (_S5 + z * _S6))))))
+    # sin(r + y) = sin r + y cos r; y z / 2 is below 0.16 ulp(r) and dropped
+    s = r + (y + r * z * (_S1 + z * (_S2 + z * (_S3 + z * (_S4 + z * (_S5 + z * _S6))))))
     c = (1.0 - 0.5 * z) + (
         z * z * (_C1 + z * (_C2 + z * (_C3 + z * (_C4 + z * (_C5 + z * _C6))))) - r * y
     )

@@ -28,14 +28,32 @@ Def. 3 depends on ``N`` through ``N // C(d, q)`` and is not prefix stable.)
 
 Speed
 -----
-For sparse maps the pre-activation :math:`X W^T + b` is computed by a numba
-kernel in row blocks that stay in cache, and the activation is then applied to
-each block by NumPy's vectorised ufuncs (numba's scalar ``sin`` is about twice as
-slow as NumPy's here).  When ``q`` is close to ``d`` (``d <= DENSE_RATIO * q``)
-the pre-activation of a block is a BLAS product instead.  Row blocks are handed
-to a small thread pool (the kernel and the ufuncs release the GIL), which
-doubles throughput on two cores; the result does not depend on the number of
-threads.
+For sparse maps (``d > DENSE_RATIO * q``) the pre-activation
+:math:`X W^T + b` is computed by a numba gather kernel in row blocks that stay
+in cache.  When ``q`` is close to ``d`` (``d <= DENSE_RATIO * q``) it is a
+BLAS product instead (for the full matrix in float64, a few large calls
+before the row blocks, so that Ctrl-C is honoured between them).  The
+activations ``sin``, ``cos`` and ``fourier`` in float64 are fused into the same
+pass by the vectorised :func:`rflite._numerics.sincos` (about 1 ns an entry,
+``numpy.sin`` about 15 ns here), with ``math.sin``/``cos`` for rows whose
+phases exceed :data:`rflite._numerics.SINCOS_MAX_ABS`; the other activations,
+float32 output and ``exp`` go through NumPy's ufuncs (``tanh``, ``expit``,
+``sin``/``cos``).  Row blocks are handed to a small thread pool (the kernels
+and the ufuncs release the GIL), which doubles throughput on two cores; the
+result does not depend on the number of threads, and Ctrl-C cancels the
+queued blocks.
+
+Selected columns
+----------------
+:meth:`FeatureMap.columns` evaluates only the requested features.  On the
+gather path (``d > DENSE_RATIO * q``) each entry is computed by the same
+operations in the same order as in :meth:`FeatureMap.transform`, so
+``columns(X, S)`` is bitwise equal to ``transform(X)[:, S]`` (tested).  On the
+BLAS path (``d <= DENSE_RATIO * q``) it is not: BLAS may sum the ``d``
+products of an entry in a different order for a different set of columns
+(OpenBLAS picks kernels by shape), so entries can differ by the rounding of
+the pre-activation, a few ulp of its magnitude (up to 9e-16 seen; tested to
+``4 * d * eps * max|phase|``).
 """
 
 from __future__ import annotations
@@ -52,6 +70,7 @@ from numba import njit
 from scipy.sparse.linalg import LinearOperator
 
 from rflite._numerics import (
+    MAX_ABS,
     SINCOS_MAX_ABS,
     check_array,
     check_choice,
@@ -96,9 +115,20 @@ TRIG_KINDS = {"sin": 0, "cos": 1, "fourier": 2}
 #: Target size, in matrix entries, of one row block (fits in L2 cache).
 BLOCK_ENTRIES = 1 << 17
 
+#: Multiply-adds per BLAS call of the pre-activation (a few tenths of a second;
+#: calls of 1 << 28 were 2x slower here, of 1 << 30 1.25x, than one call):
+#: large enough for BLAS's full speed, small enough that Ctrl-C, checked
+#: between calls, stops a transform at once.
+BLAS_CHUNK_MULADDS = 1 << 31
+
 #: Below this many output entries threads are not worth starting.
 THREAD_MIN_ENTRIES = 1 << 20
 
+
+#: Largest ``Normal(scale)``: normal draws stay below 40 standard deviations
+#: (probability below 1e-300 each), so the weights stay below
+#: :data:`rflite._numerics.MAX_ABS`, the bound on every array entry.
+MAX_WEIGHT_SCALE = MAX_ABS / 64
 
 # ------------------------------------------------------------- distributions
 @dataclass(frozen=True)
@@ -108,7 +138,8 @@ class Normal:
     scale: float = 1.0
 
     def __post_init__(self):
-        check_real(self.scale, "scale", minimum=0.0, strict=True)
+        # draws beyond MAX_ABS would be refused later, without naming scale
+        check_real(self.scale, "scale", minimum=0.0, strict=True, maximum=MAX_WEIGHT_SCALE)
 
     def sample(self, rng: np.random.Generator, size) -> np.ndarray:
         """Draw entries; consumes the stream element by element (prefix stable)."""
@@ -123,8 +154,8 @@ class Uniform:
     high: float = 1.0
 
     def __post_init__(self):
-        check_real(self.low, "low")
-        if not check_real(self.high, "high") > self.low:
+        check_real(self.low, "low", minimum=-MAX_ABS, maximum=MAX_ABS)
+        if not check_real(self.high, "high", minimum=-MAX_ABS, maximum=MAX_ABS) > self.low:
             raise ValueError(f"high must be > low, got low={self.low}, high={self.high}")
 
     def sample(self, rng: np.random.Generator, size) -> np.ndarray:
@@ -153,7 +184,8 @@ def sample_supports(d: int, n_features: int, q: int, rng=None) -> np.ndarray:
     ----------
     d, n_features, q : int
         Input dimension, number of features, support size (``1 <= q <= d``).
-    rng : None, int or numpy.random.Generator
+    rng : None, int, Generator, RandomState or SeedSequence
+        See :func:`rflite._numerics.check_rng` (a negative seed is an error).
 
     Returns
     -------
@@ -326,7 +358,13 @@ class FeatureMap:
         return out
 
     def columns(self, X, columns, *, dtype=np.float64) -> np.ndarray:
-        """Dense ``A[:, columns]`` (m x len(columns)) without building all of ``A``."""
+        """Dense ``A[:, columns]`` (m x len(columns)) without building all of ``A``.
+
+        Bitwise equal to ``transform(X)[:, columns]`` when the map is sparse
+        (``uses_blas`` false); with ``uses_blas`` the entries agree to the
+        rounding of the pre-activation (see "Selected columns" in the module
+        notes).
+        """
         X = self._check_X(X)
         columns = self._check_columns(columns)
         out = self._check_out(None, X.shape[0], columns.size, dtype)
@@ -398,17 +436,23 @@ class FeatureMap:
         in_place = out.dtype == np.float64 and self.activation not in ("fourier", "exp")
         W = fmap.dense_weights() if fmap.uses_blas else None
         if in_place and W is not None:
-            # one large BLAS call (with BLAS's own threads) beats many
-            # block-sized ones; bias and activation then go block by block
-            np.matmul(X, W.T, out=out)
+            # a few large BLAS calls (with BLAS's own threads) beat many
+            # block-sized ones; bias and activation then go block by block.
+            # Not one call: a BLAS call cannot be interrupted, and Ctrl-C is
+            # handled between chunks of at most BLAS_CHUNK_MULADDS.
+            rows = max(1, BLAS_CHUNK_MULADDS // max(1, n_cols * X.shape[1]))
+            for r0 in range(0, m, rows):
+                np.matmul(X[r0:r0 + rows], W.T, out=out[r0:r0 + rows])
 
         # sin / cos / [cos | sin] in float64 go through the vectorised sincos
         # kernel, fused with the sparse pre-activation (numpy's sin costs
         # ~15 ns an entry here, the kernel ~1 ns)
         trig = TRIG_KINDS.get(self.activation) if out.dtype == np.float64 else None
-        # selected fourier columns use the same sincos, so A[:, S] is bitwise
-        # the same as the columns of the full matrix (ill-conditioned SHRIMP
-        # paths amplify even 1-ulp differences)
+        # selected fourier columns use the same sincos, so on the gather path
+        # A[:, S] is bitwise the same as the columns of the full matrix
+        # (ill-conditioned SHRIMP paths amplify even 1-ulp differences); on
+        # the BLAS path the pre-activation itself may differ in the last bits
+        # (see "Selected columns" in the module notes)
         pick = trig is not None and is_sin is not None
         if pick:  # (fourier, so never in place)
             trig = None
@@ -440,9 +484,18 @@ class FeatureMap:
             for r0 in starts:
                 work(r0)
         else:
-            with ThreadPoolExecutor(max_workers=n_threads) as pool:
+            pool = ThreadPoolExecutor(max_workers=n_threads)
+            try:
                 # list() re-raises the first exception of any block
                 list(pool.map(work, starts))
+            except BaseException:
+                # Ctrl-C (KeyboardInterrupt reaches this thread while it
+                # waits) or a failing block: cancel the queued blocks, wait
+                # only for the few running ones (milliseconds each), re-raise.
+                # A `with` block would run the whole transform first.
+                pool.shutdown(wait=True, cancel_futures=True)
+                raise
+            pool.shutdown(wait=True)
 
 
 def _activate(Z, out, activation, is_sin=None):
@@ -502,7 +555,8 @@ def random_feature_map(
         ``distribution`` (HARFE Table 2 uses U[-1, 1] for both).
     activation : str
         One of :data:`ACTIVATIONS`.
-    rng : None, int or numpy.random.Generator
+    rng : None, int, Generator, RandomState or SeedSequence
+        See :func:`rflite._numerics.check_rng` (a negative seed is an error).
 
     Returns
     -------

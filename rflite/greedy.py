@@ -50,6 +50,7 @@ from numba import njit
 
 from rflite._base import RandomFeatureModel
 from rflite._numerics import (
+    MAX_ABS,
     check_array,
     check_choice,
     check_int,
@@ -308,7 +309,8 @@ def greedy_descent(X, y, f0, *, max_steps=20, eps=0.01, n_folds=5, rng=None) -> 
         Precision of the stopping rule (paper: 0.01).
     n_folds : int >= 2
         Folds of the hyper-parameter objective (one trains, the rest validate).
-    rng : None, int or numpy.random.Generator
+    rng : None, int, Generator, RandomState or SeedSequence
+        See :func:`rflite._numerics.check_rng` (a negative seed is an error).
         The fold split and the initial spectra.
 
     Returns
@@ -399,7 +401,8 @@ def gfc(X, y, *, n_passes=1, max_steps=20, n_workers=5, nu=None, eta=None, eps=0
         ``None`` serial; an int ``n_jobs`` a local process pool;
         ``distributed.Client(...).get_executor()`` a Dask cluster;
         ``mpi4py.futures.MPIPoolExecutor()`` MPI.  See :mod:`rflite._parallel`.
-    rng : None, int or numpy.random.Generator
+    rng : None, int, Generator, RandomState or SeedSequence
+        See :func:`rflite._numerics.check_rng` (a negative seed is an error).
 
     Returns
     -------
@@ -560,7 +563,8 @@ def rff_ridge_cv(X, y, *, n_features=100, measure="gaussian", bandwidths=BANDWID
         Cross-validate on a random subset of at most ``cv_max`` rows (the
         final fit always uses all rows).
     executor : None, int or Executor
-    rng : None, int or numpy.random.Generator
+    rng : None, int, Generator, RandomState or SeedSequence
+        See :func:`rflite._numerics.check_rng` (a negative seed is an error).
 
     Returns
     -------
@@ -579,12 +583,21 @@ def rff_ridge_cv(X, y, *, n_features=100, measure="gaussian", bandwidths=BANDWID
     nus = check_array(nus, "nus", ndim=1)
     if np.any(bandwidths <= 0):
         raise ValueError(f"bandwidths must be positive, got {bandwidths}")
+
     if np.any(nus <= 0):
         raise ValueError(f"nus must be positive, got {nus}")
     n_folds = check_int(n_folds, "n_folds", minimum=2, maximum=m)
     executor = check_executor(executor)
     rng = check_rng(rng)
     W0 = _spectral_sample(measure, rng, (n_features, d))
+    with np.errstate(over="ignore"):
+        w_max = float(np.abs(W0).max()) / float(bandwidths.min())
+    if not w_max <= MAX_ABS:
+        # frequencies omega_0 / bandwidth beyond MAX_ABS overflow in X Omega^T
+        raise ValueError(
+            f"bandwidths has a value too small, {bandwidths.min():g}: the frequencies "
+            f"omega_0 / bandwidth reach {w_max:.3g} > MAX_ABS = {MAX_ABS:g}"
+        )
     rows = np.arange(m)
     if cv_max is not None:
         cv_max = check_int(cv_max, "cv_max", minimum=2 * n_folds)
@@ -616,7 +629,8 @@ class GFCRegressor(RandomFeatureModel):
     ----------
     n_passes, max_steps, n_workers, nu, eta, eps, n_folds, subsample, executor
         See :func:`gfc`.
-    random_state : None, int or numpy.random.Generator
+    random_state : None, int, Generator, RandomState or SeedSequence
+        See :func:`rflite._numerics.check_rng` (a negative seed is an error).
 
     Attributes
     ----------

@@ -71,9 +71,11 @@ from rflite._numerics import (
     blas_threads,
     RCOND_WARN,
     check_array,
+    check_bool,
     check_int,
     check_real,
     check_X_y,
+    cholesky_rcond,
     ridge_solve,
 )
 
@@ -227,6 +229,7 @@ def harfe(
     s = check_int(s, "s", minimum=1, maximum=n)
     lam = check_real(lam, "lam", minimum=0.0)
     mu = check_real(mu, "mu", minimum=0.0, strict=True)
+    _check_shift(m, lam, mu)
     max_iter = check_int(max_iter, "max_iter", minimum=1)
     tol = check_real(tol, "tol", minimum=0.0)
     dtype = np.result_type(op.dtype, y.dtype, np.float64)
@@ -249,6 +252,16 @@ def harfe(
     # Table-1 fit), and the one large product per iteration is memory bound.
     with blas_threads(1):
         return _htp(op, y.astype(dtype, copy=False), c, s, m * lam, mu, max_iter, tol, y_norm)
+
+
+def _check_shift(m, lam, mu):
+    """Refuse ``lam``/``mu`` whose products ``m * lam`` and ``mu * m * lam`` overflow."""
+    shift = m * lam
+    if not np.isfinite(shift * mu):
+        raise ValueError(
+            f"lam={lam:g} and mu={mu:g} overflow float64 in mu * m * lam (m={m}); "
+            "lam must be far smaller"
+        )
 
 
 def top_s(a: np.ndarray, s: int) -> np.ndarray:
@@ -435,24 +448,26 @@ class _SupportSystem:
         R[:n, n:] = R12
         R[n:, n:] = R22
         R[n:, :n] = 0
-        d = np.abs(np.diag(R))
-        if d.min() ** 2 < RCOND_WARN * d.max() ** 2:
+        # O(s^2) condition estimate of the updated system (the norm of M is
+        # estimated by its trace, see cholesky_rcond): an ill-conditioned
+        # system goes to ridge_solve, which warns and uses a pseudo-inverse
+        if cholesky_rcond(R) < RCOND_WARN:
             self.R = None
 
 
 def _cholesky(M):
     """Upper Cholesky factor of the Fortran-order matrix ``M``, in place.
 
-    ``None`` when the factorisation fails or the squared diagonal ratio of the
-    factor is below :data:`~rflite._numerics.RCOND_WARN` (the test of
-    :func:`rflite._numerics.ridge_solve`, which the caller then falls back to).
+    ``None`` when the factorisation fails or the ``pocon`` reciprocal
+    condition estimate (:func:`rflite._numerics.cholesky_rcond`, exact
+    :math:`\\|M\\|_1`, :math:`O(s^2)`) is below
+    :data:`~rflite._numerics.RCOND_WARN`: the test of
+    :func:`rflite._numerics.ridge_solve`, which the caller then falls back to.
     """
-    potrf = scipy.linalg.lapack.get_lapack_funcs("potrf", (M,))
+    potrf, lange = scipy.linalg.lapack.get_lapack_funcs(("potrf", "lange"), (M,))
+    anorm = float(lange("1", M))
     R, info = potrf(M, lower=False, overwrite_a=True, clean=True)
-    if info != 0:
-        return None
-    d = np.abs(np.diag(R))
-    if d.min() ** 2 < RCOND_WARN * d.max() ** 2:
+    if info != 0 or cholesky_rcond(R, anorm) < RCOND_WARN:
         return None
     return R
 
@@ -603,8 +618,12 @@ class HARFERegressor(RandomFeatureModel):
     matrix_free : bool, default False
         Use :class:`rflite.features.FeatureOperator` instead of building the
         m x N matrix: memory O(m s + N), each iteration re-evaluates the
-        features (slower).  Same fit.
-    random_state : None, int or numpy.random.Generator
+        features (slower).  Same fit (the same iterates bit for bit when
+        the map is sparse, ``d > 4 q``; with ``d <= 4 q`` the BLAS
+        pre-activation of selected columns may differ in the last bits, see
+        "Selected columns" in :mod:`rflite.features`).
+    random_state : None, int, Generator, RandomState or SeedSequence
+        See :func:`rflite._numerics.check_rng` (a negative seed is an error).
 
     Attributes
     ----------
@@ -641,6 +660,25 @@ class HARFERegressor(RandomFeatureModel):
         self.matrix_free = matrix_free
         self.random_state = random_state
 
+    def _fit_workspace(self, m, n_columns, itemsize, dense):
+        """Bytes a fit needs beyond the feature matrix (for ``_check_feature_memory``).
+
+        The support system (:class:`_SupportSystem`): the ``m x s`` support
+        columns and the gathered copy they are made from, the ``s x s``
+        matrix and factor (``s <= m``) or the ``m x m`` dual matrix and its
+        factor (``s > m``), and about eight length-``n_columns`` vectors
+        (gradient step, magnitudes, coefficients, norms and scales).
+        Matrix-free, one row block of :class:`~rflite.features.FeatureOperator`
+        (about ``2**22`` entries) is live at a time, plus its product.
+        """
+        s = self.s if isinstance(self.s, numbers.Integral) else n_columns
+        s = min(int(s), n_columns)
+        k = min(s, m)
+        work = 2 * m * s * itemsize + 2 * k * k * itemsize + 8 * n_columns * 8
+        if not dense:
+            work += 2 * max(1 << 22, n_columns) * itemsize
+        return work
+
     def fit(self, X, y):
         """Draw the features, normalise the columns and run :func:`harfe`; returns ``self``."""
         X, y = check_X_y(X, y)
@@ -648,21 +686,23 @@ class HARFERegressor(RandomFeatureModel):
         # validate the solver's parameters before the (expensive) features
         check_int(self.s, "s", minimum=1, maximum=n_features * (
             2 if self.activation == "fourier" else 1))
-        check_real(self.lam, "lam", minimum=0.0)
-        check_real(self.mu, "mu", minimum=0.0, strict=True)
-        self._check_feature_memory(*X.shape, dense=not self.matrix_free)
+        _check_shift(X.shape[0], check_real(self.lam, "lam", minimum=0.0),
+                     check_real(self.mu, "mu", minimum=0.0, strict=True))
+        normalize = check_bool(self.normalize, "normalize")
+        matrix_free = check_bool(self.matrix_free, "matrix_free")
+        self._check_feature_memory(*X.shape, dense=not matrix_free)
         fmap = self._draw_features(X.shape[1], self._rng())
-        if self.matrix_free:
+        if matrix_free:
             A = fmap.operator(X)
             norms = A.column_norms()
         else:
             A = fmap.transform(X)
             norms = np.sqrt(_column_sq_norms(A))
         scale = np.ones(fmap.n_columns)
-        if self.normalize:
+        if normalize:
             nz = norms > 0
             scale[nz] = 1.0 / norms[nz]
-            if self.matrix_free:
+            if matrix_free:
                 A = fmap.operator(X, col_scale=scale)
             else:
                 A *= scale

@@ -33,7 +33,8 @@ class RandomFeatureRidge(RandomFeatureModel):
         Nonzeros per weight vector (None: dense).
     distribution, bias, activation, subsets
         See :func:`rflite.features.random_feature_map`.
-    random_state : None, int or numpy.random.Generator
+    random_state : None, int, Generator, RandomState or SeedSequence
+        See :func:`rflite._numerics.check_rng` (a negative seed is an error).
 
     Examples
     --------
@@ -55,11 +56,24 @@ class RandomFeatureRidge(RandomFeatureModel):
         self.subsets = subsets
         self.random_state = random_state
 
+    def _fit_workspace(self, m, n_columns, itemsize, dense):
+        """Bytes a fit needs beyond the feature matrix (for ``_check_feature_memory``).
+
+        :func:`rflite._numerics.ridge_fit` forms the ``min(m, N)`` square
+        Gram matrix and :func:`~rflite._numerics.ridge_solve` one copy of it
+        to factorise; the vectors are negligible but counted.
+        """
+        k = min(m, n_columns)
+        return 2 * k * k * itemsize + 4 * (m + n_columns) * itemsize
+
     def fit(self, X, y):
         """Draw the features and solve the ridge problem; returns ``self``."""
         X, y = check_X_y(X, y, estimator=type(self).__name__)
         check_int(self.n_features, "n_features", minimum=1)
         lam = check_real(self.lam, "lam", minimum=0.0)
+        if not np.isfinite(X.shape[0] * lam):
+            raise ValueError(f"lam={lam:g} overflows float64 in the penalty m * lam "
+                             f"(m={X.shape[0]}); lam must be far smaller")
         self._check_feature_memory(*X.shape)
         fmap = self._draw_features(X.shape[1], self._rng())
         A = fmap.transform(X)

@@ -282,6 +282,11 @@ def test_bad_inputs_raise_value_error_naming_parameter():
         (lambda: hyper_objective(X, y, f, np.ones(4), 1e-3, np.zeros(100, int)), "folds"),
         (lambda: rff_ridge_cv(X, y, measure="student"), "measure"),
         (lambda: rff_ridge_cv(X, y, bandwidths=[-1.0]), "bandwidths"),
+        # frequencies omega_0 / 1e-300 overflow in X Omega^T
+        (lambda: rff_ridge_cv(X, y, bandwidths=[1e-300]), "bandwidths has a value too small"),
+        (lambda: gfc(X, y, eps=10**400), "eps must be finite"),
+        (lambda: gfc(X, y, nu=10**400), "nu must be finite"),
+        (lambda: fold_ids(10, 2, rng=-1), "rng must be a non-negative"),
         (lambda: ridge_cv(X, y, [0.0], folds), "nus"),
     ]
     for call, name in cases:

@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rflite import htp
+from rflite._numerics import IllConditionedWarning
 from rflite.datasets import make_friedman1
 from rflite.features import random_feature_map
 from rflite.htp import HARFERegressor, harfe, top_s
@@ -325,6 +326,8 @@ def test_friedman_d20_importance_ranks_active_variables_first():
     (dict(max_iter=0), "max_iter"),
     (dict(tol=-1.0), "tol"),
     (dict(lam=float("nan")), "lam"),
+    (dict(lam=10**400), "lam"),  # beyond float64: ValueError, not OverflowError
+    (dict(lam=1e308), "lam"),  # mu * m * lam overflows (m = 10)
     (dict(c0=np.zeros(99)), "c0"),
 ])
 def test_bad_parameters_raise(kwargs, name):
@@ -358,6 +361,64 @@ def test_model_bad_parameters_raise():
         HARFERegressor(n_features=50, s=5, lam=-1.0).fit(X, y)
     with pytest.raises(ValueError, match=r"\bX\b"):
         HARFERegressor(n_features=50, s=5).fit(np.full((30, 10), np.nan), y)
+    for name in ("normalize", "matrix_free"):
+        for bad in ("no", 0, None):
+            with pytest.raises(ValueError, match=rf"{name} must be a bool"):
+                HARFERegressor(n_features=50, s=5, **{name: bad}).fit(X, y)
+    with pytest.raises(ValueError, match="lam must be finite"):
+        HARFERegressor(n_features=50, s=5, lam=10**400).fit(X, y)
+    with pytest.raises(ValueError, match=r"\blam\b.*overflow"):
+        HARFERegressor(n_features=50, s=5, lam=1e307).fit(X, y)
+
+
+def test_model_accepts_legacy_random_state():
+    X, y = make_friedman1(30, rng=0)
+    fits = [HARFERegressor(n_features=50, s=5, random_state=np.random.RandomState(4)).fit(X, y)
+            for _ in range(2)]
+    np.testing.assert_array_equal(fits[0].coef_, fits[1].coef_)
+    HARFERegressor(n_features=50, s=5, random_state=2**64).fit(X, y)
+    HARFERegressor(n_features=50, s=5, random_state=np.random.SeedSequence(1)).fit(X, y)
+
+
+# ------------------------------------------- conditioning safeguard (13.1)
+def _unit_diagonal_factor(n, a):
+    """I - a triu(1, 1): unit diagonal (the old squared-diagonal-ratio test sees
+    a perfectly conditioned factor) but cond(R^T R) ~ (1 + a)^(2n)."""
+    return np.eye(n) - a * np.triu(np.ones((n, n)), 1)
+
+
+def test_support_rebuild_warns_on_ill_conditioned_system():
+    """The issue's matrix as support Gram: A = R = I - 0.6 triu, n = 40, so
+    A^T A = R^T R (cond 1.9e17); s = N = 40 so the support system is built by
+    ``_cholesky``, whose factor has a unit diagonal."""
+    A = _unit_diagonal_factor(40, 0.6)
+    y = A @ np.random.default_rng(1).normal(size=40)
+    with pytest.warns(IllConditionedWarning, match="numerically singular"):
+        res = harfe(A, y, s=40, lam=0.0, max_iter=2)
+    assert res.residuals[-1] < 1e-8  # the pseudo-inverse still fits y
+
+
+def test_support_update_warns_on_ill_conditioned_system():
+    """The updated factor (Givens deletions + appended block) is checked too:
+    30 orthonormal columns kept, 10 swapped in whose Gram has cond 4.6e16 with
+    a unit-diagonal factor; k = 10 <= GRAM_REUSE_FRACTION * s, so it is an update."""
+    rng = np.random.default_rng(1)
+    Q = np.linalg.qr(rng.normal(size=(60, 50)))[0]
+    A = np.hstack([Q[:, :30], Q[:, 30:40] @ _unit_diagonal_factor(10, 5.0), Q[:, 40:]])
+    y = A[:, :40] @ rng.normal(size=40)
+    system = htp._SupportSystem(htp._Dense(A), y, 40, 0.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the first support is well conditioned
+        system.solve(np.r_[np.arange(30), np.arange(40, 50)])
+    assert system.R is not None
+    assert 10 <= htp.GRAM_REUSE_FRACTION * 40
+    updates = []
+    original = system._update
+    system._update = lambda *args: (updates.append(1), original(*args))
+    with pytest.warns(IllConditionedWarning, match="numerically singular"):
+        slots, z, fitted = system.solve(np.arange(40))
+    assert updates, "the second support must go through the factor update"
+    assert np.linalg.norm(fitted - y) < 1e-8 * np.linalg.norm(y)
 
 
 # -------------------------------------------------------------- experiments

@@ -71,6 +71,23 @@ def test_not_fitted_and_bad_input(data):
     model = RandomFeatureRidge(10, random_state=0).fit(X, y)
     with pytest.raises(ValueError, match="X must have 8 columns"):
         model.predict(X[:, :3])
+    # beyond float64, and a penalty m * lam that overflows: ValueError naming lam
+    with pytest.raises(ValueError, match="lam must be finite"):
+        RandomFeatureRidge(10, lam=10**400).fit(X, y)
+    with pytest.raises(ValueError, match=r"lam=1e\+307 overflows"):
+        RandomFeatureRidge(10, lam=1e307).fit(X, y)
+
+
+def test_every_sklearn_random_state_form(data):
+    X, y, X_test, _ = data
+    a = RandomFeatureRidge(50, q=2, random_state=np.random.RandomState(7)).fit(X, y)
+    b = RandomFeatureRidge(50, q=2, random_state=np.random.RandomState(7)).fit(X, y)
+    np.testing.assert_array_equal(a.predict(X_test), b.predict(X_test))
+    for state in (2**63, 2**64 + 1, np.uint64(2**63 + 5), np.random.SeedSequence(3),
+                  np.random.default_rng(3), None):
+        RandomFeatureRidge(20, random_state=state).fit(X, y)
+    with pytest.raises(ValueError, match="non-negative"):
+        RandomFeatureRidge(20, random_state=-1).fit(X, y)
 
 
 # ------------------------------------------------------ scikit-learn compatibility

@@ -112,8 +112,8 @@ def test_min_norm_solve_rank_deficient(rng):
 # ------------------------------------------------------------------- sincos
 @pytest.mark.parametrize("scale", [1.0, 1e2, 1e4, nm.SINCOS_MAX_ABS])
 def test_sincos_within_one_ulp_of_numpy(scale):
-    """|error| <= 2.3e-16 (one ulp of values in [-1, 1]) over the documented range,
-    including arguments within rounding of multiples of pi/2."""
+    """Within 1 ulp of NumPy's value (and |error| <= 2.3e-16) over the documented
+    range, including arguments within rounding of multiples of pi/2."""
     from numba import njit
 
     @njit
@@ -128,3 +128,182 @@ def test_sincos_within_one_ulp_of_numpy(scale):
     both(x, s, c)
     np.testing.assert_allclose(s, np.sin(x), rtol=0, atol=2.3e-16)
     np.testing.assert_allclose(c, np.cos(x), rtol=0, atol=2.3e-16)
+    assert _ulps(s, np.sin(x)).max() <= 1 and _ulps(c, np.cos(x)).max() <= 1
+
+
+def _sincos_arrays(x):
+    from numba import njit
+
+    @njit
+    def both(x, s, c):
+        for i in range(x.size):
+            s[i], c[i] = nm.sincos(x[i])
+
+    s, c = np.empty_like(x), np.empty_like(x)
+    both(x, s, c)
+    return s, c
+
+
+def _ulps(a, ref):
+    """|a - ref| in units of the last place of ``ref`` (``numpy.spacing``)."""
+    return np.abs(a - ref) / np.spacing(np.abs(ref))
+
+
+def test_sincos_within_one_ulp_next_to_multiples_of_half_pi():
+    """The doubles nearest to k pi/2 (k up to 2^18, both signs) and their two
+    neighbours each side: |r| down to ~1e-19, where dropping the last term of
+    pi/2's split cost up to 2.8e6 ulp."""
+    pi_ld = np.longdouble("3.14159265358979323846264338327950288")
+    k = np.arange(1, 2**18, dtype=np.longdouble)
+    near = (k * pi_ld / 2).astype(np.float64)
+    x = np.concatenate([near + i * np.spacing(near) for i in (-2, -1, 0, 1, 2)])
+    x = np.concatenate([x, -x])
+    assert np.abs(x).max() <= nm.SINCOS_MAX_ABS
+    s, c = _sincos_arrays(x)
+    assert _ulps(s, np.sin(x)).max() <= 1
+    assert _ulps(c, np.cos(x)).max() <= 1
+
+
+def test_sincos_signed_zero_and_subnormals():
+    tiny = np.array([0.0, -0.0, 5e-324, -5e-324, 2.2e-308, -1e-310, 1e-200, -1e-160])
+    s, c = _sincos_arrays(tiny)
+    np.testing.assert_array_equal(s, tiny)  # sin(x) = x exactly for |x| < 2^-27
+    np.testing.assert_array_equal(np.signbit(s), np.signbit(tiny))  # sin(-0.0) = -0.0
+    np.testing.assert_array_equal(c, np.ones_like(tiny))
+
+
+def test_sin_features_beyond_sincos_range_use_libm():
+    """Phases above SINCOS_MAX_ABS (huge x) go through math.sin/cos: equal to NumPy."""
+    from rflite.features import FeatureMap
+
+    X = np.array([[1e6], [3.0e9], [-7.5e12], [0.5]])
+    for act in ("sin", "cos", "fourier"):
+        fmap = FeatureMap(np.zeros((3, 1), dtype=np.int64), np.array([[1.0], [3.0], [-2.0]]),
+                          np.zeros(3), act, 1)
+        A = fmap.transform(X)
+        Z = X @ fmap.values.T
+        ref = {"sin": np.sin(Z), "cos": np.cos(Z), "fourier": np.hstack([np.cos(Z), np.sin(Z)])}
+        assert _ulps(A, ref[act]).max() <= 1
+
+
+# ------------------------------------------------- random state (issue 13)
+def test_check_rng_accepts_every_sklearn_random_state():
+    big = 2**64 + 12345  # seeds >= 2**63 are valid SeedSequence entropy
+    assert nm.check_rng(big).random() == np.random.default_rng(big).random()
+    assert nm.check_rng(np.uint64(2**63)).random() == np.random.default_rng(2**63).random()
+    assert nm.check_rng(np.int32(7)).random() == np.random.default_rng(7).random()
+    ss = np.random.SeedSequence(11)
+    assert nm.check_rng(ss).random() == np.random.default_rng(np.random.SeedSequence(11)).random()
+    bg = np.random.PCG64(3)
+    assert nm.check_rng(bg).bit_generator is bg
+    # RandomState: deterministic, and it advances (two calls give different streams)
+    rs = np.random.RandomState(0)
+    a, b = nm.check_rng(rs).random(), nm.check_rng(rs).random()
+    assert a != b
+    assert nm.check_rng(np.random.RandomState(0)).random() == a
+    entropy = np.random.RandomState(0).randint(0, 2**32, size=4, dtype=np.uint32)
+    expected = np.random.Generator(np.random.PCG64(np.random.SeedSequence(entropy.tolist())))
+    assert a == expected.random()
+
+
+def test_check_rng_names_the_parameter():
+    with pytest.raises(ValueError, match="random_state must be a non-negative int seed, got -1"):
+        nm.check_rng(-1, name="random_state")
+    with pytest.raises(ValueError, match="rng must be a non-negative"):
+        nm.check_rng(-(2**70))
+    for bad in (True, np.bool_(False), 1.0, "0", [1]):
+        with pytest.raises(ValueError, match="^random_state must be None"):
+            nm.check_rng(bad, name="random_state")
+
+
+def test_check_rng_random_state_works_in_functions():
+    from rflite.features import random_feature_map
+
+    a = random_feature_map(4, 10, q=2, rng=np.random.RandomState(1))
+    b = random_feature_map(4, 10, q=2, rng=np.random.RandomState(1))
+    np.testing.assert_array_equal(a.values, b.values)
+    c = random_feature_map(4, 10, q=2, rng=2**63 + 1)
+    assert c.values.shape == (10, 2)
+    with pytest.raises(ValueError, match="rng must be a non-negative int seed, got -3"):
+        random_feature_map(4, 10, rng=-3)
+
+
+# ---------------------------------------------------- booleans and overflow
+def test_check_bool():
+    assert nm.check_bool(True, "normalize") is True
+    assert nm.check_bool(np.bool_(False), "normalize") is False
+    for bad in ("no", "False", 0, 1, None, 1.0, np.array([True, False])):
+        with pytest.raises(ValueError, match="normalize must be a bool"):
+            nm.check_bool(bad, "normalize")
+
+
+def test_check_real_rejects_values_beyond_float64():
+    from fractions import Fraction
+
+    for huge in (10**400, -(10**400), Fraction(10**400, 3)):
+        with pytest.raises(ValueError, match="lam must be finite, got a value too large"):
+            nm.check_real(huge, "lam")
+    with pytest.raises(ValueError, match="lam must be a real number"):
+        nm.check_real(np.bool_(True), "lam")
+    assert nm.check_real(10**300, "lam") == 1e300
+
+
+# ------------------------------------------- conditioning safeguard (13.1)
+def _unit_diagonal_ill_conditioned(n=40):
+    """R = I - 0.6 triu(1, 1): unit diagonal, cond(R^T R) ~ 1.9e17 for n = 40."""
+    return np.eye(n) - 0.6 * np.triu(np.ones((n, n)), 1)
+
+
+def test_cholesky_rcond_sees_through_a_unit_diagonal():
+    R = _unit_diagonal_ill_conditioned()
+    G = R.T @ R
+    assert np.linalg.cond(G) > 1e16
+    # the old test, squared diagonal ratio of the factor, is 1: no warning
+    assert np.abs(np.diag(R)).min() ** 2 / np.abs(np.diag(R)).max() ** 2 == 1.0
+    anorm = np.abs(G).sum(axis=0).max()
+    assert nm.cholesky_rcond(R, anorm) < 1e-15
+    assert nm.cholesky_rcond(R) < 1e-15  # trace-based norm
+    Q = np.linalg.qr(np.random.default_rng(0).normal(size=(40, 40)))[0]
+    well = np.linalg.cholesky(Q @ np.diag(np.linspace(1, 10, 40)) @ Q.T).T
+    assert 1e-3 < nm.cholesky_rcond(well) <= 1.0
+
+
+def test_ridge_solve_warns_on_unit_diagonal_ill_conditioned_gram():
+    """The issue's reproducer: without the warning the Cholesky solution was 44 % off."""
+    R = _unit_diagonal_ill_conditioned()
+    G = R.T @ R
+    x = np.random.default_rng(0).normal(size=40)
+    with pytest.warns(nm.IllConditionedWarning, match="numerically singular"):
+        z = nm.ridge_solve(G, G @ x, 0.0)
+    # the pseudo-inverse solution reproduces the right-hand side
+    assert np.linalg.norm(G @ z - G @ x) <= 1e-8 * np.linalg.norm(G @ x)
+    # a shift that makes the system well conditioned: no warning, exact solve
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        z = nm.ridge_solve(G, G @ x + 1e-2 * x, 1e-2)
+    np.testing.assert_allclose(z, x, rtol=1e-9)
+
+
+def test_sincos_pi_half_split_is_exact_where_it_must_be():
+    """The reduction's premises: _PIO2_1 and _PIO2_3 have at most 33 significant
+    bits and _PIO2_2 at most 21 ending at 2^-53 (so k * each is exact for
+    k < 2^20 and x - k*_PIO2_1 - k*_PIO2_2 is exact), and the four parts sum to
+    pi/2 within 2^-135."""
+    import math
+    from fractions import Fraction
+
+    def bits(v):
+        m = Fraction(v)
+        e = 0
+        while m.denominator != 1:
+            m *= 2
+            e += 1
+        return int(m).bit_length(), e  # significant bits, position of the last bit
+
+    assert bits(nm._PIO2_1)[0] <= 33 and bits(nm._PIO2_3)[0] <= 33
+    n2, last2 = bits(nm._PIO2_2)
+    assert n2 <= 21 and last2 <= 53
+    assert 2 * nm.SINCOS_MAX_ABS / math.pi < 2**20
+    pi = Fraction("3.14159265358979323846264338327950288419716939937510582097494459")
+    total = sum(Fraction(p) for p in (nm._PIO2_1, nm._PIO2_2, nm._PIO2_3, nm._PIO2_3T))
+    assert abs(total - pi / 2) < Fraction(1, 2**135)

@@ -152,7 +152,7 @@ class RandomFeatureModel:
             )
 
     def predict(self, X) -> np.ndarray:
-        r"""Real predictions :math:`\mathrm{Re}\,(A(X)_{:, S} c_S + c_0)`, evaluating only kept columns.
+        r"""Real predictions :math:`\mathrm{Re}\,(A(X)_{:, S} c_S + c_0)` from the kept columns.
 
         For the complex ``"exp"`` activation the fitted model
         :math:`f(x) = A(x)_{:, S} c_S + c_0` is complex (as in the ARFF paper,

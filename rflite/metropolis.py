@@ -315,6 +315,12 @@ def arff(
     Refits reuse the current Gram matrix and recompute only the rows of the
     features accepted since the previous refit.
 
+    Safe to call from several threads at once and from any executor's workers
+    (threads, ``spawn``, ``forkserver`` or ``fork`` process pools, dask,
+    MPI): results equal a serial call bit for bit; in a ``fork`` child of a
+    process whose numba layer is GNU OpenMP the parallel kernels run serially
+    (module notes, "Threads and processes").
+
     References
     ----------
     A. Kammonen, J. Kiessling, P. Plechac, M. Sandberg, A. Szepessy, "Adaptive
@@ -376,6 +382,11 @@ def fixed_rff(X, y, *, n_features: int, scale: float = 1.0, lam: float = 0.1,
     ARFFResult
         With an empty ``acceptance``, ``train_error`` of length 1 and the
         covariance ``s^2 I``.
+
+    Notes
+    -----
+    Thread- and fork-safe like :func:`arff` (module notes, "Threads and
+    processes").
     """
     X, Y, one_d = _check_data(X, y)
     K = check_int(n_features, "n_features", minimum=1)

@@ -170,7 +170,19 @@ class RandomFeatureModel:
             )
 
     def predict(self, X) -> np.ndarray:
-        """Predictions :math:`A(X)_{:, S} c_S + c_0`, evaluating only kept columns."""
+        r"""Real predictions :math:`\mathrm{Re}\,(A(X)_{:, S} c_S + c_0)` from the kept columns.
+
+        For the complex ``"exp"`` activation the fitted model
+        :math:`f(x) = A(x)_{:, S} c_S + c_0` is complex (as in the ARFF paper,
+        Kammonen et al. 2020, whose error is the modulus :math:`|f - y|`).
+        The targets of every rflite regressor are real, and for real ``y``
+        :math:`|\mathrm{Re} f(x) - y| \le |f(x) - y|`: the real part is never
+        the worse real-valued prediction, and scikit-learn's regressors and
+        :math:`R^2` need real outputs, so ``predict`` returns it.  The complex
+        values are ``self.feature_map_.columns(X, self.support_) @ self.coef_
+        + self.intercept_`` (ARFF estimators: ``predict_complex``).  Real
+        activations return the model itself.
+        """
         self._check_fitted()
         A = self.feature_map_.columns(X, self.support_)
         pred = A @ self.coef_ + self.intercept_

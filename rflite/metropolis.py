@@ -4,7 +4,7 @@ The model is a one-hidden-layer network with Fourier activation
 
 .. math::
 
-    f(x) = \mathrm{Re} \sum_{k=1}^{K} \beta_k e^{i \omega_k \cdot x},
+    f(x) = \sum_{k=1}^{K} \beta_k e^{i \omega_k \cdot x} \in \mathbb{C},
 
 whose amplitudes, for fixed frequencies, solve the Tikhonov least-squares
 problem (Kammonen, Kiessling, Plechac, Sandberg, Szepessy 2020, eq. (28)-(29))
@@ -26,6 +26,18 @@ visited frequencies.  Algorithm 3 (standardisation by the training mean and
 standard deviation, ``ddof = 1``) lives in the model classes
 :class:`ARFFRegressor` and :class:`ARFFClassifier`, which fold it into the
 stored feature map so that predictions come out on the original scale.
+
+The model is complex, and so is the paper's error: the training error in
+:class:`ARFFResult` is :math:`N^{-1} \sum_n |f(x_n) - y_n|^2` (the modulus,
+as the paper's generalisation error :math:`e_K` uses
+:math:`|(S_{\rm test} \hat\beta)_n - \tilde y_n|`), the experiments report
+that error, and :class:`ARFFClassifier` takes the arg max of the moduli
+:math:`|f_i(x)|` (Case 4).  :meth:`ARFFRegressor.predict` returns the real
+part :math:`\mathrm{Re} f(x)` because the targets are real and
+:math:`|\mathrm{Re} f(x) - y| \le |f(x) - y|` for real ``y``: the real part is
+never a worse real-valued prediction, and scikit-learn's regressors and
+:math:`R^2` need real outputs.  The complex model itself is
+:meth:`ARFFRegressor.predict_complex`.
 
 (Here, as in the paper, ``N`` is the number of training points and ``K`` the
 number of features.)
@@ -53,17 +65,47 @@ for a plain NumPy iteration (``S^* S`` by a general product,
 ``numpy.linalg.solve``, Python accept loop), and 0.88 s against 1.69 s at
 ``K = 1024``.  A whole Algorithm 1 fit at ``N = 10^4``, ``K = 256``,
 ``M = 1000`` therefore takes about 65 s.
+
+Threads and processes
+---------------------
+Two parallel numba kernels (:func:`_cis_parallel` for large feature
+matrices, :data:`_accept_parallel` for very many features) run on numba's
+threading layer, which is process-global and, depending on the layer, neither
+thread- nor fork-safe: the ``workqueue`` layer aborts the process (or, in
+older numba, computes garbage) when two Python threads launch kernels at once,
+and GNU OpenMP (numba's ``omp`` layer, the default where libgomp is present)
+kills a child forked after the parent ran a kernel ("fork() called from a
+process already using GNU OpenMP").  rflite does not change the user's layer
+(``NUMBA_THREADING_LAYER`` is respected); instead every launch goes through
+:func:`_launch_parallel`, which
+
+* holds one process-wide lock, so threads (``ThreadPoolExecutor``, web
+  servers, ...) take turns on the kernels -- each launch uses all numba
+  threads anyway -- and results equal serial runs bit for bit;
+* in a process forked after a fork-unsafe layer started (any ``fork``-context
+  ``ProcessPoolExecutor``, ``multiprocessing.Pool``, dask's process workers)
+  runs the same kernel serially instead, with one
+  :class:`ParallelFallbackWarning`; the numbers are the same, since every
+  entry is computed the same way whatever the thread count.
+
+So any executor can run ARFF fits: threads, ``spawn``/``forkserver`` pools
+(kernels stay parallel) and ``fork`` pools (kernels run serially in the
+workers, usually what one wants with one worker per core).
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
 import numbers
+import os
+import threading
 import warnings
 from typing import Callable, NamedTuple
 
 import numpy as np
 import scipy.linalg.blas as _blas
+import numba
 import scipy.special
 from numba import njit, prange
 
@@ -88,11 +130,14 @@ __all__ = [
     "arff",
     "fixed_rff",
     "fourier_amplitudes",
+    "generalization_error",
     "Standardizer",
     "ARFFRegressor",
     "ARFFClassifier",
     "ACTIVATIONS",
     "DELTA_NUMERATOR",
+    "FORK_SAFE_LAYERS",
+    "ParallelFallbackWarning",
     "SD_FLOOR",
 ]
 
@@ -132,6 +177,17 @@ CIS_BLOCKS = 16
 #: border pixels of the digits).
 SD_FLOOR = 1e-12
 
+#: numba threading layers that keep working in a process forked after they
+#: started (numba's threading-layer documentation: ``tbb`` and ``workqueue``
+#: are fork-safe; ``omp`` is not with GNU OpenMP, and Intel's cannot be told
+#: apart from it here, so it is treated the same way).
+FORK_SAFE_LAYERS = ("tbb", "workqueue")
+
+
+class ParallelFallbackWarning(RuntimeWarning):
+    """A parallel kernel ran serially because the process was forked after numba's
+    fork-unsafe threading layer started (see the module notes); results are unchanged."""
+
 
 class ARFFResult(NamedTuple):
     """Result of :func:`arff` (and :func:`fixed_rff`).
@@ -147,9 +203,10 @@ class ARFFResult(NamedTuple):
     acceptance : (n_iter,) ndarray
         Fraction of the K proposals accepted in each iteration.
     train_error : (n_iter + 1,) ndarray
-        Mean squared training error of the current model (real part of the
-        prediction, averaged over samples and outputs): before the first
-        iteration, after each one, and (last entry) after the final refit.
+        Mean squared training error :math:`|S \\hat\\beta - y|^2` of the
+        current (complex) model, the modulus as in the paper's error, averaged
+        over samples and outputs: before the first iteration, after each one,
+        and (last entry) after the final refit.
     covariance : (d', d') ndarray
         The final proposal covariance :math:`\\bar C` (the identity unless
         ``adaptive_covariance`` is on and the burn-in has passed).
@@ -258,6 +315,12 @@ def arff(
     Refits reuse the current Gram matrix and recompute only the rows of the
     features accepted since the previous refit.
 
+    Safe to call from several threads at once and from any executor's workers
+    (threads, ``spawn``, ``forkserver`` or ``fork`` process pools, dask,
+    MPI): results equal a serial call bit for bit; in a ``fork`` child of a
+    process whose numba layer is GNU OpenMP the parallel kernels run serially
+    (module notes, "Threads and processes").
+
     References
     ----------
     A. Kammonen, J. Kiessling, P. Plechac, M. Sandberg, A. Szepessy, "Adaptive
@@ -319,6 +382,11 @@ def fixed_rff(X, y, *, n_features: int, scale: float = 1.0, lam: float = 0.1,
     ARFFResult
         With an empty ``acceptance``, ``train_error`` of length 1 and the
         covariance ``s^2 I``.
+
+    Notes
+    -----
+    Thread- and fork-safe like :func:`arff` (module notes, "Threads and
+    processes").
     """
     X, Y, one_d = _check_data(X, y)
     K = check_int(n_features, "n_features", minimum=1)
@@ -330,10 +398,10 @@ def fixed_rff(X, y, *, n_features: int, scale: float = 1.0, lam: float = 0.1,
     if activation == "sigmoid":
         X = np.hstack([X, np.ones((X.shape[0], 1))])
     omega = scale * rng.standard_normal((K, X.shape[1]))
-    S = _features(X, omega, activation)
     with _blas_limit(X.shape[0] * K * K):
+        S = _features(X, omega, activation)
         beta = _solve(_gram(S), _rhs(S, Y), lam * X.shape[0])
-    err = _train_error(S, beta, Y)
+        err = _train_error(S, beta, Y)
     return ARFFResult(omega, beta[:, 0] if one_d else beta, np.zeros(0), np.array([err]),
                       scale**2 * np.eye(X.shape[1]))
 
@@ -355,9 +423,46 @@ def fourier_amplitudes(X, y, frequencies, *, lam: float = 0.1,
     if W.shape[1] != X.shape[1]:
         raise ValueError(f"frequencies must have {X.shape[1]} columns, got shape {W.shape}")
     lam = check_real(lam, "lam", minimum=0.0, strict=True)
-    S = _features(X, W, activation)
-    beta = _solve(_gram(S), _rhs(S, Y), lam * X.shape[0])
+    with _blas_limit(X.shape[0] * W.shape[0] ** 2):
+        S = _features(X, W, activation)
+        beta = _solve(_gram(S), _rhs(S, Y), lam * X.shape[0])
     return beta[:, 0] if one_d else beta
+
+
+def generalization_error(model, X, y) -> float:
+    r"""The paper's generalisation error of a fitted :class:`ARFFRegressor`, per point.
+
+    .. math::
+
+        e = \Bigl(\frac{1}{\tilde N p} \sum_{n=1}^{\tilde N} \sum_{j=1}^{p}
+            \frac{|f_j(\tilde x_n) - \tilde y_{nj}|^2}{\sigma_j^2}\Bigr)^{1/2},
+
+    the modulus of the complex model's residual (Kammonen et al. 2020, Sec. 5,
+    :math:`e_K = |S_{\rm test} \hat\beta - \tilde y|`) on the scale
+    standardised by the training statistics (Algorithm 3: :math:`\sigma_j`
+    is the training standard deviation of output j), as a root *mean* square
+    instead of the paper's root sum of squares so that it does not grow with
+    the test-set size (:math:`e_K = \sqrt{\tilde N}\, e` for one output).
+    It is at least the error of the real predictions, since
+    :math:`|\mathrm{Re} f - y| \le |f - y|`.
+
+    Parameters
+    ----------
+    model : ARFFRegressor
+        Fitted.
+    X : (m, d) array_like
+    y : (m,) or (m, p) array_like
+        Real test targets on the original scale, shaped as in ``fit``.
+    """
+    if not isinstance(model, ARFFRegressor):
+        raise ValueError(f"model must be a fitted ARFFRegressor, got {type(model).__name__}")
+    f = model.predict_complex(X)
+    y = check_array(y, "y", ndim=(1, 2))
+    if y.shape != f.shape:
+        raise ValueError(f"y must have shape {f.shape} (the model's outputs for X), "
+                         f"got {y.shape}")
+    r = (f - y) / model.y_standardizer_.scale
+    return float(np.sqrt(np.mean(r.real**2 + r.imag**2)))
 
 
 # =========================================================================
@@ -386,7 +491,7 @@ class _Chain:
         self.beta = _solve(self.G, self.rhs, shift)
         self.stale = np.zeros(K, dtype=bool)
         self.accept = np.empty(K, dtype=np.bool_)
-        self.accept_test = _accept_parallel if K >= PARALLEL_MIN_FEATURES else _accept_kernel
+        self.parallel_accept = K >= PARALLEL_MIN_FEATURES
 
     def step(self, omega_p, u, gamma, omega_max) -> int:
         """Proposal amplitudes, the accept test, and the swap; returns the accept count."""
@@ -395,8 +500,12 @@ class _Chain:
         G_p = _gram(S_p)
         beta_p = _solve(G_p, rhs_p, self.shift)
         K = omega_p.shape[0]
-        n_acc = self.accept_test(_row_sq_norms(beta_p), _row_sq_norms(self.beta), omega_p, u,
-                                 gamma, omega_max, self.accept)
+        args = (_row_sq_norms(beta_p), _row_sq_norms(self.beta), omega_p, u, gamma, omega_max,
+                self.accept)
+        if self.parallel_accept:
+            n_acc = _launch_parallel(_accept_parallel, _accept_kernel, *args)
+        else:
+            n_acc = _accept_kernel(*args)
         if n_acc == 0:
             return 0
         idx = np.flatnonzero(self.accept)
@@ -530,7 +639,7 @@ def _features(X, omega, activation, out=None):
         S = np.empty((N, K), dtype=np.complex128, order="F") if out is None else out
         XT = np.ascontiguousarray(X.T)
         if N * K >= PARALLEL_MIN_ENTRIES and K > 1:
-            _cis_parallel(XT, omega, S, max(1, K // CIS_BLOCKS))
+            _launch_parallel(_cis_parallel, _cis_serial, XT, omega, S, max(1, K // CIS_BLOCKS))
         else:
             _cis_block(XT, omega, S, 0, K)
         return S
@@ -582,8 +691,60 @@ def _refresh_gram(G, S, stale):
 
 
 def _blas_limit(work):
-    """One BLAS thread for small problems (see BLAS_SERIAL_WORK and ``blas_threads``)."""
-    return blas_threads(1 if work < BLAS_SERIAL_WORK else None)
+    """One BLAS thread for small problems (see BLAS_SERIAL_WORK and ``blas_threads``).
+
+    Thread-safe: see :func:`_shared_blas_limit`.
+    """
+    return _shared_blas_limit(1 if work < BLAS_SERIAL_WORK else None)
+
+
+# The BLAS thread count is process-global, and ``blas_threads`` (threadpoolctl)
+# saves it on entry and restores it on exit.  Two Python threads entering and
+# leaving such contexts interleaved leave each other's BLAS calls running at
+# whatever count the other set, so a fit's rounding (OpenBLAS partitions
+# differently by thread count) changed with timing: 4 of 40 concurrent
+# fixed_rff fits differed from serial ones by up to 5e-16 here.  The gate
+# below lets any number of threads share one limit, makes a thread asking for
+# a different one wait until the others leave, and restores the count when the
+# last one leaves, so every BLAS call of a fit runs at the count a serial run
+# uses.  A nested request in a thread that already holds the gate (e.g. a fit
+# inside an ``arff`` callback) runs under the outer limit instead of waiting
+# on itself.
+_BLAS_GATE = threading.Condition()
+_BLAS_STATE = {"limit": None, "count": 0, "ctx": None}
+_BLAS_HELD = threading.local()
+
+
+@contextlib.contextmanager
+def _shared_blas_limit(limit):
+    """``blas_threads(limit)`` that concurrent threads can use without racing (see above)."""
+    if getattr(_BLAS_HELD, "depth", 0):
+        _BLAS_HELD.depth += 1
+        try:
+            yield
+        finally:
+            _BLAS_HELD.depth -= 1
+        return
+    state = _BLAS_STATE
+    with _BLAS_GATE:
+        while state["count"] and state["limit"] != limit:
+            _BLAS_GATE.wait()
+        if state["count"] == 0:
+            ctx = blas_threads(limit)
+            ctx.__enter__()
+            state["limit"], state["ctx"] = limit, ctx
+        state["count"] += 1
+    _BLAS_HELD.depth = 1
+    try:
+        yield
+    finally:
+        _BLAS_HELD.depth = 0
+        with _BLAS_GATE:
+            state["count"] -= 1
+            if state["count"] == 0:
+                ctx, state["ctx"] = state["ctx"], None
+                ctx.__exit__(None, None, None)
+                _BLAS_GATE.notify_all()
 
 
 def _solve(G, rhs, shift):
@@ -598,10 +759,14 @@ def _row_sq_norms(beta):
 
 
 def _train_error(S, beta, Y):
-    pred = S @ beta
-    if np.iscomplexobj(pred):
-        pred = pred.real
-    r = pred - Y
+    r"""Mean of :math:`|(S \beta)_{np} - Y_{np}|^2`: the modulus of the complex residual.
+
+    The paper's error (Sec. 5) is :math:`|S\hat\beta - y|`, imaginary part
+    included; the real part alone would understate it.
+    """
+    r = S @ beta - Y
+    if np.iscomplexobj(r):
+        return float(np.mean(r.real * r.real + r.imag * r.imag))
     return float(np.mean(r * r))
 
 
@@ -644,12 +809,80 @@ def _cis_block(XT, W, out, k0, k1):
 
 @njit(cache=True, parallel=True)
 def _cis_parallel(XT, W, out, block):
-    """:func:`_cis_block` over column blocks of width ``block`` in parallel (disjoint writes)."""
+    """:func:`_cis_block` over column blocks of width ``block`` in parallel (disjoint writes).
+
+    Launch it through :func:`_launch_parallel` (thread and fork safety).
+    """
     K = W.shape[0]
     n_blocks = (K + block - 1) // block
     for b in prange(n_blocks):
         k0 = b * block
         _cis_block(XT, W, out, k0, min(K, k0 + block))
+
+
+def _cis_serial(XT, W, out, block):
+    """What :func:`_cis_parallel` computes, in one thread (the same numbers, entry by entry)."""
+    _cis_block(XT, W, out, 0, W.shape[0])
+
+
+# ---------------------------------------------------- launching parallel kernels
+#: Serialises launches of the ``parallel=True`` kernels across Python threads
+#: (numba's workqueue layer is not thread-safe); replaced in forked children,
+#: where a lock held by another parent thread at the fork would never be freed.
+_PARALLEL_LOCK = threading.Lock()
+
+#: True in a process forked after a fork-unsafe threading layer started in an
+#: ancestor: numba's GNU OpenMP layer aborts such a child at its first launch.
+_FORKED_UNSAFE = False
+
+_FALLBACK_WARNED = False
+
+
+def _layer_is_fork_unsafe() -> bool:
+    """Whether numba's threading layer has started in this process and is not fork-safe."""
+    try:
+        layer = numba.threading_layer()
+    except ValueError:  # no parallel kernel launched yet: a child will start its own layer
+        return False
+    return layer not in FORK_SAFE_LAYERS
+
+
+def _after_fork_in_child():
+    global _PARALLEL_LOCK, _FORKED_UNSAFE, _FALLBACK_WARNED
+    _PARALLEL_LOCK = threading.Lock()
+    # inherited: numba's layer state (and ours) is a copy of the parent's at the fork
+    _FORKED_UNSAFE = _FORKED_UNSAFE or _layer_is_fork_unsafe()
+    _FALLBACK_WARNED = False
+
+
+if hasattr(os, "register_at_fork"):  # POSIX; elsewhere there is no fork
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def _launch_parallel(kernel, serial, *args):
+    """Run the ``parallel=True`` ``kernel(*args)`` safely from any thread or process.
+
+    Holds :data:`_PARALLEL_LOCK` for the launch (thread safety on every numba
+    threading layer), and in a process forked after a fork-unsafe layer
+    started runs ``serial(*args)`` instead, which computes the same numbers,
+    warning once per process (:class:`ParallelFallbackWarning`).  See the
+    module notes "Threads and processes".
+    """
+    global _FALLBACK_WARNED
+    if _FORKED_UNSAFE:
+        if not _FALLBACK_WARNED:
+            _FALLBACK_WARNED = True
+            warnings.warn(
+                f"numba's {numba.threading_layer()!r} threading layer started before this "
+                "process was forked and cannot run here; rflite's parallel kernels run "
+                "serially in this process (same results). To keep them parallel use a "
+                "'spawn' or 'forkserver' executor, or set NUMBA_THREADING_LAYER=workqueue "
+                "(or tbb) before the parent starts.",
+                ParallelFallbackWarning, stacklevel=2,
+            )
+        return serial(*args)
+    with _PARALLEL_LOCK:
+        return kernel(*args)
 
 
 @njit(cache=True)
@@ -708,7 +941,9 @@ def _accept_kernel(norm_sq_prop, norm_sq, omega_prop, u, gamma, omega_max, accep
 #: it gives identical results for any thread count.  Not cached: numba's cache
 #: index is keyed by function and signature, not by the ``parallel`` flag, so a
 #: cached copy of the same Python function would collide with the serial one.
-_accept_parallel = njit(parallel=True)(_accept_kernel.py_func)
+#: Launch it through :func:`_launch_parallel`.  (With ``NUMBA_DISABLE_JIT=1``
+#: ``njit`` returns the plain function, which has no ``py_func``.)
+_accept_parallel = njit(parallel=True)(getattr(_accept_kernel, "py_func", _accept_kernel))
 
 
 # =========================================================================
@@ -801,6 +1036,7 @@ class _ARFFBase(RandomFeatureModel):
         return self
 
     def _decision(self, X):
+        """The fitted model :math:`f(x) = \\sigma(W x + b) c + c_0`, complex for ``"exp"``."""
         self._check_fitted()
         X = check_array(X, "X", ndim=2)
         if X.shape[1] != self.n_features_in_:
@@ -810,10 +1046,19 @@ class _ARFFBase(RandomFeatureModel):
                 f"got shape {X.shape})"
             )
         A = self.feature_map_.transform(X)
-        out = A @ self.coef_
-        if np.iscomplexobj(out):
-            out = out.real
-        return out + self.intercept_
+        return A @ self.coef_ + self.intercept_
+
+    def predict_complex(self, X) -> np.ndarray:
+        r"""The paper's complex model :math:`f(x) = \sum_k \beta_k e^{i \omega_k \cdot x}`.
+
+        On the original scale (standardisation folded in), (m,) or (m, p)
+        for a regressor and (m, n_classes) for a classifier; complex for
+        ``activation="exp"``, real for ``"sigmoid"``.  The paper's
+        generalisation error is :math:`|f(\tilde x) - \tilde y|` of these
+        values (see :func:`generalization_error`); ``predict`` of a regressor
+        is their real part.
+        """
+        return self._decision(X)
 
     def variable_importance(self, weighting: str = "magnitude") -> np.ndarray:
         """Share of the amplitude mass (norm over outputs) per input variable."""
@@ -834,9 +1079,14 @@ class ARFFRegressor(_ARFFBase):
     (``method="fixed"``, plain RFF, :func:`fixed_rff`), and folds the
     standardisation into ``feature_map_`` / ``coef_`` / ``intercept_`` so that
 
-    .. math:: \hat y(x) = \mathrm{Re}\, \sigma(W x + b)\, c + c_0
+    .. math:: f(x) = \sigma(W x + b)\, c + c_0 \in \mathbb{C},
+        \qquad \hat y(x) = \mathrm{Re} f(x)
 
-    is on the original scale.  ``y`` may be 2-d (multi-output: shared
+    are on the original scale: :meth:`predict_complex` gives the paper's
+    complex model :math:`f`, :meth:`predict` its real part (for real targets
+    :math:`|\mathrm{Re} f - y| \le |f - y|`, so the real part is never the
+    worse real-valued prediction; the paper's error :math:`|f - y|` is
+    :func:`generalization_error`).  ``y`` may be 2-d (multi-output: shared
     frequencies, accept test on the amplitude norm over outputs).
 
     Parameters
@@ -886,8 +1136,15 @@ class ARFFRegressor(_ARFFBase):
         return self
 
     def predict(self, X) -> np.ndarray:
-        """Predictions on the original scale, (m,) or (m, p)."""
-        return self._decision(X)
+        """Real predictions :math:`\\mathrm{Re} f(x)` on the original scale, (m,) or (m, p).
+
+        The targets are real, and :math:`|\\mathrm{Re} f - y| \\le |f - y|`:
+        dropping the imaginary part (which the fit drives towards 0) never
+        makes a real prediction worse.  The complex :math:`f` is
+        :meth:`predict_complex`.
+        """
+        out = self._decision(X)
+        return out.real if np.iscomplexobj(out) else out
 
     def score(self, X, y) -> float:
         """:math:`R^2` (averaged uniformly over outputs for a 2-d ``y``)."""
@@ -903,15 +1160,14 @@ class ARFFClassifier(_ARFFBase):
 
     The paper's MNIST experiment (Sec. 5, Case 4, eq. (31)): one amplitude
     vector per class on shared frequencies, the accept test on the Euclidean
-    norm of the K-th amplitudes over the classes, and the predicted class the
-    arg max of the (real parts of the) outputs.  Inputs are standardised by
-    Algorithm 3 (constant columns only centred); the one-hot targets are not.
-    Parameters as :class:`ARFFRegressor`.
+    norm of the K-th amplitudes over the classes, and, as in the paper, the
+    predicted class the arg max of the moduli of the complex outputs,
 
-    The paper takes the arg max of the moduli :math:`|\sum_k \beta_k^i s_k|`;
-    the real part is used here because the least-squares targets are real
-    (the imaginary part is fitted towards 0), so a large negative output is
-    not mistaken for a vote.
+    .. math:: \hat y(x) = \arg\max_i \Bigl|\sum_{k=1}^K \hat\beta_k^i
+              s(\omega_k \cdot x)\Bigr|.
+
+    Inputs are standardised by Algorithm 3 (constant columns only centred);
+    the one-hot targets are not.  Parameters as :class:`ARFFRegressor`.
     """
 
     _estimator_type = "classifier"
@@ -933,18 +1189,19 @@ class ARFFClassifier(_ARFFBase):
         return self._fit_targets(np.ascontiguousarray(X), T, Standardizer.fit(X), None)
 
     def decision_function(self, X) -> np.ndarray:
-        """Real part of the fitted one-hot outputs, (m, n_classes).
+        """Moduli :math:`|f_i(x)|` of the fitted one-hot outputs, (m, n_classes).
 
+        The paper's class scores (Case 4); :meth:`predict` is their arg max.
         With two classes, scikit-learn's convention: the (m,) difference
-        ``out[:, 1] - out[:, 0]``, positive for ``classes_[1]``.
+        ``|f_1| - |f_0|``, positive for ``classes_[1]``.
         """
-        out = self._decision(X)
+        out = np.abs(self._decision(X))
         return out[:, 1] - out[:, 0] if out.shape[1] == 2 else out
 
     def predict(self, X) -> np.ndarray:
-        """The class with the largest output."""
+        """The class whose output has the largest modulus (the paper's arg max)."""
         self._check_fitted()
-        return self.classes_[np.argmax(self._decision(X), axis=1)]
+        return self.classes_[np.argmax(np.abs(self._decision(X)), axis=1)]
 
     def score(self, X, y) -> float:
         """Accuracy on ``(X, y)``."""
@@ -955,7 +1212,7 @@ def _warmup():
     """Compile the kernels (one signature each)."""
     out = np.empty((2, 2), dtype=np.complex128, order="F")
     _cis_block(np.zeros((1, 2)), np.ones((2, 1)), out, 0, 2)
-    _cis_parallel(np.zeros((1, 2)), np.ones((2, 1)), out, 1)
+    _launch_parallel(_cis_parallel, _cis_serial, np.zeros((1, 2)), np.ones((2, 1)), out, 1)
     acc = np.empty(2, dtype=np.bool_)
     _accept_kernel(np.ones(2), np.ones(2), np.zeros((2, 1)), np.zeros(2), 1.0, math.inf, acc)
 

@@ -227,7 +227,7 @@ def test_interrupted_figure_save_leaves_no_partial_png(tmp_path, monkeypatch):
 
 #: Experiment modules whose figures other branches switch to ``ctx.savefig`` /
 #: ``atomic_path`` (issue 17.6); empty this set once they are merged.
-PENDING_ATOMIC = {"metropolis.py"}
+PENDING_ATOMIC: set[str] = set()
 
 
 def test_experiments_save_figures_atomically():

@@ -169,6 +169,13 @@ MAX_PRUNE_STEPS = 100_000
 TIE_RTOL = 2.0**-33
 _TIE_BITS = 33  # -log2(TIE_RTOL)
 
+#: Validation MSEs at or below ``VAL_TIE_RTOL**2 * mean(|y_val|^2)`` (a relative
+#: RMS error of 1e-13, a few hundred ulp) are rounding noise of an interpolant:
+#: on exactly representable targets a dozen steps score 1e-29 .. 1e-27 and which
+#: one is lowest changes with the last bit of the features or the BLAS build.
+#: Among such steps the sparsest (last) is the model (:func:`_best_step`).
+VAL_TIE_RTOL = 1e-13
+
 #: Maximum iterative-refinement steps after a Cholesky (semi-normal) solve.
 MAX_REFINE = 4
 
@@ -226,7 +233,9 @@ class SHRIMPPath(NamedTuple):
     val_mse : (T+1,) ndarray
         Validation MSE per step; empty (shape (0,)) without validation data.
     best_step : int or None
-        First step with the lowest validation MSE; ``None`` without validation.
+        First step with the lowest validation MSE, or the last step whose
+        validation MSE is at rounding level (:data:`VAL_TIE_RTOL`: the sparsest
+        interpolant); ``None`` without validation.
     eig_max, eig_min : (T+1,) ndarray
         Largest and smallest eigenvalue of :math:`A_P A_P^T / N_t` (of
         :math:`A_P^T A_P / N_t` once :math:`N_t < m`), SHRIMP Fig. 6; empty
@@ -855,13 +864,25 @@ def _path(At, y, Vt, y_val, counts, method, track_spectrum, rng):
             emin.append(lo)
             emax.append(hi)
     val = np.asarray(val)
-    best = int(np.argmin(val)) if val.size else None
+    best = _best_step(val, y_val)
     return SHRIMPPath(
         supports=tuple(supports), coefs=tuple(coefs), n_kept=counts.copy(),
         train_mse=np.asarray(train), val_mse=val, best_step=best,
         eig_max=np.asarray(emax), eig_min=np.asarray(emin), solver=tuple(how),
         n_columns=n_all, method=method,
     )
+
+
+def _best_step(val, y_val):
+    """Step with the lowest validation MSE; the sparsest one below the rounding floor.
+
+    See :data:`VAL_TIE_RTOL`; ``None`` without validation data.
+    """
+    if val.size == 0:
+        return None
+    floor = VAL_TIE_RTOL**2 * float(np.mean(np.abs(y_val) ** 2))
+    tied = np.flatnonzero(val <= floor)
+    return int(tied[-1]) if tied.size else int(np.argmin(val))
 
 
 def _prune_order(c, k: int) -> np.ndarray:

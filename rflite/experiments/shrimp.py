@@ -1,4 +1,4 @@
-"""SHRIMP reproductions: Table 2 (synthetic), Fig. 4 (support), Fig. 6 (spectrum), Table 3 (real).
+r"""SHRIMP reproductions: Table 2 (synthetic), Fig. 4 (support), Fig. 6 (spectrum), Table 3 (real).
 
 Setup of every synthetic run (SHRIMP Sec. 4.1 and App. A): x ~ U[-1, 1]^d
 (Ishigami f6: U[-pi, pi]^d), no noise, Def. 3 weights with rho = N(0, I/q),

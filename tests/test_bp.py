@@ -539,24 +539,19 @@ def test_complex_bpdn_certified_against_dual_reference(seed, frac):
 def test_column_generation_matches_full_lp(seed, monkeypatch):
     """The column-generation LP route forced on the 30 x 800 q = 1 problem
     (``LP_MAX_ENTRIES = 0``; first working set 60 of 800 columns) against
-    HiGHS on the full LP.  Every result is feasible with a finite gap; a
-    certified one ("linprog") has the LP's optimal l1 norm to 1e-6.  On this
-    matrix (dual points of norm 1e5-1e8) some seeds end uncertified
-    ("lp_inexact"), and must say so."""
+    HiGHS on the full LP: certified, feasible, the LP's optimal l1 norm to
+    1e-6 (measured: 1e-10), after several rounds of generated columns."""
     from rflite import _bp_lp
 
     monkeypatch.setattr(bp, "LP_MAX_ENTRIES", 0)
     monkeypatch.setattr(_bp_lp, "LP_WS_SIZE", 2)
     A, y = q1_fourier_problem(seed)
     res = basis_pursuit(A, y)
-    assert res.stop_reason in ("linprog", "lp_inexact")
+    assert res.stop_reason == "linprog" and res.certified
+    assert res.duality_gap <= bp.OPT_TOL
     assert np.linalg.norm(A @ res.coef - y) <= bp.BP_TOL * np.linalg.norm(y)
-    assert np.isfinite(res.duality_gap) and res.duality_gap < 1e-2
-    assert res.certified == (res.stop_reason == "linprog")
-    if seed in (0, 2, 4):  # measured: certified after 5-7 rounds
-        assert res.certified and res.duality_gap <= bp.OPT_TOL
-        assert res.n_iter >= 2  # columns were generated
-        assert_allclose(res.l1_norm, bp_linprog(A, y), rtol=1e-6)
+    assert res.n_iter >= 2  # rounds: columns were generated
+    assert_allclose(res.l1_norm, bp_linprog(A, y), rtol=1e-6)
 
 
 def test_medium_q1_basis_pursuit_is_feasible_and_labelled():
@@ -564,8 +559,9 @@ def test_medium_q1_basis_pursuit_is_feasible_and_labelled():
 
     Before: the homotopy and its SPGL1 fallback stopped at ``max_iter``
     with a residual of 1.3e-6 (infeasible at BP_TOL) and an infinite gap.
-    Now the column-generation LPs return a feasible point with a finite gap
-    (0.1 or better; 0.06 measured), labelled uncertified when the gap is above tol."""
+    Now the column-generation LPs return a feasible point with a finite gap,
+    labelled uncertified ("lp_inexact") when the gap is above tol (measured:
+    certified, gap 8e-7; seed 1 of the same size: lp_inexact, gap 2e-6)."""
     A, y = q1_fourier_problem(0, m=40, N=1000)
     res = basis_pursuit(A, y)
     assert np.linalg.norm(A @ res.coef - y) <= bp.BP_TOL * np.linalg.norm(y)

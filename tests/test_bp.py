@@ -442,7 +442,11 @@ def test_rank_deficient_basis_pursuit_never_claims_a_certificate():
 
     Before: 167 of 200 seeds returned stop_reason="homotopy" with an infinite
     gap and a residual above BP_TOL.  Now a certified reason comes only with a
-    checked gap and residual, and (with the LP route) almost all are certified.
+    checked gap and residual, and (with the LP route) most are certified.
+    The gap's dual value includes a bound on the rounding of y.w and A^T w
+    (``rflite._bp_lp._dual_bound``); HiGHS's dual points here reach norms of
+    1e9, where unguarded gaps came out negative (-5e-8): the 20 seeds whose
+    guarded gap is above tol are no longer certified (80 of 100 are).
     """
     n_cert = 0
     seeds = range(100)
@@ -459,7 +463,7 @@ def test_rank_deficient_basis_pursuit_never_claims_a_certificate():
             n_cert += 1
         elif res.stop_reason != "zero_solution":
             assert not res.certified
-    assert n_cert >= 0.9 * len(seeds)
+    assert n_cert >= 0.75 * len(seeds)
 
 
 # ------------------------------------- unreachable sigma warns (issue 17.2)
@@ -528,3 +532,39 @@ def test_complex_bpdn_certified_against_dual_reference(seed, frac):
     assert res.certified and res.duality_gap <= bp.OPT_TOL, (res.stop_reason, res.duality_gap)
     assert np.linalg.norm(A @ res.coef - y) <= sigma * (1 + 1e-8)
     assert_allclose(res.l1_norm, complex_bpdn_dual_slsqp(A, y, sigma), rtol=1e-6)
+
+
+# ------------------------- large basis pursuit: column generation (issue 19)
+@pytest.mark.parametrize("seed", range(5))
+def test_column_generation_matches_full_lp(seed, monkeypatch):
+    """The column-generation LP route forced on the 30 x 800 q = 1 problem
+    (``LP_MAX_ENTRIES = 0``; first working set 60 of 800 columns) against
+    HiGHS on the full LP: certified, feasible, the LP's optimal l1 norm to
+    1e-6 (measured: 1e-10), after several rounds of generated columns."""
+    from rflite import _bp_lp
+
+    monkeypatch.setattr(bp, "LP_MAX_ENTRIES", 0)
+    monkeypatch.setattr(_bp_lp, "LP_WS_SIZE", 2)
+    A, y = q1_fourier_problem(seed)
+    res = basis_pursuit(A, y)
+    assert res.stop_reason == "linprog" and res.certified
+    assert res.duality_gap <= bp.OPT_TOL
+    assert np.linalg.norm(A @ res.coef - y) <= bp.BP_TOL * np.linalg.norm(y)
+    assert res.n_iter >= 2  # rounds: columns were generated
+    assert_allclose(res.l1_norm, bp_linprog(A, y), rtol=1e-6)
+
+
+def test_medium_q1_basis_pursuit_is_feasible_and_labelled():
+    """40 x 2,000 q = 1 fourier dictionary, above the single-LP threshold.
+
+    Before: the homotopy and its SPGL1 fallback stopped at ``max_iter``
+    with a residual of 1.3e-6 (infeasible at BP_TOL) and an infinite gap.
+    Now the column-generation LPs return a feasible point with a finite gap,
+    labelled uncertified ("lp_inexact") when the gap is above tol (measured:
+    certified, gap 8e-7; seed 1 of the same size: lp_inexact, gap 2e-6)."""
+    A, y = q1_fourier_problem(0, m=40, N=1000)
+    res = basis_pursuit(A, y)
+    assert np.linalg.norm(A @ res.coef - y) <= bp.BP_TOL * np.linalg.norm(y)
+    assert np.isfinite(res.duality_gap) and res.duality_gap < 0.1
+    assert res.stop_reason in ("linprog", "lp_inexact")
+    assert res.certified == (res.duality_gap <= bp.OPT_TOL)

@@ -106,7 +106,7 @@ from typing import NamedTuple
 import numpy as np
 
 from rflite._base import RandomFeatureModel
-from rflite._imp_factor import (  # noqa: F401 - constants re-exported
+from rflite._imp_factor import (  # noqa: F401 - the constants are public here
     GRAM_RCOND,
     MAX_REFINE,
     DOWNDATE_RTOL,
@@ -114,11 +114,7 @@ from rflite._imp_factor import (  # noqa: F401 - constants re-exported
     REFINE_ACCEPT,
     REFINE_RTOL,
     _compact_rows,
-    _householder_min_norm,
-    _lq_downdate,
     _MinNormSolver,
-    _qr_delete_columns,
-    _refined_min_norm,
 )
 from rflite._numerics import (
     blas_threads,

@@ -14,14 +14,16 @@ from numpy.testing import assert_allclose, assert_array_equal
 from rflite import datasets as D
 from rflite import _imp_factor, imp
 from rflite.features import Normal, random_feature_map
-from rflite.imp import (
-    SHRIMPRegressor,
+from rflite._imp_factor import (
     _compact_rows,
-    _extreme_eigs,
     _householder_min_norm,
     _lq_downdate,
     _qr_delete_columns,
     _refined_min_norm,
+)
+from rflite.imp import (
+    SHRIMPRegressor,
+    _extreme_eigs,
     prune_counts,
     select_shrimp,
     shrimp_path,

@@ -15,6 +15,17 @@ All three must select the same supports while the path is well conditioned
 numbers near 1e12, where any two solvers differ in the last digits and the
 supports may diverge).
 
+Group ``shrimp-lowdim-f2-path``: the same three on low-dimensional f2
+(q = 1: 20000 columns on 10 one-dimensional subsets, condition numbers 1e12
+from the first step and numerically rank deficient from N_t ~ 5000, where
+the path falls back to fresh Householder LQ and ``gelsd`` solves; issue 15).
+
+Group ``shrimp-select-grid``: :func:`rflite.imp.select_shrimp` (q-dependent
+work shared per q) against ``per-point``, the previous computation (one
+independent :class:`~rflite.imp.SHRIMPRegressor` fit per (q, p)), on a
+1700 x 18 set with N = 1000 weights, q in {1, 2, 3}, p in {15, 25, 35} %;
+both at one BLAS thread, and both must give the same scores.
+
 Group ``shrimp-highdim-f7-path``: the high-dimensional f7 path (m = 1260
 training rows, d = 100, q = 2 -> 19800 columns); the published code needs
 52 s and 1.35 GB per fit here.  rflite alone (a NumPy per-step baseline takes
@@ -29,19 +40,24 @@ import tracemalloc
 
 import numpy as np
 import pytest
+from threadpoolctl import threadpool_limits
 
 from rflite import datasets
 from rflite.features import Normal, random_feature_map
-from rflite.imp import _blas_threads, prune_counts, shrimp_path
+from rflite.imp import _blas_threads, _fit_candidate, prune_counts, select_shrimp, shrimp_path
 
 LOW_FULL = dict(m=140, d=10, q=2, N=10_000, name="shrimp3")
 LOW_SMOKE = dict(m=140, d=10, q=2, N=1000, name="shrimp3")
+F2_FULL = dict(m=140, d=10, q=1, N=10_000, name="shrimp2")
+F2_SMOKE = dict(m=140, d=10, q=1, N=1000, name="shrimp2")
 HIGH_FULL = dict(m=1400, d=100, q=2, N=10_000, name="shrimp7")
 HIGH_SMOKE = dict(m=300, d=30, q=2, N=1000, name="shrimp7")
 P = 0.2
 #: Steps over which the baselines must pick the same supports as rflite.
 CHECK_STEPS = 12
 LOW, HIGH = "shrimp-lowdim-f3-path", "shrimp-highdim-f7-path"
+GROUPS = {"low": LOW, "f2": "shrimp-lowdim-f2-path"}
+SELECT = "shrimp-select-grid"
 _medians = {}
 _extra = {}
 
@@ -67,7 +83,8 @@ def _get(problems, benchmark, which):
     key = (which, full)
     if key not in problems:
         size = {("low", True): LOW_FULL, ("low", False): LOW_SMOKE,
-                ("high", True): HIGH_FULL, ("high", False): HIGH_SMOKE}[key]
+                ("high", True): HIGH_FULL, ("high", False): HIGH_SMOKE,
+                ("f2", True): F2_FULL, ("f2", False): F2_SMOKE}[key]
         problems[key] = _problem(**size)
     return problems[key]
 
@@ -122,45 +139,99 @@ def _record(benchmark, name):
         _medians[name] = benchmark.stats.stats.median
 
 
-def _same_start(supports, reference):
-    for a, b in zip(supports[:CHECK_STEPS], reference[:CHECK_STEPS]):
+def _same_start(supports, reference, n=CHECK_STEPS):
+    for a, b in zip(supports[:n], reference[:n]):
         np.testing.assert_array_equal(a, b)
 
 
 # --------------------------------------------------------------- benchmarks
-@pytest.mark.benchmark(group=LOW)
-def bench_low_rflite(benchmark, problems):
-    A, y = _get(problems, benchmark, "low")
+@pytest.mark.parametrize("which", ["low", "f2"])
+def bench_low_rflite(benchmark, problems, which):
+    benchmark.group = GROUPS[which]
+    A, y = _get(problems, benchmark, which)
     path = benchmark(shrimp_path, A, y, prune_rate=P)
-    _record(benchmark, "low rflite")
-    problems["low-ref"] = path.supports
+    _record(benchmark, f"{which} rflite")
+    problems[f"{which}-ref"] = path.supports
     assert path.n_kept[-1] == 1
 
 
-@pytest.mark.benchmark(group=LOW)
-def bench_low_numpy_pinv_eig(benchmark, problems):
-    A, y = _get(problems, benchmark, "low")
+@pytest.mark.parametrize("which", ["low", "f2"])
+def bench_low_numpy_pinv_eig(benchmark, problems, which):
+    benchmark.group = GROUPS[which]
+    A, y = _get(problems, benchmark, which)
     kwargs = dict(rounds=2, iterations=1) if not benchmark.disabled else None
     if kwargs:
         supports, _ = benchmark.pedantic(path_pinv_eig, (A, y), **kwargs)
     else:
         supports, _ = benchmark(path_pinv_eig, A, y)
-    _record(benchmark, "low numpy-pinv-eig")
-    ref = problems.get("low-ref") or shrimp_path(A, y, prune_rate=P).supports
-    _same_start(supports, ref)
+    _record(benchmark, f"{which} numpy-pinv-eig")
+    ref = problems.get(f"{which}-ref") or shrimp_path(A, y, prune_rate=P).supports
+    _same_start(supports, ref, 1 if which == "f2" else CHECK_STEPS)
 
 
-@pytest.mark.benchmark(group=LOW)
-def bench_low_numpy_lstsq(benchmark, problems):
-    A, y = _get(problems, benchmark, "low")
+@pytest.mark.parametrize("which", ["low", "f2"])
+def bench_low_numpy_lstsq(benchmark, problems, which):
+    benchmark.group = GROUPS[which]
+    A, y = _get(problems, benchmark, which)
     kwargs = dict(rounds=2, iterations=1) if not benchmark.disabled else None
     if kwargs:
         supports = benchmark.pedantic(path_lstsq, (A, y), **kwargs)
     else:
         supports = benchmark(path_lstsq, A, y)
-    _record(benchmark, "low numpy-lstsq")
-    ref = problems.get("low-ref") or shrimp_path(A, y, prune_rate=P).supports
-    _same_start(supports, ref)
+    _record(benchmark, f"{which} numpy-lstsq")
+    ref = problems.get(f"{which}-ref") or shrimp_path(A, y, prune_rate=P).supports
+    _same_start(supports, ref, 1 if which == "f2" else CHECK_STEPS)
+
+
+def _select_problem(full):
+    rng = np.random.default_rng(0)
+    m, d = (1700, 18) if full else (200, 6)
+    X = rng.uniform(-1, 1, (m, d))
+    y = np.sin(2 * X[:, 0]) + X[:, 1] * X[:, 2] + 0.01 * rng.standard_normal(m)
+    kw = dict(qs=(1, 2, 3), prune_rates=(0.15, 0.25, 0.35),
+              n_features=1000 if full else 100, random_state=0)
+    return X, y, kw
+
+
+def select_per_point(X, y, qs, prune_rates, n_features, random_state):
+    """The previous select_shrimp: one independent fit per (q, p), one BLAS thread."""
+    seed = int(np.random.default_rng(random_state).integers(0, 2**63 - 1))
+    with threadpool_limits(1):
+        return np.array([[_fit_candidate((X, y, dict(
+            n_features=n_features, q=q, prune_rate=p, validation_fraction=0.1,
+            random_state=seed))).validation_mse_ for p in prune_rates] for q in qs])
+
+
+def _select_rflite(X, y, kw):
+    with threadpool_limits(1):
+        return select_shrimp(X, y, **kw)
+
+
+@pytest.mark.benchmark(group=SELECT)
+def bench_select_rflite(benchmark, problems):
+    X, y, kw = _select_problem(not benchmark.disabled)
+    kwargs = dict(rounds=2, iterations=1) if not benchmark.disabled else None
+    if kwargs:
+        sel = benchmark.pedantic(_select_rflite, (X, y, kw), **kwargs)
+    else:
+        sel = benchmark(_select_rflite, X, y, kw)
+    _record(benchmark, "select rflite")
+    problems["select"] = sel.val_mse
+
+
+@pytest.mark.benchmark(group=SELECT)
+def bench_select_per_point(benchmark, problems):
+    X, y, kw = _select_problem(not benchmark.disabled)
+    kwargs = dict(rounds=1, iterations=1) if not benchmark.disabled else None
+    if kwargs:
+        scores = benchmark.pedantic(select_per_point, (X, y), kw, **kwargs)
+    else:
+        scores = benchmark(select_per_point, X, y, **kw)
+    _record(benchmark, "select per-point")
+    ref = problems.get("select")
+    if ref is None:
+        ref = _select_rflite(X, y, kw).val_mse
+    np.testing.assert_array_equal(scores, ref)
 
 
 @pytest.mark.benchmark(group=HIGH)
@@ -191,9 +262,9 @@ def bench_ratio_report(capsys):
         return
     with capsys.disabled():
         print(f"\nSHRIMP paths: low-dim f3 {LOW_FULL}, high-dim f7 {HIGH_FULL}")
-        base = _medians.get("low rflite")
         for name, t in _medians.items():
-            ratio = f"   {t / base:6.1f}x rflite's time" if base and name.startswith("low") else ""
+            base = _medians.get(name.split()[0] + " rflite")
+            ratio = f"   {t / base:6.1f}x rflite's time" if base else ""
             print(f"  {name:22s} {t:8.3f} s{ratio}")
         for name, v in _extra.items():
             print(f"  {name}: {v:.0f}")

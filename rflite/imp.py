@@ -78,9 +78,11 @@ and orthogonal factors elsewhere:
   :math:`R_{:, K}` (an :math:`O(N_t^3)` update, :func:`_qr_delete_columns`,
   label ``"qr-ls"``), backward stable;
 * a factor with a diagonal ratio below :data:`RANK_RTOL` (numerically rank
-  deficient) falls back to LAPACK ``gelsd`` (wide, ``"svd"``) or ``gelsy``
-  (tall, :func:`rflite._numerics.min_norm_solve`, ``"qr-pivoted"``), which
-  truncate small singular values like ``pinv``.
+  deficient) falls back to LAPACK ``gelsd`` on :math:`A_P` (wide ``"svd"``,
+  tall ``"qr-pivoted"``, :func:`rflite._numerics.min_norm_solve`), which
+  truncates small singular values like ``pinv``.
+
+The factorisations live in :mod:`rflite._imp_factor`.
 
 Accuracy (measured on the Table 2 problems, m = 126, 20000 columns): on
 well-conditioned steps the coefficients agree with ``numpy.linalg.pinv`` to
@@ -97,15 +99,23 @@ m x N matrix once plus O(m^2).
 
 from __future__ import annotations
 
+import copy
 import math
 from typing import NamedTuple
 
 import numpy as np
-import scipy.linalg
-from numba import njit
-from scipy.linalg import blas, lapack
 
 from rflite._base import RandomFeatureModel
+from rflite._imp_factor import (  # noqa: F401 - the constants are public here
+    GRAM_RCOND,
+    MAX_REFINE,
+    DOWNDATE_RTOL,
+    RANK_RTOL,
+    REFINE_ACCEPT,
+    REFINE_RTOL,
+    _compact_rows,
+    _MinNormSolver,
+)
 from rflite._numerics import (
     blas_threads,
     check_array,
@@ -176,30 +186,6 @@ _TIE_BITS = 33  # -log2(TIE_RTOL)
 #: Among such steps the sparsest (last) is the model (:func:`_best_step`).
 VAL_TIE_RTOL = 1e-13
 
-#: Maximum iterative-refinement steps after a Cholesky (semi-normal) solve.
-MAX_REFINE = 4
-
-#: Refinement stops when the correction is below this fraction of the solution.
-REFINE_RTOL = 1e-13
-
-#: A refined solve is accepted when its last correction is below this fraction
-#: of the solution (else the factor is recomputed, then an SVD solve is used).
-REFINE_ACCEPT = 1e-9
-
-#: A triangular factor whose smallest diagonal entry is below this fraction of
-#: the largest is treated as rank deficient: the step falls back to an SVD
-#: (``gelsd``, wide) or pivoted QR (``gelsy``, tall) solve that truncates like
-#: ``pinv``.
-RANK_RTOL = 1e-14
-
-#: The over-parameterised factor is the Cholesky factor of :math:`A_P A_P^T`
-#: (fresh, or downdated by ``dsyrk``) while its reciprocal condition estimate
-#: exceeds this (times ``N_ref / N_t`` for a downdated Gram matrix, whose
-#: rounding error grows with the removed mass): :math:`\kappa(A_P) < 10^5`,
-#: where refinement converges in one or two steps.  Otherwise a Householder
-#: QR of :math:`A_P^T` is used and downdated in orthogonal coordinates.
-GRAM_RCOND = 1e-10
-
 #: Paths on fewer training rows than this run with single-threaded BLAS
 #: (see :func:`_blas_threads`).
 BLAS_THREAD_MIN_ROWS = 1000
@@ -211,9 +197,6 @@ BLAS_THREAD_MIN_ROWS = 1000
 #: busy).  Set to ``None`` on a dedicated machine.
 BLAS_THREADS = 1
 
-#: A downdate whose orthogonal-coordinate factor ``S`` has a diagonal ratio
-#: below this is rejected and the factor is recomputed by a QR.
-DOWNDATE_RTOL = 1e-6
 
 
 class SHRIMPPath(NamedTuple):
@@ -245,7 +228,8 @@ class SHRIMPPath(NamedTuple):
         Cholesky factor of the m x m Gram matrix, refined), ``"lq"`` (fresh
         Householder LQ), ``"lq-downdate"`` (downdated factor, refined),
         ``"qr-ls"`` (updated least-squares QR, :math:`N_t < m`), ``"svd"`` /
-        ``"qr-pivoted"`` (rank-deficient fallbacks, ``gelsd`` / ``gelsy``) or
+        ``"qr-pivoted"`` (rank-deficient fallbacks, ``gelsd`` on the wide /
+        tall :math:`A_P`) or
         ``"none"`` (naive pruning).
     n_columns : int
         Number of columns of ``A`` (to expand a step with :meth:`dense_coef`).
@@ -438,7 +422,7 @@ def shrimp_path(
     BLAS, another thread count) do not change the support
     (:func:`_prune_order`).  See the module notes for how the minimum-norm
     solves are done (downdated Gram, Cholesky, iterative refinement against
-    :math:`A_{P_t}`, ``gelsy`` fallback).
+    :math:`A_{P_t}`, ``gelsd`` fallback).
 
     Parameters
     ----------
@@ -643,6 +627,21 @@ class SHRIMPRegressor(RandomFeatureModel):
     def fit(self, X, y):
         """Draw the features, run the path, select the step, refit; returns ``self``."""
         X, y = check_X_y(X, y)
+        m, d, n_val = self._check_fit(X)
+        # one BLAS thread setting for every step of the fit, whatever the
+        # environment asks for: the model must not depend on the thread count
+        with _blas_threads(m):
+            tr, val, fmap, path_rng = self._draw(X, m, d, n_val)
+            path = shrimp_path(
+                fmap.operator(X[tr]), y[tr], A_val=fmap.operator(X[val]), y_val=y[val],
+                prune_rate=self.prune_rate, n_steps=self.n_steps,
+                min_features=self.min_features, schedule=self.schedule, method=self.method,
+                track_spectrum=self.track_spectrum, rng=path_rng,
+            )
+            return self._finish(X, y, fmap, path, tr, val)
+
+    def _check_fit(self, X):
+        """Validate the parameters against ``X``; returns ``(m, d, n_val)``."""
         m, d = X.shape
         check_int(self.n_features, "n_features", minimum=1)
         if self.q is not None:
@@ -659,24 +658,24 @@ class SHRIMPRegressor(RandomFeatureModel):
             )
         # the path materialises the (n_columns x m) training matrix
         self._check_feature_memory(m, d)
-        # one BLAS thread setting for every step of the fit, whatever the
-        # environment asks for: the model must not depend on the thread count
-        with _blas_threads(m):
-            return self._fit(X, y, m, d, n_val)
+        return m, d, n_val
 
-    def _fit(self, X, y, m, d, n_val):
+    def _draw(self, X, m, d, n_val):
+        """Split and features: ``(train rows, validation rows, feature map, path rng)``.
+
+        Depends on ``random_state``, ``q`` and the feature options only (not on
+        ``prune_rate``), which :func:`select_shrimp` relies on to share it.
+        """
         split_rng, feat_rng, path_rng = spawn_streams(self._rng(), 3)
         perm = split_rng.permutation(m)
         val, tr = np.sort(perm[:n_val]), np.sort(perm[n_val:])
         fmap = self._draw_features(d, feat_rng)
         if fmap.is_complex:
             raise ValueError(f"activation must give real features, got {self.activation!r}")
-        path = shrimp_path(
-            fmap.operator(X[tr]), y[tr], A_val=fmap.operator(X[val]), y_val=y[val],
-            prune_rate=self.prune_rate, n_steps=self.n_steps,
-            min_features=self.min_features, schedule=self.schedule, method=self.method,
-            track_spectrum=self.track_spectrum, rng=path_rng,
-        )
+        return tr, val, fmap, path_rng
+
+    def _finish(self, X, y, fmap, path, tr, val):
+        """Pick the best step of ``path``, refit it (``refit``) and set the fitted attributes."""
         best = path.best_step
         support = path.supports[best]
         if self.refit:
@@ -760,26 +759,64 @@ def select_shrimp(X, y, *, qs=None, prune_rates=(0.15, 0.25, 0.35), n_features=1
     seed = int(check_rng(random_state).integers(0, 2**63 - 1))
     scores = np.full((len(qs), len(prune_rates)), np.inf)
     best = None
-    grid = [(i, j) for i in range(len(qs)) for j in range(len(prune_rates))]
-    tasks = [(X, y, dict(n_features=n_features, q=qs[i], prune_rate=prune_rates[j],
-                         validation_fraction=validation_fraction, random_state=seed, **params))
-             for i, j in grid]
+    # one task per q: the split, the features, the feature matrices and the
+    # first minimum-norm solve depend on q (and the shared seed) only, so they
+    # are computed once and shared by the prune rates; every candidate is the
+    # model SHRIMPRegressor(q=q, prune_rate=p, random_state=seed).fit would give
+    tasks = [(X, y, q, prune_rates, dict(n_features=n_features,
+                                         validation_fraction=validation_fraction,
+                                         random_state=seed, **params))
+             for q in qs]
     # candidates share one seed, so the choice does not depend on where they run
-    for (i, j), model in zip(grid, map_tasks(_fit_candidate, tasks, executor=executor)):
-        scores[i, j] = model.validation_mse_
-        if callback is not None:
-            callback(qs[i], prune_rates[j], model.validation_mse_)
-        if best is None or model.validation_mse_ < best.validation_mse_:
-            best = model
+    for i, models in enumerate(map_tasks(_fit_candidates, tasks, executor=executor)):
+        for j, model in enumerate(models):
+            scores[i, j] = model.validation_mse_
+            if callback is not None:
+                callback(qs[i], prune_rates[j], model.validation_mse_)
+            if best is None or model.validation_mse_ < best.validation_mse_:
+                best = model
     i, j = np.unravel_index(np.argmin(scores), scores.shape)
     return SHRIMPSelection(best, qs[i], prune_rates[j], scores, qs, prune_rates)
 
 
 # ------------------------------------------------------------------ internals
 def _fit_candidate(task):
-    """One :func:`select_shrimp` candidate, fitted (module level so it pickles)."""
+    """One :func:`select_shrimp` candidate, fitted independently (the reference for tests)."""
     X, y, params = task
     return SHRIMPRegressor(**params).fit(X, y)
+
+
+def _fit_candidates(task):
+    """All :func:`select_shrimp` candidates of one ``q`` (module level so it pickles).
+
+    Each returned model equals ``SHRIMPRegressor(q=q, prune_rate=p,
+    **params).fit(X, y)``: the split, feature map, feature matrices and the
+    step-0 solve, which do not depend on ``p``, are computed once; every path
+    runs on its own copy of the matrices with its own (identically seeded)
+    path stream.
+    """
+    X, y, q, prune_rates, params = task
+    models = [SHRIMPRegressor(q=q, prune_rate=p, **params) for p in prune_rates]
+    m, d, n_val = models[0]._check_fit(X)
+    with _blas_threads(m):
+        tr, val, fmap, _ = models[0]._draw(X, m, d, n_val)
+        At = _transposed_copy(fmap.operator(X[tr]), "A")
+        Vt = _transposed_copy(fmap.operator(X[val]), "A_val")
+        y_tr, y_val = y[tr], y[val]
+        start = None
+        for model in models:
+            path_rng = spawn_streams(model._rng(), 3)[2]  # the stream fit would use
+            check_choice(model.method, "method", METHODS)
+            check_choice(model.schedule, "schedule", SCHEDULES)
+            counts = prune_counts(At.shape[0], model.prune_rate, n_steps=model.n_steps,
+                                  min_features=model.min_features, schedule=model.schedule)
+            with _blas_threads(At.shape[1]):  # as shrimp_path does
+                if start is None:
+                    start = _first_solve(At, y_tr)
+                path = _path(At.copy(), y_tr, Vt.copy(), y_val, counts, model.method,
+                             bool(model.track_spectrum), check_rng(path_rng), start)
+            model._finish(X, y, fmap, path, tr, val)
+    return models
 
 
 def _blas_threads(m: int):
@@ -811,13 +848,19 @@ def _transposed_copy(A, name: str) -> np.ndarray:
     return np.ascontiguousarray(A.T) if not A.flags.f_contiguous else A.T.copy()
 
 
-def _path(At, y, Vt, y_val, counts, method, track_spectrum, rng):
-    """Run the path on the owned working copy ``At`` (n x m, overwritten), sizes ``counts``."""
+def _path(At, y, Vt, y_val, counts, method, track_spectrum, rng, start=None):
+    """Run the path on the owned working copy ``At`` (n x m, overwritten), sizes ``counts``.
+
+    ``start``, if given, is ``(c_0, label, solver)`` from :func:`_first_solve`
+    on the same ``At`` and ``y``: step 0 (which does not depend on the
+    schedule) is taken from it instead of being solved again; ``solver`` is
+    copied, not modified.
+    """
     n_all, m = At.shape
     full_At = At.copy() if method == "subset" else None
     Vt_full = Vt.copy() if method == "subset" and Vt is not None else None
     idx = np.arange(n_all, dtype=np.int64)  # column of A held in At[i]
-    solver = _MinNormSolver(m)
+    solver = _MinNormSolver(m) if start is None else copy.deepcopy(start[2])
     supports, coefs, train, val, emax, emin, how = [], [], [], [], [], [], []
     c = None
     for t, n_t in enumerate(counts):
@@ -849,6 +892,8 @@ def _path(At, y, Vt, y_val, counts, method, track_spectrum, rng):
                     solver.prune(keep_pos, removed_rows)
         if method == "naive" and t > 0:
             label = "none"
+        elif t == 0 and start is not None:
+            c, label = start[0].copy(), start[1]
         else:
             c, label = solver.solve(At, y)
         resid = y - At.T @ c
@@ -883,6 +928,13 @@ def _best_step(val, y_val):
     floor = VAL_TIE_RTOL**2 * float(np.mean(np.abs(y_val) ** 2))
     tied = np.flatnonzero(val <= floor)
     return int(tied[-1]) if tied.size else int(np.argmin(val))
+
+
+def _first_solve(At, y):
+    """Step 0 of a path on ``At`` (not modified): ``(c_0, label, solver)`` for ``_path(start=...)``."""
+    solver = _MinNormSolver(At.shape[1])
+    c, label = solver.solve(At, y)
+    return c, label, solver
 
 
 def _prune_order(c, k: int) -> np.ndarray:
@@ -930,238 +982,3 @@ def _extreme_eigs(At):
     n_t = At.shape[0]
     s = np.linalg.svd(At, compute_uv=False)
     return s[-1] ** 2 / n_t, s[0] ** 2 / n_t
-
-
-class _MinNormSolver:
-    r"""Factors of the surviving columns along a nested path (see the module notes).
-
-    Over-parameterised (:math:`N_t \ge m`), ``U`` (m x m, upper) with
-    :math:`A_P A_P^T = U^T U`, kept in one of two modes:
-
-    * ``"gram"`` (well conditioned): ``G`` :math:`= A_P A_P^T` is downdated
-      by ``dsyrk`` and refactored by Cholesky at every step;
-    * ``"lq"``: ``U`` is the R factor of a Householder QR of :math:`A_P^T`,
-      downdated in orthogonal coordinates (:func:`_lq_downdate`).
-
-    Under-parameterised: ``R`` (:math:`N_t` square, upper) and ``z``
-    :math:`= Q^T y` of a QR :math:`A_P = Q R`.
-    """
-
-    def __init__(self, m: int):
-        self.m = m
-        self.reset()
-
-    def reset(self):
-        self.mode = None
-        self.G = None
-        self.n_ref = 0
-        self.U = None
-        self.R = None
-        self.z = None
-        # once a wide A_P is numerically rank deficient, removing columns
-        # cannot raise its rank: later wide steps go straight to the SVD
-        self.rank_deficient = False
-        # once a fresh Gram factor is too ill-conditioned it is not tried
-        # again: kappa(A_P) grows as the path approaches N_t = m
-        self.gram_ok = True
-
-    # -- updates ---------------------------------------------------------------
-    def prune(self, keep_pos, removed_rows):
-        """Update the factors for a nested pruning step (``removed_rows`` of ``A^T``)."""
-        if keep_pos.size < self.m:
-            self.mode, self.G, self.U = None, None, None
-            if self.R is not None:
-                self.R, self.z = _qr_delete_columns(self.R, self.z, keep_pos)
-        elif self.mode == "gram":
-            # G <- G - A_R A_R^T (upper triangle), A_R = removed_rows.T
-            self.G = blas.dsyrk(-1.0, removed_rows.T, beta=1.0, c=self.G, trans=0,
-                                lower=0, overwrite_c=1)
-            self.U = None
-        elif self.mode == "lq" and self.U is not None:
-            self.U = _lq_downdate(self.U, removed_rows)
-
-    # -- solves ----------------------------------------------------------------
-    def solve(self, At, y):
-        """Minimum-norm solution on the current columns; returns ``(c, label)``."""
-        if At.shape[0] >= self.m:
-            return self._solve_over(At, y)
-        return self._solve_under(At, y)
-
-    def _solve_over(self, At, y):
-        if self.rank_deficient:
-            return _svd_min_norm(At, y), "svd"
-        n_t = At.shape[0]
-        U, label = None, None
-        if self.mode == "gram" and self.G is not None:
-            # the downdate left an absolute error ~ u |G_ref|: demand a margin
-            U = _cholesky(self.G.copy(order="F"), GRAM_RCOND * self.n_ref / n_t)
-            label = "gram-downdate"
-        elif self.mode == "lq" and self.U is not None:
-            d = np.abs(np.diag(self.U))
-            U = self.U if d.min() > RANK_RTOL * d.max() else None
-            label = "lq-downdate"
-        if U is not None:
-            c = _refined_min_norm(At, y, U)
-            if c is not None:
-                self.U = U
-                return c, label
-        if self.gram_ok:
-            G = blas.dsyrk(1.0, At.T, trans=0, lower=0)
-            U = _cholesky(G.copy(order="F"), GRAM_RCOND)
-            c = None if U is None else _refined_min_norm(At, y, U)
-            if c is not None:
-                self.mode, self.G, self.n_ref, self.U = "gram", G, n_t, U
-                return c, "gram"
-            self.gram_ok = False
-        c, U = _householder_min_norm(At, y)
-        if c is not None:
-            self.mode, self.G, self.U = "lq", None, U
-            return c, "lq"
-        self.mode, self.G, self.U = None, None, None
-        self.rank_deficient = True
-        return _svd_min_norm(At, y), "svd"
-
-    def _solve_under(self, At, y):
-        if self.R is None:
-            Q, R = scipy.linalg.qr(At.T, mode="economic", check_finite=False)
-            self.R, self.z = R, Q.T @ y
-        d = np.abs(np.diag(self.R))
-        if d.min() > RANK_RTOL * d.max():
-            c = scipy.linalg.solve_triangular(self.R, self.z, lower=False,
-                                              check_finite=False)
-            return c, "qr-ls"
-        return min_norm_solve(At.T, y), "qr-pivoted"
-
-
-def _svd_min_norm(At, y):
-    r"""Minimum-norm solution for a wide, (nearly) rank-deficient :math:`A = ` ``At.T``.
-
-    LAPACK ``gelsd`` (LQ, then a divide-and-conquer SVD of the m x m factor;
-    singular values below ``eps * s_max`` are discarded, as ``pinv`` does with
-    its ``1e-15``).  For wide matrices it is about 2x faster than ``gelsy``'s
-    column pivoting over all N columns.
-    """
-    c, *_ = scipy.linalg.lstsq(At.T, y, lapack_driver="gelsd", check_finite=False)
-    return c
-
-
-def _cholesky(G, rcond_min):
-    r"""Upper Cholesky factor of the upper-stored ``G`` (overwritten), if well conditioned.
-
-    Returns ``None`` when ``dpotrf`` fails or the ``dpocon`` reciprocal
-    condition estimate is at most ``rcond_min``.  For :math:`G = A A^T` this
-    is a cheaper starting factor than a Householder QR (:math:`m^2 N_t` flops
-    at level-3 speed) and as good once refined, as long as
-    :math:`\kappa(A) \lesssim` ``rcond_min**-0.5``.
-    """
-    anorm = np.abs(np.triu(G) + np.triu(G, 1).T).sum(axis=0).max()
-    U, info = lapack.dpotrf(G, lower=0, clean=1, overwrite_a=1)
-    if info != 0:
-        return None
-    rcond, info = lapack.dpocon(U, anorm)
-    return U if info == 0 and rcond > rcond_min else None
-
-
-def _householder_min_norm(At, y):
-    r"""Minimum-norm solution by a Householder QR of :math:`A^T` (LQ of ``A``).
-
-    :math:`A^T = Q U` (``dgeqrf``), :math:`c = Q\,[U^{-T} y; 0]` with ``Q``
-    applied in factored form (``dormqr``): backward stable whatever
-    :math:`\kappa(A)`, :math:`O(m^2 N_t)`.  Returns ``(c, U)``, or
-    ``(None, None)`` when ``U`` is numerically singular (diagonal ratio below
-    :data:`RANK_RTOL`).
-    """
-    n_t, m = At.shape
-    (qr, tau), _ = scipy.linalg.qr(At, mode="raw", check_finite=False)
-    U = np.triu(qr[:m])
-    d = np.abs(np.diag(U))
-    if not d.min() > RANK_RTOL * d.max():
-        return None, None
-    w = scipy.linalg.solve_triangular(U, y, trans="T", lower=False, check_finite=False)
-    v = np.zeros((n_t, 1))
-    v[:m, 0] = w
-    lwork = int(lapack.dormqr("L", "N", qr, tau, v, lwork=-1)[1][0])
-    c, _, info = lapack.dormqr("L", "N", qr, tau, v, lwork=max(lwork, 1), overwrite_c=1)
-    return c[:, 0], U
-
-
-def _lq_downdate(U, B):
-    r"""Factor of :math:`A_K A_K^T = U^T U - B^T B` in orthogonal coordinates.
-
-    With :math:`A_P^T = Q U`, the removed rows of ``Q`` are
-    :math:`Q_R = B U^{-1}` and the kept ones satisfy
-    :math:`Q_K^T Q_K = I - Q_R^T Q_R = S^T S` (Cholesky), so
-    :math:`A_K^T = (Q_K S^{-1}) (S U)` and the new factor is :math:`S U`.
-    The downdate is done on the well-conditioned :math:`I - Q_R^T Q_R`, not on
-    the Gram matrix, so the factor keeps the accuracy of a QR factorisation
-    however ill-conditioned :math:`A_P` is.  Returns ``None`` (recompute) when
-    :math:`I - Q_R^T Q_R` is numerically singular, i.e. the removed columns
-    carried a whole direction of the row space.
-    """
-    m = U.shape[0]
-    QR = blas.dtrsm(1.0, U, np.asfortranarray(B), side=1, lower=0)  # B U^{-1}
-    M = blas.dsyrk(-1.0, QR, beta=1.0, c=np.eye(m), trans=1, lower=0)
-    S, info = lapack.dpotrf(M, lower=0, clean=1, overwrite_a=1)
-    if info != 0:
-        return None
-    s = np.abs(np.diag(S))
-    if s.min() < DOWNDATE_RTOL * s.max():
-        return None
-    return blas.dtrmm(1.0, S, U, side=0, lower=0)  # S U, upper triangular
-
-
-def _qr_delete_columns(R, z, keep_pos):
-    r"""Update the QR least-squares factors :math:`(R, Q^T y)` after deleting columns.
-
-    :math:`A_K = Q R_{:, K}` and :math:`R_{:, K} = Q_2 R'`, so :math:`A_K =
-    (Q Q_2) R'` and :math:`(Q Q_2)^T y = Q_2^T (Q^T y)`: an
-    :math:`O(N_t^3)` update instead of a new :math:`O(m N_t^2)` factorisation
-    (Golub and Van Loan, Sec. 6.5).
-    """
-    Q2, R2 = scipy.linalg.qr(R[:, keep_pos], mode="full", check_finite=False)
-    k = keep_pos.size
-    return np.ascontiguousarray(R2[:k]), (Q2.T @ z)[:k]
-
-
-def _refined_min_norm(At, y, U):
-    r"""Semi-normal-equations solve :math:`c = A^T U^{-1} U^{-T} y`, then refined.
-
-    Each refinement step computes the residual :math:`r = y - A c` with ``A``
-    itself and adds :math:`A^T U^{-1} U^{-T} r`; ``c`` stays in the row space
-    of ``A``.  Stops when the correction is below :data:`REFINE_RTOL` of
-    ``c`` or stops shrinking (rounding-error level); returns ``None`` if the
-    last correction still exceeds :data:`REFINE_ACCEPT` (no convergence).
-    """
-    c = At @ _tri2(U, y)
-    prev = np.inf
-    rel = np.inf
-    for _ in range(MAX_REFINE):
-        dc = At @ _tri2(U, y - At.T @ c)
-        c += dc
-        rel = np.linalg.norm(dc) / max(np.linalg.norm(c), np.finfo(float).tiny)
-        if rel <= REFINE_RTOL or rel > 0.5 * prev:
-            break
-        prev = rel
-    return c if rel <= REFINE_ACCEPT else None
-
-
-def _tri2(U, b):
-    r""":math:`U^{-1} U^{-T} b` for upper triangular ``U``."""
-    w = scipy.linalg.solve_triangular(U, b, trans="T", lower=False, check_finite=False)
-    return scipy.linalg.solve_triangular(U, w, lower=False, check_finite=False)
-
-
-@njit(cache=True)
-def _compact_rows(At, keep_pos):  # pragma: no cover - jitted
-    """Move rows ``keep_pos`` (increasing) of ``At`` to its front, in place.
-
-    ``At[i] = At[keep_pos[i]]`` for ``i = 0 .. len(keep_pos) - 1``; since
-    ``keep_pos[i] >= i`` the forward copy never overwrites a row still needed.
-    This replaces allocating ``A[:, P_t]`` (m x N_t) at every pruning step.
-    """
-    m = At.shape[1]
-    for i in range(keep_pos.shape[0]):
-        src = keep_pos[i]
-        if src != i:
-            for j in range(m):
-                At[i, j] = At[src, j]

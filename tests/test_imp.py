@@ -12,16 +12,18 @@ import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 
 from rflite import datasets as D
-from rflite import imp
+from rflite import _imp_factor, imp
 from rflite.features import Normal, random_feature_map
-from rflite.imp import (
-    SHRIMPRegressor,
+from rflite._imp_factor import (
     _compact_rows,
-    _extreme_eigs,
     _householder_min_norm,
     _lq_downdate,
     _qr_delete_columns,
     _refined_min_norm,
+)
+from rflite.imp import (
+    SHRIMPRegressor,
+    _extreme_eigs,
     prune_counts,
     select_shrimp,
     shrimp_path,
@@ -82,7 +84,7 @@ def well_conditioned(m, n, seed):
 @pytest.mark.parametrize("m, n, p", [(12, 90, 0.2), (15, 40, 0.35)])
 def test_path_matches_pinv_transcription(m, n, p, mode, monkeypatch):
     if mode == "lq":  # reject every Gram factor: Householder LQ + orthogonal downdates
-        monkeypatch.setattr(imp, "GRAM_RCOND", 1.0)
+        monkeypatch.setattr(_imp_factor, "GRAM_RCOND", 1.0)
     A, y = well_conditioned(m + 5, n, m)
     Atr, ytr, Aval, yval = A[:m], y[:m], A[m:], y[m:]
     path = shrimp_path(Atr, ytr, prune_rate=p, A_val=Aval, y_val=yval)
@@ -531,3 +533,31 @@ def test_select_shrimp_same_choice_on_a_process_pool():
     np.testing.assert_array_equal(serial.val_mse, pooled.val_mse)
     assert (serial.q, serial.prune_rate) == (pooled.q, pooled.prune_rate)
     np.testing.assert_array_equal(serial.model.predict(X), pooled.model.predict(X))
+
+
+def test_select_shrimp_shared_q_work_gives_the_per_point_models():
+    """Sharing split, features and step 0 per q must not change any candidate (issue 15.2)."""
+    from rflite.datasets import make_shrimp_support
+    from rflite.imp import _fit_candidate, select_shrimp
+
+    X, y = make_shrimp_support(90, rng=1)
+    qs, rates = (1, 2), (0.15, 0.25, 0.35)
+    sel = select_shrimp(X, y, qs=qs, prune_rates=rates, n_features=150, random_state=4)
+    seed = int(np.random.default_rng(4).integers(0, 2**63 - 1))
+    ref = np.empty((len(qs), len(rates)))
+    for i, q in enumerate(qs):
+        for j, p in enumerate(rates):
+            old = _fit_candidate((X, y, dict(n_features=150, q=q, prune_rate=p,
+                                             validation_fraction=0.1, random_state=seed)))
+            ref[i, j] = old.validation_mse_
+            if (q, p) == (sel.q, sel.prune_rate):
+                assert_array_equal(sel.model.support_, old.support_)
+                assert_array_equal(sel.model.coef_, old.coef_)
+                assert [len(s) for s in sel.model.path_.supports] == \
+                    [len(s) for s in old.path_.supports]
+                for a, b in zip(sel.model.path_.supports, old.path_.supports):
+                    assert_array_equal(a, b)
+    assert_array_equal(sel.val_mse, ref)
+    i, j = np.unravel_index(np.argmin(ref), ref.shape)
+    assert (sel.q, sel.prune_rate) == (qs[i], rates[j])
+

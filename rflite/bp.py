@@ -161,6 +161,7 @@ from rflite._bp_homotopy import (  # noqa: F401 - constants and kernels re-expor
 from rflite._bp_lp import LP_MAX_ENTRIES, _bp_colgen, _bp_linprog
 from rflite._numerics import (
     check_array,
+    check_bool,
     check_choice,
     check_int,
     check_real,
@@ -651,9 +652,7 @@ def _options(op, tol, max_iter, x0, polish, method="auto"):
         x0 = check_array(x0, "x0", ndim=1, allow_complex=True)
         if x0.shape[0] != op.shape[1]:
             raise ValueError(f"x0 must have length {op.shape[1]}, got {x0.shape[0]}")
-    if not isinstance(polish, (bool, np.bool_)):
-        raise ValueError(f"polish must be True or False, got {polish!r}")
-    return {"tol": tol, "max_iter": max_iter, "x0": x0, "polish": bool(polish),
+    return {"tol": tol, "max_iter": max_iter, "x0": x0, "polish": check_bool(polish, "polish"),
             "method": method}
 
 

@@ -119,6 +119,7 @@ from rflite._imp_factor import (  # noqa: F401 - the constants are public here
 from rflite._numerics import (
     blas_threads,
     check_array,
+    check_bool,
     check_choice,
     check_int,
     check_real,
@@ -489,8 +490,7 @@ def shrimp_path(
     min_features = check_int(min_features, "min_features", minimum=1)
     check_choice(schedule, "schedule", SCHEDULES)
     check_choice(method, "method", METHODS)
-    if not isinstance(track_spectrum, (bool, np.bool_)):
-        raise ValueError(f"track_spectrum must be a bool, got {track_spectrum!r}")
+    track_spectrum = check_bool(track_spectrum, "track_spectrum")
     rng = check_rng(rng)
 
     At = _transposed_copy(A, "A")

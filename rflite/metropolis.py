@@ -115,6 +115,7 @@ from rflite._numerics import (
     DataConversionWarning,
     blas_threads,
     check_array,
+    check_bool,
     check_choice,
     check_int,
     check_memory,
@@ -346,8 +347,7 @@ def arff(
     gamma = float(max(3 * d - 2, 0)) if gamma is None else check_real(gamma, "gamma", minimum=0.0)
     lam = check_real(lam, "lam", minimum=0.0, strict=True)
     refit_every = check_int(refit_every, "refit_every", minimum=1)
-    if not isinstance(adaptive_covariance, (bool, np.bool_)):
-        raise ValueError(f"adaptive_covariance must be a bool, got {adaptive_covariance!r}")
+    adaptive_covariance = check_bool(adaptive_covariance, "adaptive_covariance")
     burn_in = n_iter // 10 if burn_in is None else check_int(burn_in, "burn_in", minimum=0)
     omega_max = _check_omega_max(omega_max)
     activation = check_choice(activation, "activation", ACTIVATIONS)

@@ -931,7 +931,10 @@ def _best_step(val, y_val):
 
 
 def _first_solve(At, y):
-    """Step 0 of a path on ``At`` (not modified): ``(c_0, label, solver)`` for ``_path(start=...)``."""
+    """Step 0 of a path on ``At`` (not modified).
+
+    Returns ``(c_0, label, solver)``, what ``_path(start=...)`` takes.
+    """
     solver = _MinNormSolver(At.shape[1])
     c, label = solver.solve(At, y)
     return c, label, solver

@@ -43,6 +43,14 @@ and the ufuncs release the GIL), which doubles throughput on two cores; the
 result does not depend on the number of threads, and Ctrl-C cancels the
 queued blocks.
 
+Kernel approximation
+--------------------
+:class:`RandomFeatures` is a scikit-learn style transformer (a drop-in for
+``sklearn.kernel_approximation.RBFSampler``) that draws the weights of the
+Gaussian, Laplace or Cauchy kernel (spectral laws in :mod:`rflite._orf`),
+optionally q-sparse or orthogonal (Yu et al. 2016), and builds
+:math:`\sqrt{2/N} \cos(X W^T + b)` through :meth:`FeatureMap.transform`.
+
 Selected columns
 ----------------
 :meth:`FeatureMap.columns` evaluates only the requested features.  On the
@@ -937,11 +945,7 @@ class RandomFeatures:
 
     def transform(self, X) -> np.ndarray:
         r"""The features :math:`\sqrt{2/N} \cos(X W^T + b)`, m x ``n_components``."""
-        if not hasattr(self, "feature_map_"):
-            from rflite._base import _not_fitted_error_class  # _base imports this module
-
-            raise _not_fitted_error_class()(
-                f"this {type(self).__name__} instance is not fitted yet; call fit first")
+        self._check_fitted()
         _orf.check_feature_names(self, X, reset=False)
         X = check_array(X, "X", ndim=2)
         if X.shape[1] != self.n_features_in_:
@@ -962,11 +966,7 @@ class RandomFeatures:
         ``input_features``, if given, must match the input features seen in
         ``fit`` (they do not enter the output names, as for ``RBFSampler``).
         """
-        if not hasattr(self, "feature_map_"):
-            from rflite._base import _not_fitted_error_class
-
-            raise _not_fitted_error_class()(
-                f"this {type(self).__name__} instance is not fitted yet; call fit first")
+        self._check_fitted()
         if input_features is not None:
             names = np.asarray(input_features, dtype=object)
             fitted = getattr(self, "feature_names_in_", None)
@@ -979,6 +979,18 @@ class RandomFeatures:
         prefix = type(self).__name__.lower()
         return np.asarray([f"{prefix}{i}" for i in range(self.feature_map_.n_features)],
                           dtype=object)
+
+    def _check_fitted(self):
+        if hasattr(self, "feature_map_"):
+            return
+        # lazily: rflite._base imports this module; its error class is also
+        # scikit-learn's NotFittedError when scikit-learn is loaded
+        try:
+            from rflite._base import _not_fitted_error_class
+            error = _not_fitted_error_class()
+        except ImportError:  # pragma: no cover - only if _base renames it
+            from rflite._base import NotFittedError as error
+        raise error(f"this {type(self).__name__} instance is not fitted yet; call fit first")
 
     def _check_dtype(self):
         try:

@@ -136,6 +136,20 @@ def test_sparse_weights_approximate_subset_average_kernel():
     assert kernel_error(Z, K_full) > 0.03  # it is a different kernel
 
 
+def test_gaussian_weights_are_random_feature_maps(data):
+    # the plain Gaussian map is exactly the library's random_feature_map with
+    # Normal(sqrt(2 gamma)) weights, uniform phases and cos (same streams)
+    from rflite.features import Normal, random_feature_map
+
+    for q in (None, 3):
+        rf = RandomFeatures(n_components=40, gamma=0.3, q=q, random_state=7).fit(data)
+        ref = random_feature_map(8, 40, q=q, distribution=Normal(np.sqrt(0.6)),
+                                 bias="uniform", activation="cos", rng=7)
+        np.testing.assert_array_equal(rf.feature_map_.supports, ref.supports)
+        np.testing.assert_array_equal(rf.feature_map_.values, ref.values)
+        np.testing.assert_array_equal(rf.feature_map_.bias, ref.bias)
+
+
 def test_transform_matches_numpy_reference(data):
     rf = RandomFeatures(n_components=300, gamma=0.2, kernel="laplace", q=3,
                         random_state=4).fit(data)
@@ -242,8 +256,12 @@ def test_bad_parameters(data, params, name):
 
 
 def test_transform_errors(data):
-    with pytest.raises(ValueError, match="not fitted"):
+    from sklearn.exceptions import NotFittedError
+
+    with pytest.raises(NotFittedError, match="not fitted"):
         RandomFeatures().transform(data)
+    with pytest.raises(NotFittedError):
+        RandomFeatures().get_feature_names_out()
     rf = RandomFeatures(n_components=4).fit(data)
     with pytest.raises(ValueError, match="X has 3 features"):
         rf.transform(data[:, :3])

@@ -32,9 +32,13 @@ pair above is normalised, :math:`k(0) = 1`.)
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
+from numba import njit
+
+from rflite._numerics import SINCOS_MAX_ABS, sincos
 
 #: Kernels with a spectral law in :func:`sample_spectral`.
 KERNELS = ("gaussian", "laplace", "cauchy")
@@ -145,26 +149,49 @@ def check_feature_names(est, X, *, reset: bool) -> None:
         raise ValueError(msg)
 
 
-#: Rows per block of :func:`scale_rows` (a block of 2000 x 20000 features is
-#: then a few MB, in cache while it is scaled).
-SCALE_BLOCK_ENTRIES = 1 << 18
+# ------------------------------------------------------------------ kernels
+@njit(cache=True, nogil=True, inline="always")
+def _cos_scale_row(z, amp):  # pragma: no cover - jitted
+    """``z = amp * cos(z)`` in place, by the vectorised :func:`rflite._numerics.sincos`
+    (libm ``math.cos`` for a row with a phase beyond ``SINCOS_MAX_ABS``)."""
+    big = 0.0
+    for j in range(z.size):
+        a = abs(z[j])
+        big = a if a > big else big
+    if big <= SINCOS_MAX_ABS:
+        for j in range(z.size):
+            z[j] = amp * sincos(z[j])[1]
+    else:
+        for j in range(z.size):
+            z[j] = amp * math.cos(z[j])
 
 
-def scale_rows(out: np.ndarray, factor: float) -> None:
-    """``out *= factor`` in row blocks on a small thread pool (ufuncs release the GIL)."""
-    from concurrent.futures import ThreadPoolExecutor
-    import os
+@njit(cache=True, nogil=True)
+def dense_cos_rows(Z, bias, amp):  # pragma: no cover - jitted
+    r"""``Z = amp * cos(Z + bias)`` row by row, in place: the activation after the
+    BLAS pre-activation :math:`X W^T`, with the bias, the cosine and the
+    amplitude :math:`\sqrt{2/N}` in one pass over a row in cache (a separate
+    scaling pass over the m x N output cost more than the cosines on the
+    loaded benchmark machine)."""
+    for i in range(Z.shape[0]):
+        z = Z[i]
+        for j in range(z.size):
+            z[j] += bias[j]
+        _cos_scale_row(z, amp)
 
-    m = out.shape[0]
-    block = max(1, SCALE_BLOCK_ENTRIES // max(1, out.shape[1]))
-    starts = range(0, m, block)
 
-    def work(r0):
-        np.multiply(out[r0:r0 + block], factor, out=out[r0:r0 + block])
-
-    n_threads = os.cpu_count() or 1
-    if n_threads == 1 or len(starts) < 4:
-        out *= factor
-        return
-    with ThreadPoolExecutor(max_workers=n_threads) as pool:
-        list(pool.map(work, starts))
+@njit(cache=True, nogil=True)
+def gather_cos_rows(X, r0, r1, supports, values, bias, amp, out):  # pragma: no cover - jitted
+    r"""Rows ``r0:r1`` of ``amp * cos(X W^T + b)`` for q-sparse ``W`` stored as
+    ``supports`` / ``values`` (N x q): the pre-activation of a row, summed in the
+    order of :func:`rflite.features._preactivation`, then :func:`_cos_scale_row`."""
+    n, q = supports.shape
+    for i in range(r0, r1):
+        x = X[i]
+        o = out[i - r0]
+        for j in range(n):
+            acc = bias[j]
+            for k in range(q):
+                acc += x[supports[j, k]] * values[j, k]
+            o[j] = acc
+        _cos_scale_row(o, amp)

@@ -49,7 +49,8 @@ Kernel approximation
 ``sklearn.kernel_approximation.RBFSampler``) that draws the weights of the
 Gaussian, Laplace or Cauchy kernel (spectral laws in :mod:`rflite._orf`),
 optionally q-sparse or orthogonal (Yu et al. 2016), and builds
-:math:`\sqrt{2/N} \cos(X W^T + b)` through :meth:`FeatureMap.transform`.
+:math:`\sqrt{2/N} \cos(X W^T + b)` by the same BLAS / gather, sincos and
+thread-pool scheme as :meth:`FeatureMap.transform`, the amplitude fused in.
 
 Selected columns
 ----------------
@@ -761,10 +762,12 @@ class RandomFeatures:
     kernel from *Laplace* weights (see :mod:`rflite._orf`).  Rahimi and
     Recht's Fig. 1 is the case :math:`\gamma = 1`, up to its normalisation.
 
-    The matrix is built by :meth:`FeatureMap.transform` (activation
-    ``"cos"``): a BLAS product for dense weights, the fused sparse gather for
-    q-sparse ones, then the vectorised sincos kernel in row blocks on a
-    thread pool, about 1 ns an entry against ~15 ns for ``numpy.cos``.
+    The matrix is built as :meth:`FeatureMap.transform` builds it (activation
+    ``"cos"``): a BLAS product for dense weights (``q_ > d / DENSE_RATIO``),
+    the fused sparse gather for q-sparse ones, then the vectorised sincos
+    kernel (about 1 ns an entry against ~15 ns for ``numpy.cos``) in row
+    blocks on a thread pool, with the amplitude :math:`\sqrt{2/N}` applied
+    in the same pass (:mod:`rflite._orf` kernels).
 
     Parameters
     ----------
@@ -952,8 +955,53 @@ class RandomFeatures:
             raise ValueError(
                 f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
                 f"{self.n_features_in_} features as input")
-        out = self.feature_map_.transform(X, dtype=self.dtype_)
-        _orf.scale_rows(out, math.sqrt(2.0 / self.feature_map_.n_features))
+        amp = math.sqrt(2.0 / self.feature_map_.n_features)
+        if self.dtype_ != np.float64:
+            out = self.feature_map_.transform(X, dtype=self.dtype_)
+            out *= np.float32(amp)
+            return out
+        return self._cos_features(np.ascontiguousarray(X), amp)
+
+    def _cos_features(self, X, amp, n_threads=None):
+        r"""``amp * cos(X W^T + b)`` in float64, as :meth:`FeatureMap.transform`
+        computes ``cos(X W^T + b)`` (same BLAS chunks, row blocks, thread pool
+        and Ctrl-C handling) but with the amplitude applied in the same pass
+        as the cosine, while the row is in cache, by
+        :func:`rflite._orf.dense_cos_rows` / :func:`rflite._orf.gather_cos_rows`.
+        """
+        fmap = self.feature_map_
+        m, n = X.shape[0], fmap.n_features
+        out = fmap._check_out(None, m, n, np.float64)
+        W = fmap.dense_weights() if fmap.uses_blas else None
+        if W is not None:
+            rows = max(1, BLAS_CHUNK_MULADDS // max(1, n * X.shape[1]))
+            for r0 in range(0, m, rows):
+                np.matmul(X[r0:r0 + rows], W.T, out=out[r0:r0 + rows])
+        block = max(1, min(m, BLOCK_ENTRIES // max(1, n)))
+        starts = range(0, m, block)
+
+        def work(r0):
+            r1 = min(m, r0 + block)
+            if W is None:
+                _orf.gather_cos_rows(X, r0, r1, fmap.supports, fmap.values, fmap.bias, amp,
+                                     out[r0:r1])
+            else:
+                _orf.dense_cos_rows(out[r0:r1], fmap.bias, amp)
+
+        if n_threads is None:
+            n_threads = os.cpu_count() or 1
+        if n_threads == 1 or m * n < THREAD_MIN_ENTRIES or len(starts) == 1:
+            for r0 in starts:
+                work(r0)
+            return out
+        pool = ThreadPoolExecutor(max_workers=n_threads)
+        try:
+            list(pool.map(work, starts))
+        except BaseException:
+            # as FeatureMap._fill: Ctrl-C or a failing block cancels the queue
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
+        pool.shutdown(wait=True)
         return out
 
     def fit_transform(self, X, y=None) -> np.ndarray:

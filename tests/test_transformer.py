@@ -159,6 +159,31 @@ def test_transform_matches_numpy_reference(data):
     assert np.count_nonzero(W, axis=1).max() == 3
 
 
+@pytest.mark.parametrize("q", [None, 1])
+def test_fused_kernels_match_numpy_reference(q):
+    # dense (BLAS) and sparse (gather) paths, several row blocks and threads,
+    # and one row with phases beyond SINCOS_MAX_ABS (the libm fallback)
+    rng = np.random.default_rng(6)
+    X = rng.uniform(-1, 1, (70, 8))
+    X[5] *= 1e6
+    rf = RandomFeatures(n_components=3000, gamma=2.0, q=q, random_state=1).fit(X)
+    assert rf.feature_map_.uses_blas == (q is None)
+    assert np.abs(X[5] @ rf.feature_map_.dense_weights().T).max() > 2.0 ** 19
+    W, b = rf.feature_map_.dense_weights(), rf.feature_map_.bias
+    ref = np.sqrt(2 / 3000) * np.cos(X @ W.T + b)
+    amp = np.sqrt(2 / 3000)
+    for n_threads in (1, 2):
+        Z = rf._cos_features(X, amp, n_threads=n_threads)
+        # 1-ulp sincos, and the phase's rounding (BLAS order) times |phase|
+        tol = 4 * 8 * np.finfo(float).eps * np.abs(X @ np.abs(W).T + b).max(1, keepdims=True)
+        assert np.all(np.abs(Z - ref) <= amp * (tol + 1e-15))
+    np.testing.assert_array_equal(rf._cos_features(X, amp, n_threads=1),
+                                  rf._cos_features(X, amp, n_threads=2))
+    # same values as the library's FeatureMap.transform, scaled
+    np.testing.assert_allclose(rf.transform(X), amp * rf.feature_map_.transform(X),
+                               rtol=0, atol=1e-15)
+
+
 def test_transform_of_new_data_consistent(data):
     rf = RandomFeatures(n_components=50, random_state=0).fit(data)
     Z = rf.transform(data)

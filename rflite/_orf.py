@@ -14,13 +14,13 @@ Bochner's theorem: a continuous shift-invariant kernel :math:`k(x - y)` with
 :math:`E\, z(x)^T z(y) = k(x - y)` (Rahimi and Recht 2007, Sec. 3, Fig. 1).
 With the parameter :math:`\gamma > 0`:
 
-==========  ====================================================  =====================================
-kernel      :math:`k(\delta)`                                      law of :math:`\omega`
-==========  ====================================================  =====================================
-gaussian    :math:`\exp(-\gamma \|\delta\|_2^2)`                   :math:`N(0, 2\gamma I)`
-laplace     :math:`\exp(-\gamma \|\delta\|_1)`                     iid Cauchy(0, :math:`\gamma`) entries
-cauchy      :math:`\prod_j 1 / (1 + \gamma^2 \delta_j^2)`          iid Laplace(0, :math:`\gamma`) entries
-==========  ====================================================  =====================================
+========  ===============================================  =============================
+kernel    :math:`k(\delta)`                                 law of :math:`\omega`
+========  ===============================================  =============================
+gaussian  :math:`\exp(-\gamma \|\delta\|_2^2)`              :math:`N(0, 2\gamma I)`
+laplace   :math:`\exp(-\gamma \|\delta\|_1)`                iid Cauchy(0, :math:`\gamma`)
+cauchy    :math:`\prod_j 1 / (1 + \gamma^2 \delta_j^2)`     iid Laplace(0, :math:`\gamma`)
+========  ===============================================  =============================
 
 (The characteristic function of Cauchy(0, s) is :math:`e^{-s|t|}`, that of
 Laplace(0, b) with density :math:`e^{-|w|/b} / 2b` is :math:`1/(1 + b^2 t^2)`:

@@ -750,15 +750,16 @@ class RandomFeatures:
     large-scale kernel machines", Sec. 3 and Fig. 1).  The spectral laws
     (Bochner's theorem; the names are easy to confuse):
 
-    ==============  ==================================================  ==============================
-    ``kernel``      :math:`k(x, y)`, :math:`\delta = x - y`              law of :math:`\omega`
-    ==============  ==================================================  ==============================
-    ``"gaussian"``  :math:`\exp(-\gamma \|\delta\|_2^2)` (RBFSampler's)  :math:`N(0, 2\gamma I)`
-    ``"laplace"``   :math:`\exp(-\gamma \|\delta\|_1)`                   iid Cauchy(0, :math:`\gamma`)
-    ``"cauchy"``    :math:`\prod_j 1/(1 + \gamma^2 \delta_j^2)`          iid Laplace(0, :math:`\gamma`)
-    ==============  ==================================================  ==============================
+    ==============  ===========================================  ==============================
+    ``kernel``      :math:`k(x, y)`, :math:`\delta = x - y`      law of :math:`\omega`
+    ==============  ===========================================  ==============================
+    ``"gaussian"``  :math:`\exp(-\gamma \|\delta\|_2^2)`         :math:`N(0, 2\gamma I)`
+    ``"laplace"``   :math:`\exp(-\gamma \|\delta\|_1)`           iid Cauchy(0, :math:`\gamma`)
+    ``"cauchy"``    :math:`\prod_j 1/(1 + \gamma^2 \delta_j^2)`  iid Laplace(0, :math:`\gamma`)
+    ==============  ===========================================  ==============================
 
-    i.e. the *Laplace* kernel comes from *Cauchy* weights and the *Cauchy*
+    (the Gaussian row is ``RBFSampler``'s kernel and law), i.e. the *Laplace*
+    kernel comes from *Cauchy* weights and the *Cauchy*
     kernel from *Laplace* weights (see :mod:`rflite._orf`).  Rahimi and
     Recht's Fig. 1 is the case :math:`\gamma = 1`, up to its normalisation.
 
@@ -778,6 +779,7 @@ class RandomFeatures:
         ``1 / (n_features_in_ * X.var())`` as ``RBFSampler`` does (1 when
         ``X`` is constant).
     kernel : {"gaussian", "laplace", "cauchy"}, default "gaussian"
+        The kernel approximated, with the spectral law of the table above.
     q : int or None, default None
         Nonzero entries per weight vector (HARFE's q-sparse weights, on a
         uniformly random q-subset of the inputs per feature); ``None`` means

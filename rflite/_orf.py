@@ -195,3 +195,11 @@ def gather_cos_rows(X, r0, r1, supports, values, bias, amp, out):  # pragma: no 
                 acc += x[supports[j, k]] * values[j, k]
             o[j] = acc
         _cos_scale_row(o, amp)
+
+
+def _warmup():
+    """Compile the kernels of this module on tiny inputs (the dtypes real calls use)."""
+    Z = np.zeros((1, 2))
+    dense_cos_rows(Z, np.zeros(2), 1.0)
+    gather_cos_rows(Z, 0, 1, np.zeros((2, 1), dtype=np.int64), np.zeros((2, 1)), np.zeros(2),
+                    1.0, np.empty((1, 2)))

@@ -1,0 +1,205 @@
+r"""Weights of shift-invariant kernels and orthogonal random features.
+
+Private helpers of :class:`rflite.features.RandomFeatures`: the spectral
+laws of the three kernels it approximates, the orthogonal random features of
+Yu, Suresh, Choromanski, Holtmann-Rice and Kumar (2016), and scikit-learn's
+feature-name checks for DataFrame-like input (duck-typed by ``.columns``, no
+pandas or scikit-learn import).
+
+Bochner's theorem: a continuous shift-invariant kernel :math:`k(x - y)` with
+:math:`k(0) = 1` is the characteristic function of a probability law
+:math:`p`, :math:`k(\delta) = E_{\omega \sim p} \cos(\omega^T \delta)`, so with
+:math:`b \sim U[0, 2\pi]` the features
+:math:`z(x) = \sqrt{2/N} \cos(W x + b)` satisfy
+:math:`E\, z(x)^T z(y) = k(x - y)` (Rahimi and Recht 2007, Sec. 3, Fig. 1).
+With the parameter :math:`\gamma > 0`:
+
+========  ===============================================  =============================
+kernel    :math:`k(\delta)`                                 law of :math:`\omega`
+========  ===============================================  =============================
+gaussian  :math:`\exp(-\gamma \|\delta\|_2^2)`              :math:`N(0, 2\gamma I)`
+laplace   :math:`\exp(-\gamma \|\delta\|_1)`                iid Cauchy(0, :math:`\gamma`)
+cauchy    :math:`\prod_j 1 / (1 + \gamma^2 \delta_j^2)`     iid Laplace(0, :math:`\gamma`)
+========  ===============================================  =============================
+
+(The characteristic function of Cauchy(0, s) is :math:`e^{-s|t|}`, that of
+Laplace(0, b) with density :math:`e^{-|w|/b} / 2b` is :math:`1/(1 + b^2 t^2)`:
+the *Laplace* kernel comes from *Cauchy* weights and vice versa.  Rahimi and
+Recht's Fig. 1 writes the Cauchy kernel as :math:`\prod_j 2/(1 + \delta_j^2)`
+with :math:`p(\omega) = e^{-\|\omega\|_1}`; both are unnormalised there, the
+pair above is normalised, :math:`k(0) = 1`.)
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+from numba import njit
+
+from rflite._numerics import SINCOS_MAX_ABS, sincos
+
+#: Kernels with a spectral law in :func:`sample_spectral`.
+KERNELS = ("gaussian", "laplace", "cauchy")
+
+
+def sample_spectral(kernel: str, rng: np.random.Generator, gamma: float, size) -> np.ndarray:
+    """Draw weight entries of ``kernel``'s spectral law with bandwidth ``gamma``.
+
+    Consumes ``rng`` element by element in C order, so the first rows of a
+    larger draw equal a smaller draw (prefix stability, as
+    :func:`rflite.features.random_feature_map`).
+    """
+    if kernel == "gaussian":
+        return rng.normal(0.0, np.sqrt(2.0 * gamma), size)
+    if kernel == "laplace":
+        return gamma * rng.standard_cauchy(size)
+    return rng.laplace(0.0, gamma, size)
+
+
+def orthogonal_gaussian(rng: np.random.Generator, n: int, d: int, scale: float) -> np.ndarray:
+    r"""``n`` x ``d`` orthogonal random features, rows marginally :math:`N(0, \mathrm{scale}^2 I)`.
+
+    Yu et al. 2016, "Orthogonal Random Features", Sec. 3 (ORF): for each
+    block of ``d`` rows draw a Gaussian ``d`` x ``d`` matrix ``G``, take the
+    Haar-distributed orthogonal factor ``Q`` of its QR decomposition (signs
+    fixed by ``diag(R) > 0``) and rescale row ``i`` by an independent
+    :math:`\chi_d` draw :math:`s_i`, the norm a Gaussian row would have:
+    :math:`W = \mathrm{scale}\, S Q`.  Every row is then exactly
+    :math:`N(0, \mathrm{scale}^2 I)` (so the kernel estimate stays unbiased),
+    while rows inside a block are orthogonal, which lowers the variance of
+    the Gaussian-kernel estimate (their Theorem 1).  Blocks are stacked and
+    the last one truncated when ``n`` is not a multiple of ``d``.
+    """
+    n_blocks = -(-n // d)
+    W = np.empty((n_blocks * d, d))
+    for k in range(n_blocks):
+        G = rng.standard_normal((d, d))
+        Q, R = np.linalg.qr(G)
+        Q *= np.where(np.diag(R) < 0, -1.0, 1.0)  # Haar measure: column signs from R
+        s = np.sqrt(rng.chisquare(d, d))
+        W[k * d:(k + 1) * d] = s[:, None] * Q.T
+    W = W[:n]
+    W *= scale
+    return W
+
+
+# ------------------------------------------------------------- feature names
+def feature_names(X):
+    """Column names of DataFrame-like ``X`` as an object array, or ``None``.
+
+    As scikit-learn's ``_get_feature_names``: names are used only when they
+    are all strings; mixing string and non-string names is a ``TypeError``.
+    """
+    columns = getattr(X, "columns", None)
+    if columns is None or isinstance(X, np.ndarray):
+        return None
+    names = list(columns)
+    is_str = [isinstance(c, str) for c in names]
+    if names and all(is_str):
+        return np.asarray(names, dtype=object)
+    if any(is_str):
+        types = sorted({type(c).__name__ for c in names})
+        raise TypeError(
+            "Feature names are only supported if all input features have string names, "
+            f"but your input has {types} as feature name / column name types. Convert "
+            "all column names to str (X.columns = X.columns.astype(str))."
+        )
+    return None
+
+
+def check_feature_names(est, X, *, reset: bool) -> None:
+    """Set (``reset``) or check ``est.feature_names_in_`` against ``X`` as scikit-learn does.
+
+    At fit: store the names, or delete a stale ``feature_names_in_``.  At
+    transform: different names or order raise ``ValueError``; names at only
+    one of fit / transform warn (``UserWarning``), as scikit-learn's
+    ``BaseEstimator._check_feature_names`` does.
+    """
+    names = feature_names(X)
+    if reset:
+        if names is not None:
+            est.feature_names_in_ = names
+        elif hasattr(est, "feature_names_in_"):
+            del est.feature_names_in_
+        return
+    fitted = getattr(est, "feature_names_in_", None)
+    cls = type(est).__name__
+    if fitted is None and names is None:
+        return
+    if names is not None and fitted is None:
+        warnings.warn(f"X has feature names, but {cls} was fitted without feature names",
+                      UserWarning, stacklevel=3)
+        return
+    if names is None:
+        warnings.warn(f"X does not have valid feature names, but {cls} was fitted with "
+                      "feature names", UserWarning, stacklevel=3)
+        return
+    if len(names) != len(fitted) or np.any(names != fitted):
+        unseen = sorted(set(names) - set(fitted))
+        missing = sorted(set(fitted) - set(names))
+        msg = "The feature names should match those that were passed during fit.\n"
+        if unseen:
+            msg += f"Feature names unseen at fit time: {unseen}\n"
+        if missing:
+            msg += f"Feature names seen at fit time, yet now missing: {missing}\n"
+        if not unseen and not missing:
+            msg += "Feature names must be in the same order as they were in fit.\n"
+        raise ValueError(msg)
+
+
+# ------------------------------------------------------------------ kernels
+@njit(cache=True, nogil=True, inline="always")
+def _cos_scale_row(z, amp):  # pragma: no cover - jitted
+    """``z = amp * cos(z)`` in place, by the vectorised :func:`rflite._numerics.sincos`
+    (libm ``math.cos`` for a row with a phase beyond ``SINCOS_MAX_ABS``)."""
+    big = 0.0
+    for j in range(z.size):
+        a = abs(z[j])
+        big = a if a > big else big
+    if big <= SINCOS_MAX_ABS:
+        for j in range(z.size):
+            z[j] = amp * sincos(z[j])[1]
+    else:
+        for j in range(z.size):
+            z[j] = amp * math.cos(z[j])
+
+
+@njit(cache=True, nogil=True)
+def dense_cos_rows(Z, bias, amp):  # pragma: no cover - jitted
+    r"""``Z = amp * cos(Z + bias)`` row by row, in place: the activation after the
+    BLAS pre-activation :math:`X W^T`, with the bias, the cosine and the
+    amplitude :math:`\sqrt{2/N}` in one pass over a row in cache (a separate
+    scaling pass over the m x N output cost more than the cosines on the
+    loaded benchmark machine)."""
+    for i in range(Z.shape[0]):
+        z = Z[i]
+        for j in range(z.size):
+            z[j] += bias[j]
+        _cos_scale_row(z, amp)
+
+
+@njit(cache=True, nogil=True)
+def gather_cos_rows(X, r0, r1, supports, values, bias, amp, out):  # pragma: no cover - jitted
+    r"""Rows ``r0:r1`` of ``amp * cos(X W^T + b)`` for q-sparse ``W`` stored as
+    ``supports`` / ``values`` (N x q): the pre-activation of a row, summed in the
+    order of :func:`rflite.features._preactivation`, then :func:`_cos_scale_row`."""
+    n, q = supports.shape
+    for i in range(r0, r1):
+        x = X[i]
+        o = out[i - r0]
+        for j in range(n):
+            acc = bias[j]
+            for k in range(q):
+                acc += x[supports[j, k]] * values[j, k]
+            o[j] = acc
+        _cos_scale_row(o, amp)
+
+
+def _warmup():
+    """Compile the kernels of this module on tiny inputs (the dtypes real calls use)."""
+    Z = np.zeros((1, 2))
+    dense_cos_rows(Z, np.zeros(2), 1.0)
+    gather_cos_rows(Z, 0, 1, np.zeros((2, 1), dtype=np.int64), np.zeros((2, 1)), np.zeros(2),
+                    1.0, np.empty((1, 2)))

@@ -57,8 +57,12 @@ dominates) and 3 (as m approaches N).  The expected slope printed is the slope
 of this flop model (:func:`shrimp_flops`) evaluated on the same grid.
 
 Sizes: N = 2500 ... 40000 at m = 500 and m = 500 ... 8000 at N = 10000 (the
-issue's ranges); SHRIMP's m-sweep stops at m = 4000, where one path already
-costs ~2e11 flops (m = 8000 would take minutes here).  ``--quick`` runs tiny
+issue's ranges); SHRIMP's m-sweep stops at m = 2000: there the path takes the
+ill-conditioned (Householder LQ) route at every wide step and took 258 s on
+the busy machine, so m = 4000 and 8000 (8x and 64x the m^3 work) would not fit.
+The m-slope of SHRIMP comes out steeper than the flop model because the route
+changes with m (Gram + downdates at m = 500, LQ from m = 1000 on), which the
+model, written for the Gram route, does not follow.  ``--quick`` runs tiny
 sizes (a few seconds) that exercise every code path; its slopes mean little.
 """
 
@@ -177,7 +181,7 @@ def _log_row(ctx, label, size, row):
 @register("perf-scaling",
           "Run time of HARFE, SHRIMP and SRFE against N and m: fitted log-log slopes "
           "beside the expected ones, with a figure",
-          "~10 min (quick: a few seconds)", uses_jobs=False)
+          "~15 min on a busy 2-core machine (quick: a few seconds)", uses_jobs=False)
 def perf_scaling(ctx):
     cfg = QUICK if ctx.quick else FULL
     with blas_threads(1):  # see the module notes: threaded BLAS measures the load
@@ -265,6 +269,7 @@ def _figure(ctx, by_n, by_m, m0, n0, measured):
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import matplotlib.ticker
 
     series = (("harfe-iter", "HARFE per iteration", "o-"),
               ("srfe-product", "SRFE per product", "s-"),
@@ -279,6 +284,8 @@ def _figure(ctx, by_n, by_m, m0, n0, measured):
             ok = np.isfinite(ys)
             slope = measured[label][k]
             ax.loglog(xs[ok], ys[ok], style, label=f"{label} (slope {slope:.2f})")
+        ax.set_xticks(xs, [str(x) for x in xs])
+        ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
         ax.set_xlabel(xlabel)
         ax.set_ylabel("time (s), minimum over repeats")
         ax.grid(True, which="both", alpha=0.3)

@@ -39,6 +39,17 @@ whereas the median still contains whatever fraction of the rounds was slowed,
 and that fraction differs between the rflite and the reference measurement
 (they run at different moments).  ``--stat median`` is available.  With a single
 round (the slowest references) min and median coincide.
+
+Limits (measured 2026-11-23 on the shared 2-core machine, load 6-18): two
+clean runs recorded 20 minutes apart differed by up to +113 % in a ratio
+(``harfe-table1-fit``; ``coherence`` +94 %, ``features`` up to +84 %), as
+much as an injected 2x slowdown of HARFE (+120 %).  rflite and its reference
+are timed at different moments with different round counts (the minimum of 3
+pedantic rounds of a slow reference against the minimum of dozens of rflite
+rounds), so a change of load between the two moments moves the ratio.  At
+that load the gate flags a 2x slowdown but also false alarms; it needs
+either a quieter machine or benchmarks that alternate the two sides round by
+round (same load for both, equal rounds).
 """
 
 from __future__ import annotations

@@ -13,6 +13,7 @@ ensure_numba_cache()
 from rflite.features import (  # noqa: E402
     FeatureMap,
     FeatureOperator,
+    RandomFeatures,
     random_feature_map,
     variable_usage,
 )
@@ -20,8 +21,8 @@ from rflite.features import (  # noqa: E402
 __version__ = "0.1.0"
 
 __all__ = [
-    "FeatureMap", "FeatureOperator", "NumbaCacheWarning", "random_feature_map",
-    "variable_usage", "warmup",
+    "FeatureMap", "FeatureOperator", "NumbaCacheWarning", "RandomFeatures",
+    "random_feature_map", "variable_usage", "warmup",
 ]
 
 
@@ -42,4 +43,4 @@ def warmup() -> None:
 
 #: Modules with numba kernels; each may define ``_warmup()`` compiling them on
 #: tiny inputs with the dtypes real calls use.
-_KERNEL_MODULES = ("features", "htp", "imp", "bp", "theory", "greedy", "metropolis")
+_KERNEL_MODULES = ("features", "_orf", "htp", "imp", "bp", "theory", "greedy", "metropolis")

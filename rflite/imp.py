@@ -573,12 +573,37 @@ class SHRIMPRegressor(RandomFeatureModel):
         paper's are ``"all"``, ``"none"``, ``"fourier"``.
     track_spectrum : bool
         Record the Gram spectrum along the path (``path_.eig_min/eig_max``).
+    fit_intercept : bool, default True
+        Centre ``y`` and the feature columns with the (weighted) means of the
+        rows the coefficients are fitted on (the training part for the path
+        and the validation error, all rows for the refit), and recover
+        :math:`c_0 = \bar y - \bar a_S^T c_S` exactly.  ``False``: the
+        paper's model (no intercept).
     random_state : None, int or numpy.random.Generator
         Seeds the validation split, the features and random pruning (three
         independent streams).
 
     Notes
     -----
+    ``sample_weight`` scales the rows by :math:`\sqrt{w_i}` in the path's
+    minimum-norm solves, in the validation error (a weighted MSE) and in the
+    refit; zero-weight rows are dropped before anything else.  The random
+    validation split is drawn over the distinct rows, so integer weights are
+    *not* the same as repeated rows (a repeated row can land on both sides of
+    the split); with ``validation_fraction`` fixed, a row of weight k counts
+    k times in every solve and in the validation error.
+
+    With ``subsets="all"`` the map has ``C(d, q) * (n_features // C(d, q))``
+    weight vectors (Def. 3), fewer than ``n_features`` unless ``C(d, q)``
+    divides it: the effective number is ``n_features_`` and an
+    :class:`~rflite._base.EffectiveFeaturesWarning` says so.  A ``q`` above d
+    is clipped to d (``q_``).
+
+    For a 2-d ``y`` each output is an independent fit (own path and step, on
+    the same features and split); ``support_`` is the union of the supports
+    and ``coef_`` has shape (len(support_), n_targets); ``path_``,
+    ``best_step_`` and ``validation_mse_`` are lists over outputs.
+
     The whole fit (features, path, refit) runs with BLAS limited to the
     threads of :func:`_blas_threads` (one, with the default
     :data:`BLAS_THREADS`), so a seed gives the same model whatever
@@ -610,7 +635,7 @@ class SHRIMPRegressor(RandomFeatureModel):
                  min_features=1, schedule="paper", method="magnitude",
                  validation_fraction=0.1, refit=True,
                  distribution=None, subsets="all", bias="none", activation="fourier",
-                 track_spectrum=False, random_state=None):
+                 track_spectrum=False, fit_intercept=True, random_state=None):
         self.n_features = n_features
         self.q = q
         self.prune_rate = prune_rate
@@ -625,19 +650,20 @@ class SHRIMPRegressor(RandomFeatureModel):
         self.bias = bias
         self.activation = activation
         self.track_spectrum = track_spectrum
+        self.fit_intercept = fit_intercept
         self.random_state = random_state
 
     def _default_distribution(self, d):
         # the SHRIMP paper's N(0, 1/q) weights (q = d for dense weights)
         return Normal(scale=1.0 / math.sqrt(self.q if self.q is not None else d))
 
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Draw the features, run the path, select the step, refit; returns ``self``."""
-        X, y = check_X_y(X, y)
+        X, Y, w = self._validate_fit(X, y, sample_weight)
         m, d = X.shape
         check_int(self.n_features, "n_features", minimum=1)
         if self.q is not None:
-            check_int(self.q, "q", minimum=1, maximum=d)
+            check_int(self.q, "q", minimum=1)
         frac = check_real(self.validation_fraction, "validation_fraction", minimum=0.0,
                           strict=True)
         if not frac < 1.0:
@@ -653,32 +679,74 @@ class SHRIMPRegressor(RandomFeatureModel):
         # one BLAS thread setting for every step of the fit, whatever the
         # environment asks for: the model must not depend on the thread count
         with _blas_threads(m):
-            return self._fit(X, y, m, d, n_val)
+            return self._fit(X, Y, w, m, d, n_val)
 
-    def _fit(self, X, y, m, d, n_val):
+    def _fit(self, X, Y, w, m, d, n_val):
+        import warnings
+
+        from rflite._base import EffectiveFeaturesWarning
+
         split_rng, feat_rng, path_rng = spawn_streams(self._rng(), 3)
         perm = split_rng.permutation(m)
         val, tr = np.sort(perm[:n_val]), np.sort(perm[n_val:])
         fmap = self._draw_features(d, feat_rng)
         if fmap.is_complex:
             raise ValueError(f"activation must give real features, got {self.activation!r}")
-        path = shrimp_path(
-            fmap.operator(X[tr]), y[tr], A_val=fmap.operator(X[val]), y_val=y[val],
-            prune_rate=self.prune_rate, n_steps=self.n_steps,
-            min_features=self.min_features, schedule=self.schedule, method=self.method,
-            track_spectrum=self.track_spectrum, rng=path_rng,
-        )
-        best = path.best_step
-        support = path.supports[best]
+        self.n_features_ = fmap.n_features
+        if fmap.n_features != self.n_features:
+            warnings.warn(
+                f"subsets={self.subsets!r} with q={self.q_} on d={d} inputs keeps "
+                f"{fmap.n_features} weight vectors instead of n_features={self.n_features} "
+                "(n_features // C(d, q) per subset, Def. 3); recorded in n_features_",
+                EffectiveFeaturesWarning, stacklevel=3,
+            )
+        w_tr = None if w is None else w[tr]
+        w_val = None if w is None else w[val]
+        A_tr, Y_tr, a_mean, y_mean = self._center_and_weight(fmap.transform(X[tr]), Y[tr], w_tr)
+        A_val = fmap.transform(X[val])
+        Y_val = Y[val] - y_mean
+        if a_mean is not None:
+            A_val -= a_mean
+        if w_val is not None:
+            A_val *= np.sqrt(w_val)[:, None]
+            Y_val = Y_val * np.sqrt(w_val)[:, None]
+        paths, bests, supports, coefs = [], [], [], []
+        path_state = path_rng.bit_generator.state
+        for k in range(Y.shape[1]):
+            # every output starts from the same pruning stream: output k of a
+            # 2-d fit is the 1-d fit of column k
+            path_rng.bit_generator.state = path_state
+            path = shrimp_path(
+                A_tr, Y_tr[:, k], A_val=A_val, y_val=Y_val[:, k],
+                prune_rate=self.prune_rate, n_steps=self.n_steps,
+                min_features=self.min_features, schedule=self.schedule, method=self.method,
+                track_spectrum=self.track_spectrum, rng=path_rng,
+            )
+            best = path.best_step
+            paths.append(path)
+            bests.append(best)
+            supports.append(path.supports[best])
+            coefs.append(path.coefs[best])
+        del A_tr, A_val
         if self.refit:
-            coef = min_norm_solve(fmap.columns(X, support), y)
-        else:
-            coef = path.coefs[best]
-        self.path_ = path
-        self.best_step_ = best
-        self.validation_mse_ = float(path.val_mse[best])
+            # refit on all rows, centred with the means of all rows: only the
+            # kept columns are evaluated (never a second m x n_columns matrix)
+            union = np.unique(np.concatenate(supports))
+            A_U, Y_all, u_mean, y_mean = self._center_and_weight(
+                fmap.columns(X, union), Y, w)
+            a_mean = None
+            if u_mean is not None:
+                a_mean = np.zeros(fmap.n_columns, dtype=u_mean.dtype)
+                a_mean[union] = u_mean
+            coefs = [min_norm_solve(A_U[:, np.searchsorted(union, S)], Y_all[:, k])
+                     for k, S in enumerate(supports)]
+        one = getattr(self, "_one_d", True)
+        self.path_ = paths[0] if one else paths
+        self.best_step_ = bests[0] if one else bests
+        mses = [float(p.val_mse[b]) for p, b in zip(paths, bests)]
+        self.validation_mse_ = mses[0] if one else mses
         self.train_indices_, self.validation_indices_ = tr, val
-        return self._set_solution(fmap, support, coef, 0.0)
+        return self._finish(fmap, supports, coefs, a_mean, y_mean)
 
 
 class SHRIMPSelection(NamedTuple):

@@ -111,6 +111,50 @@ def _same_default(value, default) -> bool:
     return False
 
 
+def _centered_operator(fmap, X, *, normalize: bool):
+    r"""Matrix-free centred (and optionally column-normalised) feature matrix.
+
+    The operator :math:`(A - 1 \mu^T)\,\mathrm{diag}(s)` with
+    :math:`\mu = A^T 1 / m` (column means, from one product with the ones
+    vector) and :math:`s_j = 1 / \|a_j - \mu_j 1\|` when ``normalize``
+    (:math:`\|a_j - \mu_j 1\|^2 = \|a_j\|^2 - m |\mu_j|^2`), so that
+    matrix-free fits centre the features exactly as dense fits do, without
+    the m x N matrix.  Returns ``(operator, mu, scale)``.
+    """
+    from scipy.sparse.linalg import LinearOperator
+
+    op0 = fmap.operator(X)
+    m = X.shape[0]
+    mu = np.conj(op0.rmatvec(np.ones(m))) / m
+    scale = np.ones(fmap.n_columns)
+    if normalize:
+        sq = op0.column_norms() ** 2 - m * np.abs(mu) ** 2
+        norms = np.sqrt(np.maximum(sq, 0.0))
+        nz = norms > 0
+        scale[nz] = 1.0 / norms[nz]
+        op = fmap.operator(X, col_scale=scale)
+    else:
+        op = op0
+    mu_s = mu * scale
+
+    class _Centered(LinearOperator):
+        def __init__(self):
+            super().__init__(op.dtype, op.shape)
+
+        def _matvec(self, c):
+            c = np.ravel(c)
+            return op.matvec(c) - (mu_s @ c)
+
+        def _rmatvec(self, r):
+            r = np.ravel(r)
+            return op.rmatvec(r) - np.conj(mu_s) * r.sum()
+
+        def columns(self, idx):
+            return np.asarray(op.columns(idx)) - mu_s[idx]
+
+    return _Centered(), mu, scale
+
+
 class RandomFeatureModel:
     """Base class: feature options, parameter handling, sparse prediction.
 

@@ -539,8 +539,9 @@ class SRFERegressor(RandomFeatureModel):
     fit_intercept : bool, default True
         Dense fits centre ``y`` and the feature columns (weighted means)
         before the l1 solve and recover :math:`c_0 = \bar y - \bar a_S^T c_S`
-        exactly (the intercept is not penalised).  Matrix-free fits centre
-        ``y`` only (:math:`c_0 = \bar y`).  ``False``: the paper's model.
+        exactly (the intercept is not penalised); matrix-free fits centre
+        through an operator :math:`(A - 1\bar a^T)` (the same fit up to
+        rounding).  ``False``: the paper's model.
 
     Attributes
     ----------
@@ -600,7 +601,15 @@ class SRFERegressor(RandomFeatureModel):
         total = m if w is None else float(w.sum())
         self._check_feature_memory(*X.shape, dense=not self.matrix_free)
         fmap = self._draw_features(X.shape[1], self._rng())
-        if self.matrix_free:
+        from rflite._numerics import check_bool
+
+        if self.matrix_free and check_bool(self.fit_intercept, "fit_intercept"):
+            # the centred operator: the same centring as the dense route
+            from rflite._base import _centered_operator
+
+            A, a_mean, scale = _centered_operator(fmap, X, normalize=bool(self.normalize))
+            _, Yc, _, y_mean = self._center_and_weight(None, Y, None)
+        elif self.matrix_free:
             _, Yc, a_mean, y_mean = self._center_and_weight(None, Y, None)
             scale = None
             if self.normalize:

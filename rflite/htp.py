@@ -626,8 +626,8 @@ class HARFERegressor(RandomFeatureModel):
         Dense fits centre ``y`` and every feature column (weighted means)
         before the normalisation and the solve, and recover the intercept
         exactly, :math:`c_0 = \bar y - \bar a_S^T c_S`; the sparsity and the
-        ridge penalty apply to ``c`` only.  Matrix-free fits centre ``y``
-        only (the operator cannot subtract column means): :math:`c_0 = \bar y`.
+        ridge penalty apply to ``c`` only.  Matrix-free fits centre through
+        an operator :math:`(A - 1\bar a^T)` (the same fit, up to rounding).
         ``False``: no intercept (the paper's model).
     random_state : None, int, Generator, RandomState or SeedSequence
         See :func:`rflite._numerics.check_rng` (a negative seed is an error).
@@ -718,21 +718,28 @@ class HARFERegressor(RandomFeatureModel):
                              "matrix_free=True (the operator cannot scale rows)")
         self._check_feature_memory(*X.shape, dense=not matrix_free)
         fmap = self._draw_features(X.shape[1], self._rng())
-        if matrix_free:
-            _, Yc, a_mean, y_mean = self._center_and_weight(None, Y, None)
-            A = fmap.operator(X)
-            norms = A.column_norms()
+        if matrix_free and check_bool(self.fit_intercept, "fit_intercept"):
+            # the centred operator: the same centring as the dense route
+            from rflite._base import _centered_operator
+
+            A, a_mean, scale = _centered_operator(fmap, X, normalize=normalize)
+            _, Yc, _, y_mean = self._center_and_weight(None, Y, None)
         else:
-            A, Yc, a_mean, y_mean = self._center_and_weight(fmap.transform(X), Y, w)
-            norms = np.sqrt(_column_sq_norms(A))
-        scale = np.ones(fmap.n_columns)
-        if normalize:
-            nz = norms > 0
-            scale[nz] = 1.0 / norms[nz]
             if matrix_free:
-                A = fmap.operator(X, col_scale=scale)
+                _, Yc, a_mean, y_mean = self._center_and_weight(None, Y, None)
+                A = fmap.operator(X)
+                norms = A.column_norms()
             else:
-                A *= scale
+                A, Yc, a_mean, y_mean = self._center_and_weight(fmap.transform(X), Y, w)
+                norms = np.sqrt(_column_sq_norms(A))
+            scale = np.ones(fmap.n_columns)
+            if normalize:
+                nz = norms > 0
+                scale[nz] = 1.0 / norms[nz]
+                if matrix_free:
+                    A = fmap.operator(X, col_scale=scale)
+                else:
+                    A *= scale
         # the solver's penalty is A.shape[0] * lam: make it lam * sum(w)
         lam_eff = lam * total / m
         supports, coefs, results = [], [], []

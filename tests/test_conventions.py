@@ -289,3 +289,20 @@ def test_clone_pickle_deepcopy_in_fresh_process(name, tmp_path):
     for row in got:
         np.testing.assert_array_equal(row, expected)
     np.testing.assert_allclose(np.load(tmp_path / "q.npy"), expected, rtol=1e-10)
+
+
+@pytest.mark.parametrize("cls, kw", [
+    (HARFERegressor, dict(n_features=60, s=10, q=1)),
+    (SRFERegressor, dict(n_features=60, eta=0.05, normalize=True)),
+])
+def test_matrix_free_centres_like_dense(cls, kw):
+    # the centred operator (A - 1 mu^T) diag(s) gives the dense fit
+    X, y = _data()
+    a = cls(random_state=0, **kw).fit(X, y + 50.0)
+    b = cls(random_state=0, matrix_free=True, **kw).fit(X, y + 50.0)
+    np.testing.assert_array_equal(a.support_, b.support_)
+    np.testing.assert_allclose(a.predict(X), b.predict(X), rtol=1e-9)
+    assert abs(a.intercept_) > 1.0
+    with pytest.raises(ValueError, match="sample_weight"):
+        cls(random_state=0, matrix_free=True, **kw).fit(
+            X, y, sample_weight=np.linspace(0.5, 2.0, len(y)))

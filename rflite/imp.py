@@ -654,8 +654,9 @@ class SHRIMPRegressor(RandomFeatureModel):
         self.random_state = random_state
 
     def _default_distribution(self, d):
-        # the SHRIMP paper's N(0, 1/q) weights (q = d for dense weights)
-        return Normal(scale=1.0 / math.sqrt(self.q if self.q is not None else d))
+        # the SHRIMP paper's N(0, 1/q) weights (q = d for dense weights; a q
+        # above d is clipped to d, as the map's supports are)
+        return Normal(scale=1.0 / math.sqrt(min(self.q, d) if self.q is not None else d))
 
     def fit(self, X, y, sample_weight=None):
         """Draw the features, run the path, select the step, refit; returns ``self``."""

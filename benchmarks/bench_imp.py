@@ -20,9 +20,10 @@ Group ``shrimp-lowdim-f2-path``: the same three on low-dimensional f2
 from the first step and numerically rank deficient from N_t ~ 5000, where
 the path falls back to fresh Householder LQ and ``gelsd`` solves; issue 15).
 
-Group ``shrimp-select-grid``: :func:`rflite.imp.select_shrimp` (q-dependent
-work shared per q) against ``per-point``, the previous computation (one
-independent :class:`~rflite.imp.SHRIMPRegressor` fit per (q, p)), on a
+Group ``shrimp-select-grid``: :func:`rflite.imp.select_shrimp` against
+``per-point``, one independent :class:`~rflite.imp.SHRIMPRegressor` fit per
+(q, p) (today the same computation: the baseline for sharing the work that
+depends only on q across p, issue 15.2), on a
 1700 x 18 set with N = 1000 weights, q in {1, 2, 3}, p in {15, 25, 35} %;
 both at one BLAS thread, and both must give the same scores.
 

@@ -12,13 +12,63 @@ from __future__ import annotations
 
 import inspect
 import sys
+import warnings
 
 import numpy as np
 
-from rflite._numerics import check_array, check_rng
+from rflite._numerics import (
+    check_array, check_bool, check_rng, check_sample_weight, check_targets, weighted_mean,
+)
 from rflite.features import FeatureMap, random_feature_map, variable_usage
 
-__all__ = ["RandomFeatureModel", "NotFittedError"]
+__all__ = ["RandomFeatureModel", "NotFittedError", "FeatureNamesWarning",
+           "QClippedWarning", "EffectiveFeaturesWarning"]
+
+
+class FeatureNamesWarning(UserWarning):
+    """``X`` at predict time has (or lacks) column names unlike the ``X`` of ``fit``.
+
+    A ``UserWarning``, as scikit-learn's own message is, so that its filters
+    and ``warnings.simplefilter("error", UserWarning)`` catch it.
+    """
+
+
+class EffectiveFeaturesWarning(UserWarning):
+    """The feature map has a different number of features than ``n_features`` asked for.
+
+    SHRIMP's ``subsets="all"`` draws ``n_features // C(d, q)`` weights on each
+    of the ``C(d, q)`` q-subsets, so it keeps fewer (recorded in
+    ``n_features_``).
+    """
+
+
+class QClippedWarning(UserWarning):
+    """``q`` (nonzeros per weight vector) exceeded the number of inputs and was clipped."""
+
+
+def _feature_names(X):
+    """String column names of a data frame ``X`` (duck-typed ``.columns``), else None.
+
+    scikit-learn's rule (``sklearn.utils.validation._get_feature_names``):
+    names are kept only when every column name is a ``str``; a mix of ``str``
+    and other types is a ``TypeError``; non-string names are ignored.
+    pandas is never imported: any 2-d object with ``columns`` and ``shape``
+    qualifies.
+    """
+    cols = getattr(X, "columns", None)
+    if cols is None or len(getattr(X, "shape", ())) != 2 or isinstance(X, np.ndarray):
+        return None
+    names = np.asarray(list(cols), dtype=object)
+    if names.size == 0:
+        return None
+    types = sorted({type(v).__qualname__ for v in names})
+    if len(types) > 1 and "str" in types:
+        raise TypeError(
+            "Feature names are only supported if all input features have string names, "
+            f"but your input has {types} as feature name / column name types. Convert "
+            "them all to strings (X.columns = X.columns.astype(str)) or remove them."
+        )
+    return names if types == ["str"] else None
 
 
 class NotFittedError(ValueError, AttributeError):
@@ -42,6 +92,67 @@ def _not_fitted_error_class():
 
 
 _SK_NOT_FITTED = None
+
+
+def _same_default(value, default) -> bool:
+    """Whether a parameter still has its default (for ``repr``; arrays compared by identity)."""
+    if value is default:
+        return True
+    if isinstance(value, np.ndarray) or isinstance(default, np.ndarray):
+        return False
+    try:
+        same = value == default
+        if isinstance(same, (bool, np.bool_)):
+            # 1 == 1.0 == True: also require the same type, as scikit-learn does
+            return bool(same) and (type(value) is type(default) or (
+                isinstance(value, float) and isinstance(default, float)))
+    except Exception:  # noqa: BLE001 - any comparison failure means "changed"
+        pass
+    return False
+
+
+def _centered_operator(fmap, X, *, normalize: bool):
+    r"""Matrix-free centred (and optionally column-normalised) feature matrix.
+
+    The operator :math:`(A - 1 \mu^T)\,\mathrm{diag}(s)` with
+    :math:`\mu = A^T 1 / m` (column means, from one product with the ones
+    vector) and :math:`s_j = 1 / \|a_j - \mu_j 1\|` when ``normalize``
+    (:math:`\|a_j - \mu_j 1\|^2 = \|a_j\|^2 - m |\mu_j|^2`), so that
+    matrix-free fits centre the features exactly as dense fits do, without
+    the m x N matrix.  Returns ``(operator, mu, scale)``.
+    """
+    from scipy.sparse.linalg import LinearOperator
+
+    op0 = fmap.operator(X)
+    m = X.shape[0]
+    mu = np.conj(op0.rmatvec(np.ones(m))) / m
+    scale = np.ones(fmap.n_columns)
+    if normalize:
+        sq = op0.column_norms() ** 2 - m * np.abs(mu) ** 2
+        norms = np.sqrt(np.maximum(sq, 0.0))
+        nz = norms > 0
+        scale[nz] = 1.0 / norms[nz]
+        op = fmap.operator(X, col_scale=scale)
+    else:
+        op = op0
+    mu_s = mu * scale
+
+    class _Centered(LinearOperator):
+        def __init__(self):
+            super().__init__(op.dtype, op.shape)
+
+        def _matvec(self, c):
+            c = np.ravel(c)
+            return op.matvec(c) - (mu_s @ c)
+
+        def _rmatvec(self, r):
+            r = np.ravel(r)
+            return op.rmatvec(r) - np.conj(mu_s) * r.sum()
+
+        def columns(self, idx):
+            return np.asarray(op.columns(idx)) - mu_s[idx]
+
+    return _Centered(), mu, scale
 
 
 class RandomFeatureModel:
@@ -84,15 +195,158 @@ class RandomFeatureModel:
         is_regressor = self._estimator_type == "regressor"
         return Tags(
             estimator_type=self._estimator_type,
-            target_tags=TargetTags(required=True),
+            # regressors fit a 2-d y (one independent fit per output, or a joint one)
+            target_tags=TargetTags(required=True, multi_output=is_regressor),
             regressor_tags=RegressorTags() if is_regressor else None,
             classifier_tags=ClassifierTags() if self._estimator_type == "classifier" else None,
             input_tags=InputTags(),
         )
 
     def __repr__(self) -> str:
-        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
-        return f"{type(self).__name__}({args})"
+        """Constructor call with the non-default parameters only, in constructor order.
+
+        scikit-learn's ``print_changed_only`` style: ``HARFERegressor(s=50)``.
+        """
+        sig = inspect.signature(type(self).__init__)
+        args = []
+        for p in sig.parameters.values():
+            if p.name == "self" or p.kind in (p.VAR_KEYWORD, p.VAR_POSITIONAL):
+                continue
+            value = getattr(self, p.name, p.default)
+            if not _same_default(value, p.default):
+                args.append(f"{p.name}={value!r}")
+        return f"{type(self).__name__}({', '.join(args)})"
+
+    # -- input conventions (fit) ---------------------------------------------
+    def _validate_fit(self, X, y, sample_weight):
+        """Validate ``fit``'s data; record ``n_features_in_`` / ``feature_names_in_``.
+
+        Returns ``X`` (m x d), ``Y`` (m x n_targets) and the weights (None or
+        positive, with the zero-weight rows removed from ``X``, ``Y`` and
+        ``w``: a zero weight is exactly a dropped row).  Sets ``self._one_d``
+        so that :meth:`_finish` and ``predict`` return (n,) for a 1-d ``y``.
+        """
+        names = _feature_names(X)
+        X, Y, one_d = check_targets(X, y, estimator=type(self).__name__)
+        w = check_sample_weight(sample_weight, X.shape[0])
+        if w is not None:
+            keep = w > 0
+            if not keep.all():
+                X, Y, w = X[keep], Y[keep], w[keep]
+            if np.all(w == 1.0):
+                w = None
+        self.n_features_in_ = X.shape[1]
+        if names is not None:
+            self.feature_names_in_ = names
+        elif hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
+        self._one_d = one_d
+        return X, Y, w
+
+    def _repeat_rows(self, X, Y, w):
+        """Integer ``sample_weight`` as repeated rows (for methods with internal randomness).
+
+        Methods whose fit splits or samples rows (GFC's folds and subsamples,
+        ARFF's Metropolis sampler) cannot scale rows exactly; for them a row
+        of integer weight k is repeated k times, which *is* the repeated-rows
+        fit (with the copies adjacent).  Non-integer weights are refused
+        (``ValueError`` naming ``sample_weight``).
+        """
+        if w is None:
+            return X, Y
+        k = np.rint(w)
+        if not np.array_equal(k, w):
+            raise ValueError(
+                f"{type(self).__name__} honours integer sample_weight only (a row of weight k "
+                f"is repeated k times); got non-integer weights such as "
+                f"{w[k != w][0]!r}"
+            )
+        k = k.astype(np.int64)
+        return np.repeat(X, k, axis=0), np.repeat(Y, k, axis=0)
+
+    def _effective_q(self, d: int):
+        """``q`` clipped to ``d`` (recorded as ``q_``; ``QClippedWarning`` when clipped).
+
+        A weight vector cannot have more nonzeros than there are inputs;
+        scikit-learn-style estimators must accept one-column input with any
+        default, so a larger ``q`` is clipped rather than refused.
+        """
+        q = self.q
+        if q is not None and not isinstance(q, bool) and isinstance(q, (int, np.integer)) \
+                and q > d:
+            warnings.warn(
+                f"q={q} exceeds the number of input variables d={d}; using q={d} "
+                "(recorded in q_)", QClippedWarning, stacklevel=4,
+            )
+            q = d
+        self.q_ = q
+        return q
+
+    def _center_and_weight(self, A, Y, w, *, center_features=True):
+        r"""Centre (weighted means) and scale rows by :math:`\sqrt{w}`, in place on ``A``.
+
+        With ``fit_intercept``, the solve sees :math:`\tilde A = D(A - 1\bar a^T)`,
+        :math:`\tilde Y = D(Y - 1 \bar y^T)`, :math:`D = \mathrm{diag}(\sqrt{w})`,
+        :math:`\bar a = \sum_i w_i a_i / \sum_i w_i` (``center_features``;
+        else :math:`\bar a = 0`), and the intercept is recovered exactly as
+        :math:`c_0 = \bar y - \bar a^T c` (:meth:`_finish`).  A weighted
+        least-squares / thresholding / l1 solve on :math:`(\tilde A, \tilde Y)`
+        is the weighted problem, so integer weights equal repeated rows.
+
+        Returns ``A``, ``Y``, ``a_mean`` (None when not centred) and ``y_mean``.
+        """
+        fit_intercept = check_bool(getattr(self, "fit_intercept", False), "fit_intercept")
+        a_mean = None
+        y_mean = np.zeros(Y.shape[1])
+        if fit_intercept:
+            y_mean = weighted_mean(Y, w)
+            Y = Y - y_mean
+            if center_features and A is not None:
+                a_mean = weighted_mean(A, w)
+                A -= a_mean
+        if w is not None:
+            sw = np.sqrt(w)
+            Y = Y * sw[:, None]
+            if A is not None:
+                A *= sw[:, None]
+        return A, Y, a_mean, y_mean
+
+    def _finish(self, fmap: FeatureMap, supports, coefs, a_mean, y_mean):
+        r"""Store per-output solutions as one union support (and exact intercepts).
+
+        ``supports[k]`` / ``coefs[k]``: the columns and values of output k.
+        ``support_`` is the sorted union, ``coef_`` has shape
+        ``(len(support_), n_targets)`` (zeros where an output does not use a
+        column) so that ``predict`` evaluates each kept column once; a 1-d
+        ``y`` gives ``(len(support_),)``.  ``intercept_`` is
+        :math:`\bar y - \bar a_S^T c` (float for a 1-d ``y``).
+        """
+        n_t = len(coefs)
+        nz_sup = []
+        for S, c in zip(supports, coefs):
+            S = np.asarray(S, dtype=np.int64)
+            c = np.asarray(c)
+            nz_sup.append((S[c != 0], c[c != 0]))
+        union = np.unique(np.concatenate([S for S, _ in nz_sup])) if nz_sup else \
+            np.zeros(0, np.int64)
+        dtype = np.result_type(*[c.dtype for _, c in nz_sup], np.float64)
+        C = np.zeros((union.size, n_t), dtype=dtype)
+        for k, (S, c) in enumerate(nz_sup):
+            C[np.searchsorted(union, S), k] = c
+        intercept = np.asarray(y_mean, dtype=dtype).copy()
+        if a_mean is not None and union.size:
+            intercept = intercept - a_mean[union] @ C
+        self.feature_map_ = fmap
+        self.support_ = union.astype(np.int64)
+        if getattr(self, "_one_d", True):
+            self.coef_ = C[:, 0]
+            self.intercept_ = intercept[0] if np.iscomplexobj(intercept) else float(
+                intercept[0])
+        else:
+            self.coef_ = C
+            self.intercept_ = intercept
+        self.n_features_in_ = fmap.n_inputs
+        return self
 
     # -- fitting helpers -----------------------------------------------------
     def _default_distribution(self, d: int):
@@ -101,8 +355,9 @@ class RandomFeatureModel:
 
     def _draw_features(self, d: int, rng) -> FeatureMap:
         dist = self.distribution if self.distribution is not None else self._default_distribution(d)
+        q = self._effective_q(d) if getattr(self, "q", None) is not None else None
         return random_feature_map(
-            d, self.n_features, q=self.q, subsets=getattr(self, "subsets", "random"),
+            d, self.n_features, q=q, subsets=getattr(self, "subsets", "random"),
             distribution=dist, bias=self.bias, activation=self.activation, rng=rng,
         )
 
@@ -149,7 +404,7 @@ class RandomFeatureModel:
                      extra=extra)
 
     def _rng(self):
-        return check_rng(self.random_state)
+        return check_rng(self.random_state, name="random_state")
 
     def _set_solution(self, fmap: FeatureMap, support, coef, intercept=0.0):
         support = np.asarray(support, dtype=np.int64)
@@ -169,6 +424,54 @@ class RandomFeatureModel:
                 f"this {type(self).__name__} is not fitted yet; call fit first"
             )
 
+    def _check_feature_names(self, X):
+        """scikit-learn's predict-time name check (``_check_feature_names(reset=False)``).
+
+        Names that differ from ``feature_names_in_`` (missing, unseen or
+        reordered) raise ``ValueError`` with scikit-learn's message; names on
+        one side only warn (:class:`FeatureNamesWarning`, a ``UserWarning``).
+        """
+        fitted = getattr(self, "feature_names_in_", None)
+        names = _feature_names(X)
+        name = type(self).__name__
+        if fitted is None and names is None:
+            return
+        if fitted is None:
+            warnings.warn(f"X has feature names, but {name} was fitted without feature names",
+                          FeatureNamesWarning, stacklevel=3)
+            return
+        if names is None:
+            warnings.warn(f"X does not have valid feature names, but {name} was fitted with "
+                          "feature names", FeatureNamesWarning, stacklevel=3)
+            return
+        if len(fitted) != len(names) or np.any(fitted != names):
+            msg = "The feature names should match those that were passed during fit.\n"
+            unexpected = sorted(set(names) - set(fitted))
+            missing = sorted(set(fitted) - set(names))
+            if unexpected:
+                msg += "Feature names unseen at fit time:\n" + "".join(
+                    f"- {n}\n" for n in unexpected[:5]) + ("- ...\n" if len(unexpected) > 5
+                                                          else "")
+            if missing:
+                msg += "Feature names seen at fit time, yet now missing:\n" + "".join(
+                    f"- {n}\n" for n in missing[:5]) + ("- ...\n" if len(missing) > 5 else "")
+            if not missing and not unexpected:
+                msg += "Feature names must be in the same order as they were in fit.\n"
+            raise ValueError(msg)
+
+    def _validate_predict(self, X) -> np.ndarray:
+        """Fitted check, name check and ``X`` validation for ``predict``."""
+        self._check_fitted()
+        self._check_feature_names(X)
+        X = check_array(X, "X", ndim=2)
+        n = getattr(self, "n_features_in_", X.shape[1])
+        if X.shape[1] != n:
+            raise ValueError(
+                f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
+                f"{n} features as input (X must have {n} columns, got shape {X.shape})"
+            )
+        return X
+
     def predict(self, X) -> np.ndarray:
         r"""Real predictions :math:`\mathrm{Re}\,(A(X)_{:, S} c_S + c_0)` from the kept columns.
 
@@ -183,16 +486,18 @@ class RandomFeatureModel:
         + self.intercept_`` (ARFF estimators: ``predict_complex``).  Real
         activations return the model itself.
         """
-        self._check_fitted()
+        X = self._validate_predict(X)
         A = self.feature_map_.columns(X, self.support_)
         pred = A @ self.coef_ + self.intercept_
         return pred.real if self.feature_map_.is_complex else pred
 
     def score(self, X, y) -> float:
-        """Coefficient of determination :math:`R^2` on ``(X, y)``."""
-        y = check_array(y, "y", ndim=1)
-        resid = y - self.predict(X)
-        return 1.0 - float(resid @ resid) / float(((y - y.mean()) ** 2).sum())
+        """Coefficient of determination :math:`R^2` on ``(X, y)`` (mean over outputs)."""
+        y = check_array(y, "y", ndim=(1, 2))
+        pred = self.predict(X).reshape(y.shape)
+        resid = ((y - pred) ** 2).sum(axis=0)
+        total = ((y - y.mean(axis=0)) ** 2).sum(axis=0)
+        return float(np.mean(1.0 - resid / total))
 
     @property
     def n_nonzero_(self) -> int:

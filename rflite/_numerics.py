@@ -702,3 +702,73 @@ def sincos(x):  # pragma: no cover - jitted
     ss = s if swap == 0 else c
     cc = c if swap == 0 else s
     return (1.0 - 2.0 * ((n >> 1) & 1)) * ss, (1.0 - 2.0 * (((n + 1) >> 1) & 1)) * cc
+
+
+# =========================================================================
+# estimator input conventions (shared by every rflite estimator)
+# =========================================================================
+def check_sample_weight(sample_weight, n_samples: int) -> np.ndarray | None:
+    """Validate ``sample_weight`` like scikit-learn's ``_check_sample_weight``.
+
+    ``None`` stays ``None`` (every row weight 1); a scalar is broadcast to all
+    ``n_samples`` rows; an array must be 1-d of length ``n_samples``, finite,
+    non-negative and not all zero.  Errors name ``sample_weight``.
+
+    Returns
+    -------
+    (n_samples,) float64 ndarray or None
+        A fresh array (the caller's weights are never written to).
+    """
+    if sample_weight is None:
+        return None
+    if isinstance(sample_weight, numbers.Number):
+        w = np.full(n_samples, check_real(sample_weight, "sample_weight", minimum=0.0))
+    else:
+        w = check_array(sample_weight, "sample_weight", ndim=1, allow_nonfinite=True).copy()
+        if w.shape != (n_samples,):
+            raise ValueError(
+                f"sample_weight.shape == {w.shape}, expected {(n_samples,)}!"
+            )
+        if not np.all(np.isfinite(w)):
+            raise ValueError("sample_weight contains NaN or infinite values")
+        if np.any(w < 0):
+            raise ValueError(
+                f"Negative values in data passed to sample_weight (min {w.min():g})"
+            )
+    if not w.sum() > 0:
+        raise ValueError("sample_weight must have a positive sum, got all zero weights")
+    return w
+
+
+def check_targets(X, y, *, estimator: str = "this estimator"):
+    """Validate ``X`` (m x d) and a 1-d or 2-d real target together.
+
+    Unlike :func:`check_X_y`, a 2-d ``y`` (including a column vector) is kept
+    2-d, as scikit-learn's multi-output regressors do.
+
+    Returns
+    -------
+    X : (m, d) ndarray
+    Y : (m, n_targets) ndarray
+    one_d : bool
+        Whether ``y`` was 1-d (``predict`` then returns (n,)).
+    """
+    if y is None:
+        raise ValueError(f"{estimator} requires y to be passed, but the target y is None")
+    X = check_array(X, "X", ndim=2)
+    y = check_array(y, "y", ndim=(1, 2))
+    if y.shape[0] != X.shape[0]:
+        raise ValueError(
+            f"X and y must have the same number of rows, got X {X.shape} and y {y.shape}"
+        )
+    if y.ndim == 2 and y.shape[1] < 1:
+        raise ValueError(f"y has 0 targets (shape={y.shape}); at least 1 is required")
+    one_d = y.ndim == 1
+    return X, (y[:, None] if one_d else y), one_d
+
+
+def weighted_mean(A: np.ndarray, w: np.ndarray | None) -> np.ndarray:
+    """Column means of ``A`` weighted by ``w`` (plain means when ``w`` is None)."""
+    if w is None:
+        return A.mean(axis=0)
+    return (w @ A) / w.sum()

@@ -165,7 +165,6 @@ from rflite._numerics import (
     check_choice,
     check_int,
     check_real,
-    check_X_y,
     min_norm_solve,
     ridge_on_columns,
 )
@@ -555,11 +554,28 @@ class SRFERegressor(RandomFeatureModel):
         Solver options of :func:`bpdn`.
     q, distribution, bias, activation, subsets, random_state
         See :func:`rflite.features.random_feature_map`.
+    fit_intercept : bool, default True
+        Dense fits centre ``y`` and the feature columns (weighted means)
+        before the l1 solve and recover :math:`c_0 = \bar y - \bar a_S^T c_S`
+        exactly (the intercept is not penalised); matrix-free fits centre
+        through an operator :math:`(A - 1\bar a^T)` (the same fit up to
+        rounding).  ``False``: the paper's model.
 
     Attributes
     ----------
     result_ : SRFEResult
-        The full solver output (``result_.bpdn.n_iter``, ``stop_reason`` ...).
+        The full solver output (``result_.bpdn.n_iter``, ``stop_reason`` ...);
+        a list over outputs for a 2-d ``y`` (each output an independent fit;
+        ``support_`` is the union, ``coef_`` (len(support_), n_targets)).
+    n_features_in_, feature_names_in_, q_
+        Input width, data-frame column names, ``q`` clipped to d.
+
+    Notes
+    -----
+    ``sample_weight`` (dense fits) scales the rows by :math:`\sqrt{w_i}` and
+    the noise level :math:`\sigma = \eta \sqrt{\sum_i w_i}` (in place of
+    :math:`\eta\sqrt m`), so integer weights equal repeated rows and zero
+    weights dropped rows.  Matrix-free fits accept 0/1 weights only.
 
     Examples
     --------
@@ -573,7 +589,7 @@ class SRFERegressor(RandomFeatureModel):
     def __init__(self, n_features=1000, *, eta=1e-3, s=None, refit=None, lam=0.0,
                  normalize=False, matrix_free=False, tol=OPT_TOL, max_iter=None, q=None,
                  distribution="normal", bias="uniform", activation="sin", subsets="random",
-                 random_state=None):
+                 fit_intercept=True, random_state=None):
         self.n_features = n_features
         self.eta = eta
         self.s = s
@@ -588,35 +604,59 @@ class SRFERegressor(RandomFeatureModel):
         self.bias = bias
         self.activation = activation
         self.subsets = subsets
+        self.fit_intercept = fit_intercept
         self.random_state = random_state
 
-    def fit(self, X, y):
-        """Draw the features, solve SRFE, keep the nonzero coefficients; returns ``self``."""
-        X, y = check_X_y(X, y)
+    def fit(self, X, y, sample_weight=None):
+        """Draw the features, centre, solve SRFE, keep the nonzero coefficients; returns ``self``."""
+        X, Y, w = self._validate_fit(X, y, sample_weight)
+        m = X.shape[0]
         check_int(self.n_features, "n_features", minimum=1)
+        eta = check_real(self.eta, "eta", minimum=0.0)
+        if self.matrix_free and w is not None:
+            raise ValueError("sample_weight other than 0/1 is not supported with "
+                             "matrix_free=True (the operator cannot scale rows)")
+        total = m if w is None else float(w.sum())
         self._check_feature_memory(*X.shape, dense=not self.matrix_free)
         fmap = self._draw_features(X.shape[1], self._rng())
-        if self.matrix_free:
+        from rflite._numerics import check_bool
+
+        if self.matrix_free and check_bool(self.fit_intercept, "fit_intercept"):
+            # the centred operator: the same centring as the dense route
+            from rflite._base import _centered_operator
+
+            A, a_mean, scale = _centered_operator(fmap, X, normalize=bool(self.normalize))
+            _, Yc, _, y_mean = self._center_and_weight(None, Y, None)
+        elif self.matrix_free:
+            _, Yc, a_mean, y_mean = self._center_and_weight(None, Y, None)
             scale = None
             if self.normalize:
                 norms = fmap.operator(X).column_norms()
                 scale = 1.0 / np.where(norms > 0, norms, 1.0)
             A = fmap.operator(X, col_scale=scale)
         else:
-            A = fmap.transform(X)
+            A, Yc, a_mean, y_mean = self._center_and_weight(fmap.transform(X), Y, w)
             scale = None
             if self.normalize:
                 norms = np.linalg.norm(A, axis=0)
                 scale = 1.0 / np.where(norms > 0, norms, 1.0)
                 A *= scale
-        res = _srfe(A, y, eta=self.eta, s=self.s, refit=self.refit, lam=self.lam,
-                    tol=self.tol, max_iter=self.max_iter, polish=True)
-        _warn_unreachable(res.bpdn, float(self.eta) * math.sqrt(X.shape[0]), X.shape[0])
-        coef = res.coef if scale is None else res.coef * scale
-        self.result_ = res
-        self.n_iter_ = res.bpdn.n_iter
-        support = np.flatnonzero(coef)
-        return self._set_solution(fmap, support, coef[support])
+        # sigma = eta * sqrt(rows) in the solver: make it eta * sqrt(sum w)
+        eta_eff = eta * math.sqrt(total / m)
+        supports, coefs, results = [], [], []
+        for k in range(Yc.shape[1]):
+            res = _srfe(A, Yc[:, k], eta=eta_eff, s=self.s, refit=self.refit, lam=self.lam,
+                        tol=self.tol, max_iter=self.max_iter, polish=True)
+            _warn_unreachable(res.bpdn, eta * math.sqrt(total), total)
+            coef = res.coef if scale is None else res.coef * scale
+            support = np.flatnonzero(coef)
+            results.append(res)
+            supports.append(support)
+            coefs.append(coef[support])
+        one = getattr(self, "_one_d", True)
+        self.result_ = results[0] if one else results
+        self.n_iter_ = results[0].bpdn.n_iter if one else [r.bpdn.n_iter for r in results]
+        return self._finish(fmap, supports, coefs, a_mean, y_mean)
 
 
 # =========================================================================

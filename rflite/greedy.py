@@ -627,19 +627,45 @@ class GFCRegressor(RandomFeatureModel):
 
     Parameters
     ----------
-    n_passes, max_steps, n_workers, nu, eta, eps, n_folds, subsample, executor
+    n_passes, max_steps, n_workers, nu, eta, eps, n_folds, subsample
         See :func:`gfc`.
+    executor : None or int
+        ``None`` serial, an int ``n_jobs`` a local process pool (see
+        :func:`gfc`).  Keep it picklable so that ``clone``, ``pickle`` and
+        ``GridSearchCV`` work: pass a live executor or Dask client to
+        ``fit(..., executor=...)`` instead, which is used for that fit only
+        and never stored.
+    fit_intercept : bool, default True
+        Centre ``y`` by its (weighted) mean before :func:`gfc`; the intercept
+        is that mean plus the bias amplitude, so shifting ``y`` shifts the
+        predictions and nothing else.  The constructed features are not
+        centred (GFC builds them inside its own solve).  ``False``: the
+        paper's algorithm on ``y`` as given (the bias feature still fits an
+        offset, penalised by ``nu``).
     random_state : None, int, Generator, RandomState or SeedSequence
         See :func:`rflite._numerics.check_rng` (a negative seed is an error).
 
     Attributes
     ----------
     result_ : GFCResult
+        (a list over outputs for a 2-d ``y``).
     weights_ : (L, d) ndarray
-        Spectra of the constructed features.
+        Spectra of the constructed features (all outputs stacked).
     nu_ : float
+        (a list over outputs for a 2-d ``y``).
     feature_map_, support_, coef_, intercept_
-        As in every rflite model.
+        As in every rflite model.  A 2-d ``y`` runs one independent GFC per
+        output; their features are stacked into one map and ``coef_`` is
+        (2L, n_targets), zero where an output does not use a feature.
+    n_features_in_, feature_names_in_
+        Input width and data-frame column names.
+
+    Notes
+    -----
+    ``sample_weight``: zero-weight rows are dropped, and a row of integer
+    weight k is repeated k times (GFC's random subsamples and internal
+    cross-validation folds are drawn over rows, so only repetition gives the
+    weighted problem exactly); non-integer weights raise ``ValueError``.
 
     Examples
     --------
@@ -651,7 +677,8 @@ class GFCRegressor(RandomFeatureModel):
     """
 
     def __init__(self, *, n_passes=1, max_steps=20, n_workers=5, nu=None, eta=None, eps=0.01,
-                 n_folds=5, subsample=None, executor=None, random_state=None):
+                 n_folds=5, subsample=None, executor=None, fit_intercept=True,
+                 random_state=None):
         self.n_passes = n_passes
         self.max_steps = max_steps
         self.n_workers = n_workers
@@ -661,26 +688,50 @@ class GFCRegressor(RandomFeatureModel):
         self.n_folds = n_folds
         self.subsample = subsample
         self.executor = executor
+        self.fit_intercept = fit_intercept
         self.random_state = random_state
 
-    def fit(self, X, y):
-        """Construct the features and fit their amplitudes; returns ``self``."""
-        res = gfc(
-            X, y, n_passes=self.n_passes, max_steps=self.max_steps, n_workers=self.n_workers,
-            nu=self.nu, eta=self.eta, eps=self.eps, n_folds=self.n_folds,
-            subsample=self.subsample, executor=self.executor, rng=self._rng(),
-        )
-        self.result_ = res
-        self.weights_ = res.weights
-        self.nu_ = res.nu
-        fmap = _fourier_map(res.weights)
-        coef = np.concatenate([res.coef_cos, res.coef_sin])
-        return self._set_solution(fmap, np.arange(coef.size), coef, res.intercept)
+    def fit(self, X, y, sample_weight=None, *, executor=None):
+        """Construct the features and fit their amplitudes; returns ``self``.
+
+        ``executor`` (optional) overrides the constructor's for this fit
+        only and is not stored (a live executor or Dask client belongs here).
+        """
+        X, Y, w = self._validate_fit(X, y, sample_weight)
+        X, Y = self._repeat_rows(X, Y, w)
+        _, Yc, _, y_mean = self._center_and_weight(None, Y, None)
+        ex = self.executor if executor is None else executor
+        results = []
+        for k in range(Yc.shape[1]):
+            results.append(gfc(
+                X, Yc[:, k], n_passes=self.n_passes, max_steps=self.max_steps,
+                n_workers=self.n_workers, nu=self.nu, eta=self.eta, eps=self.eps,
+                n_folds=self.n_folds, subsample=self.subsample, executor=ex,
+                rng=self._rng(),
+            ))
+        # stack the outputs' features into one map: columns [cos(X W^T), sin(X W^T)]
+        W = np.concatenate([r.weights for r in results], axis=0)
+        L = W.shape[0]
+        supports, coefs = [], []
+        start = 0
+        for r in results:
+            lk = r.weights.shape[0]
+            idx = np.arange(start, start + lk)
+            supports.append(np.concatenate([idx, idx + L]))
+            coefs.append(np.concatenate([r.coef_cos, r.coef_sin]))
+            start += lk
+        one = getattr(self, "_one_d", True)
+        self.result_ = results[0] if one else results
+        self.weights_ = W
+        self.nu_ = results[0].nu if one else [r.nu for r in results]
+        intercepts = y_mean + np.array([r.intercept for r in results])
+        self._finish(_fourier_map(W), supports, coefs, None, intercepts)
+        # GFC's model keeps every constructed column (the bias carries the offset)
+        return self
 
     def transform(self, X) -> np.ndarray:
         """Constructed features ``[cos(X W^T), sin(X W^T)]`` (m x 2L), without the bias."""
-        self._check_fitted()
-        return self.feature_map_.transform(X)
+        return self.feature_map_.transform(self._validate_predict(X))
 
     def fit_transform(self, X, y) -> np.ndarray:
         """``fit(X, y).transform(X)``."""

@@ -74,7 +74,6 @@ from rflite._numerics import (
     check_bool,
     check_int,
     check_real,
-    check_X_y,
     cholesky_rcond,
     ridge_solve,
 )
@@ -622,15 +621,35 @@ class HARFERegressor(RandomFeatureModel):
         the map is sparse, ``d > 4 q``; with ``d <= 4 q`` the BLAS
         pre-activation of selected columns may differ in the last bits, see
         "Selected columns" in :mod:`rflite.features`).
+    fit_intercept : bool, default True
+        Dense fits centre ``y`` and every feature column (weighted means)
+        before the normalisation and the solve, and recover the intercept
+        exactly, :math:`c_0 = \bar y - \bar a_S^T c_S`; the sparsity and the
+        ridge penalty apply to ``c`` only.  Matrix-free fits centre through
+        an operator :math:`(A - 1\bar a^T)` (the same fit, up to rounding).
+        ``False``: no intercept (the paper's model).
     random_state : None, int, Generator, RandomState or SeedSequence
         See :func:`rflite._numerics.check_rng` (a negative seed is an error).
 
     Attributes
     ----------
     feature_map_, support_, coef_, intercept_
-        See :class:`rflite._base.RandomFeatureModel` (``intercept_`` is 0).
+        See :class:`rflite._base.RandomFeatureModel`.  For a 2-d ``y`` each
+        output is an independent HARFE fit; ``support_`` is the union of the
+        supports and ``coef_`` has shape (len(support_), n_targets) (zero
+        where an output does not use a column).
     n_iter_, converged_, stop_reason_, residuals_
-        From :class:`HTPResult`.
+        From :class:`HTPResult` (lists over outputs for a 2-d ``y``).
+    n_features_in_, feature_names_in_, q_
+        Input width, data-frame column names, ``q`` clipped to d.
+
+    Notes
+    -----
+    ``sample_weight`` (dense fits) scales the rows by :math:`\sqrt{w_i}`
+    after centring and uses the penalty :math:`\lambda \sum_i w_i` in place
+    of :math:`m\lambda`, so integer weights equal repeated rows and zero
+    weights dropped rows; the column normalisation uses the weighted norms.
+    Matrix-free fits accept only weights that are 0 or 1 (rows dropped).
 
     Examples
     --------
@@ -644,7 +663,7 @@ class HARFERegressor(RandomFeatureModel):
     def __init__(self, n_features=10000, *, s=500, lam=1e-6, q=2, mu=DEFAULT_MU,
                  max_iter=DEFAULT_MAX_ITER, tol=DEFAULT_TOL, distribution="normal",
                  bias="uniform", activation="sin", subsets="random", normalize=True,
-                 matrix_free=False, random_state=None):
+                 matrix_free=False, fit_intercept=True, random_state=None):
         self.n_features = n_features
         self.s = s
         self.lam = lam
@@ -658,6 +677,7 @@ class HARFERegressor(RandomFeatureModel):
         self.subsets = subsets
         self.normalize = normalize
         self.matrix_free = matrix_free
+        self.fit_intercept = fit_intercept
         self.random_state = random_state
 
     def _fit_workspace(self, m, n_columns, itemsize, dense):
@@ -679,40 +699,61 @@ class HARFERegressor(RandomFeatureModel):
             work += 2 * max(1 << 22, n_columns) * itemsize
         return work
 
-    def fit(self, X, y):
-        """Draw the features, normalise the columns and run :func:`harfe`; returns ``self``."""
-        X, y = check_X_y(X, y)
+    def fit(self, X, y, sample_weight=None):
+        """Draw the features, centre, normalise the columns and run :func:`harfe`; returns ``self``."""
+        X, Y, w = self._validate_fit(X, y, sample_weight)
+        m = X.shape[0]
         n_features = check_int(self.n_features, "n_features", minimum=1)
         # validate the solver's parameters before the (expensive) features
         check_int(self.s, "s", minimum=1, maximum=n_features * (
             2 if self.activation == "fourier" else 1))
-        _check_shift(X.shape[0], check_real(self.lam, "lam", minimum=0.0),
-                     check_real(self.mu, "mu", minimum=0.0, strict=True))
+        lam = check_real(self.lam, "lam", minimum=0.0)
+        total = m if w is None else float(w.sum())
+        _check_shift(total, lam, check_real(self.mu, "mu", minimum=0.0, strict=True))
         normalize = check_bool(self.normalize, "normalize")
         matrix_free = check_bool(self.matrix_free, "matrix_free")
+        if matrix_free and w is not None:
+            raise ValueError("sample_weight other than 0/1 is not supported with "
+                             "matrix_free=True (the operator cannot scale rows)")
         self._check_feature_memory(*X.shape, dense=not matrix_free)
         fmap = self._draw_features(X.shape[1], self._rng())
-        if matrix_free:
-            A = fmap.operator(X)
-            norms = A.column_norms()
+        if matrix_free and check_bool(self.fit_intercept, "fit_intercept"):
+            # the centred operator: the same centring as the dense route
+            from rflite._base import _centered_operator
+
+            A, a_mean, scale = _centered_operator(fmap, X, normalize=normalize)
+            _, Yc, _, y_mean = self._center_and_weight(None, Y, None)
         else:
-            A = fmap.transform(X)
-            norms = np.sqrt(_column_sq_norms(A))
-        scale = np.ones(fmap.n_columns)
-        if normalize:
-            nz = norms > 0
-            scale[nz] = 1.0 / norms[nz]
             if matrix_free:
-                A = fmap.operator(X, col_scale=scale)
+                _, Yc, a_mean, y_mean = self._center_and_weight(None, Y, None)
+                A = fmap.operator(X)
+                norms = A.column_norms()
             else:
-                A *= scale
-        res = harfe(A, y, s=self.s, lam=self.lam, mu=self.mu, max_iter=self.max_iter,
-                    tol=self.tol)
-        self.n_iter_ = res.n_iter
-        self.converged_ = res.converged
-        self.stop_reason_ = res.stop_reason
-        self.residuals_ = res.residuals
-        return self._set_solution(fmap, res.support, res.coef[res.support] * scale[res.support])
+                A, Yc, a_mean, y_mean = self._center_and_weight(fmap.transform(X), Y, w)
+                norms = np.sqrt(_column_sq_norms(A))
+            scale = np.ones(fmap.n_columns)
+            if normalize:
+                nz = norms > 0
+                scale[nz] = 1.0 / norms[nz]
+                if matrix_free:
+                    A = fmap.operator(X, col_scale=scale)
+                else:
+                    A *= scale
+        # the solver's penalty is A.shape[0] * lam: make it lam * sum(w)
+        lam_eff = lam * total / m
+        supports, coefs, results = [], [], []
+        for k in range(Yc.shape[1]):
+            res = harfe(A, Yc[:, k], s=self.s, lam=lam_eff, mu=self.mu,
+                        max_iter=self.max_iter, tol=self.tol)
+            results.append(res)
+            supports.append(res.support)
+            coefs.append(res.coef[res.support] * scale[res.support])
+        one = getattr(self, "_one_d", True)
+        self.n_iter_ = results[0].n_iter if one else [r.n_iter for r in results]
+        self.converged_ = results[0].converged if one else [r.converged for r in results]
+        self.stop_reason_ = results[0].stop_reason if one else [r.stop_reason for r in results]
+        self.residuals_ = results[0].residuals if one else [r.residuals for r in results]
+        return self._finish(fmap, supports, coefs, a_mean, y_mean)
 
 
 def _column_sq_norms(A):

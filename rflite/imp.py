@@ -99,7 +99,6 @@ m x N matrix once plus O(m^2).
 
 from __future__ import annotations
 
-import copy
 import math
 from typing import NamedTuple
 
@@ -566,12 +565,37 @@ class SHRIMPRegressor(RandomFeatureModel):
         paper's are ``"all"``, ``"none"``, ``"fourier"``.
     track_spectrum : bool
         Record the Gram spectrum along the path (``path_.eig_min/eig_max``).
+    fit_intercept : bool, default True
+        Centre ``y`` and the feature columns with the (weighted) means of the
+        rows the coefficients are fitted on (the training part for the path
+        and the validation error, all rows for the refit), and recover
+        :math:`c_0 = \bar y - \bar a_S^T c_S` exactly.  ``False``: the
+        paper's model (no intercept).
     random_state : None, int or numpy.random.Generator
         Seeds the validation split, the features and random pruning (three
         independent streams).
 
     Notes
     -----
+    ``sample_weight`` scales the rows by :math:`\sqrt{w_i}` in the path's
+    minimum-norm solves, in the validation error (a weighted MSE) and in the
+    refit; zero-weight rows are dropped before anything else.  The random
+    validation split is drawn over the distinct rows, so integer weights are
+    *not* the same as repeated rows (a repeated row can land on both sides of
+    the split); with ``validation_fraction`` fixed, a row of weight k counts
+    k times in every solve and in the validation error.
+
+    With ``subsets="all"`` the map has ``C(d, q) * (n_features // C(d, q))``
+    weight vectors (Def. 3), fewer than ``n_features`` unless ``C(d, q)``
+    divides it: the effective number is ``n_features_`` and an
+    :class:`~rflite._base.EffectiveFeaturesWarning` says so.  A ``q`` above d
+    is clipped to d (``q_``).
+
+    For a 2-d ``y`` each output is an independent fit (own path and step, on
+    the same features and split); ``support_`` is the union of the supports
+    and ``coef_`` has shape (len(support_), n_targets); ``path_``,
+    ``best_step_`` and ``validation_mse_`` are lists over outputs.
+
     The whole fit (features, path, refit) runs with BLAS limited to the
     threads of :func:`_blas_threads` (one, with the default
     :data:`BLAS_THREADS`), so a seed gives the same model whatever
@@ -603,7 +627,7 @@ class SHRIMPRegressor(RandomFeatureModel):
                  min_features=1, schedule="paper", method="magnitude",
                  validation_fraction=0.1, refit=True,
                  distribution=None, subsets="all", bias="none", activation="fourier",
-                 track_spectrum=False, random_state=None):
+                 track_spectrum=False, fit_intercept=True, random_state=None):
         self.n_features = n_features
         self.q = q
         self.prune_rate = prune_rate
@@ -618,34 +642,21 @@ class SHRIMPRegressor(RandomFeatureModel):
         self.bias = bias
         self.activation = activation
         self.track_spectrum = track_spectrum
+        self.fit_intercept = fit_intercept
         self.random_state = random_state
 
     def _default_distribution(self, d):
-        # the SHRIMP paper's N(0, 1/q) weights (q = d for dense weights)
-        return Normal(scale=1.0 / math.sqrt(self.q if self.q is not None else d))
+        # the SHRIMP paper's N(0, 1/q) weights (q = d for dense weights; a q
+        # above d is clipped to d, as the map's supports are)
+        return Normal(scale=1.0 / math.sqrt(min(self.q, d) if self.q is not None else d))
 
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Draw the features, run the path, select the step, refit; returns ``self``."""
-        X, y = check_X_y(X, y)
-        m, d, n_val = self._check_fit(X)
-        # one BLAS thread setting for every step of the fit, whatever the
-        # environment asks for: the model must not depend on the thread count
-        with _blas_threads(m):
-            tr, val, fmap, path_rng = self._draw(X, m, d, n_val)
-            path = shrimp_path(
-                fmap.operator(X[tr]), y[tr], A_val=fmap.operator(X[val]), y_val=y[val],
-                prune_rate=self.prune_rate, n_steps=self.n_steps,
-                min_features=self.min_features, schedule=self.schedule, method=self.method,
-                track_spectrum=self.track_spectrum, rng=path_rng,
-            )
-            return self._finish(X, y, fmap, path, tr, val)
-
-    def _check_fit(self, X):
-        """Validate the parameters against ``X``; returns ``(m, d, n_val)``."""
+        X, Y, w = self._validate_fit(X, y, sample_weight)
         m, d = X.shape
         check_int(self.n_features, "n_features", minimum=1)
         if self.q is not None:
-            check_int(self.q, "q", minimum=1, maximum=d)
+            check_int(self.q, "q", minimum=1)
         frac = check_real(self.validation_fraction, "validation_fraction", minimum=0.0,
                           strict=True)
         if not frac < 1.0:
@@ -658,35 +669,77 @@ class SHRIMPRegressor(RandomFeatureModel):
             )
         # the path materialises the (n_columns x m) training matrix
         self._check_feature_memory(m, d)
-        return m, d, n_val
+        # one BLAS thread setting for every step of the fit, whatever the
+        # environment asks for: the model must not depend on the thread count
+        with _blas_threads(m):
+            return self._fit(X, Y, w, m, d, n_val)
 
-    def _draw(self, X, m, d, n_val):
-        """Split and features: ``(train rows, validation rows, feature map, path rng)``.
+    def _fit(self, X, Y, w, m, d, n_val):
+        import warnings
 
-        Depends on ``random_state``, ``q`` and the feature options only (not on
-        ``prune_rate``), which :func:`select_shrimp` relies on to share it.
-        """
+        from rflite._base import EffectiveFeaturesWarning
+
         split_rng, feat_rng, path_rng = spawn_streams(self._rng(), 3)
         perm = split_rng.permutation(m)
         val, tr = np.sort(perm[:n_val]), np.sort(perm[n_val:])
         fmap = self._draw_features(d, feat_rng)
         if fmap.is_complex:
             raise ValueError(f"activation must give real features, got {self.activation!r}")
-        return tr, val, fmap, path_rng
-
-    def _finish(self, X, y, fmap, path, tr, val):
-        """Pick the best step of ``path``, refit it (``refit``) and set the fitted attributes."""
-        best = path.best_step
-        support = path.supports[best]
+        self.n_features_ = fmap.n_features
+        if fmap.n_features != self.n_features:
+            warnings.warn(
+                f"subsets={self.subsets!r} with q={self.q_} on d={d} inputs keeps "
+                f"{fmap.n_features} weight vectors instead of n_features={self.n_features} "
+                "(n_features // C(d, q) per subset, Def. 3); recorded in n_features_",
+                EffectiveFeaturesWarning, stacklevel=3,
+            )
+        w_tr = None if w is None else w[tr]
+        w_val = None if w is None else w[val]
+        A_tr, Y_tr, a_mean, y_mean = self._center_and_weight(fmap.transform(X[tr]), Y[tr], w_tr)
+        A_val = fmap.transform(X[val])
+        Y_val = Y[val] - y_mean
+        if a_mean is not None:
+            A_val -= a_mean
+        if w_val is not None:
+            A_val *= np.sqrt(w_val)[:, None]
+            Y_val = Y_val * np.sqrt(w_val)[:, None]
+        paths, bests, supports, coefs = [], [], [], []
+        path_state = path_rng.bit_generator.state
+        for k in range(Y.shape[1]):
+            # every output starts from the same pruning stream: output k of a
+            # 2-d fit is the 1-d fit of column k
+            path_rng.bit_generator.state = path_state
+            path = shrimp_path(
+                A_tr, Y_tr[:, k], A_val=A_val, y_val=Y_val[:, k],
+                prune_rate=self.prune_rate, n_steps=self.n_steps,
+                min_features=self.min_features, schedule=self.schedule, method=self.method,
+                track_spectrum=self.track_spectrum, rng=path_rng,
+            )
+            best = path.best_step
+            paths.append(path)
+            bests.append(best)
+            supports.append(path.supports[best])
+            coefs.append(path.coefs[best])
+        del A_tr, A_val
         if self.refit:
-            coef = min_norm_solve(fmap.columns(X, support), y)
-        else:
-            coef = path.coefs[best]
-        self.path_ = path
-        self.best_step_ = best
-        self.validation_mse_ = float(path.val_mse[best])
+            # refit on all rows, centred with the means of all rows: only the
+            # kept columns are evaluated (never a second m x n_columns matrix)
+            union = np.unique(np.concatenate(supports))
+            A_U, Y_all, u_mean, y_mean = self._center_and_weight(
+                fmap.columns(X, union), Y, w)
+            a_mean = None
+            if u_mean is not None:
+                a_mean = np.zeros(fmap.n_columns, dtype=u_mean.dtype)
+                a_mean[union] = u_mean
+            coefs = [min_norm_solve(A_U[:, np.searchsorted(union, S)], Y_all[:, k])
+                     for k, S in enumerate(supports)]
+        one = getattr(self, "_one_d", True)
+        self.path_ = paths[0] if one else paths
+        self.best_step_ = bests[0] if one else bests
+        mses = [float(p.val_mse[b]) for p, b in zip(paths, bests)]
+        self.validation_mse_ = mses[0] if one else mses
         self.train_indices_, self.validation_indices_ = tr, val
-        return self._set_solution(fmap, support, coef, 0.0)
+        return self._finish(fmap, supports, coefs, a_mean, y_mean)
 
 
 class SHRIMPSelection(NamedTuple):
@@ -759,22 +812,17 @@ def select_shrimp(X, y, *, qs=None, prune_rates=(0.15, 0.25, 0.35), n_features=1
     seed = int(check_rng(random_state).integers(0, 2**63 - 1))
     scores = np.full((len(qs), len(prune_rates)), np.inf)
     best = None
-    # one task per q: the split, the features, the feature matrices and the
-    # first minimum-norm solve depend on q (and the shared seed) only, so they
-    # are computed once and shared by the prune rates; every candidate is the
-    # model SHRIMPRegressor(q=q, prune_rate=p, random_state=seed).fit would give
-    tasks = [(X, y, q, prune_rates, dict(n_features=n_features,
-                                         validation_fraction=validation_fraction,
-                                         random_state=seed, **params))
-             for q in qs]
+    grid = [(i, j) for i in range(len(qs)) for j in range(len(prune_rates))]
+    tasks = [(X, y, dict(n_features=n_features, q=qs[i], prune_rate=prune_rates[j],
+                         validation_fraction=validation_fraction, random_state=seed, **params))
+             for i, j in grid]
     # candidates share one seed, so the choice does not depend on where they run
-    for i, models in enumerate(map_tasks(_fit_candidates, tasks, executor=executor)):
-        for j, model in enumerate(models):
-            scores[i, j] = model.validation_mse_
-            if callback is not None:
-                callback(qs[i], prune_rates[j], model.validation_mse_)
-            if best is None or model.validation_mse_ < best.validation_mse_:
-                best = model
+    for (i, j), model in zip(grid, map_tasks(_fit_candidate, tasks, executor=executor)):
+        scores[i, j] = model.validation_mse_
+        if callback is not None:
+            callback(qs[i], prune_rates[j], model.validation_mse_)
+        if best is None or model.validation_mse_ < best.validation_mse_:
+            best = model
     i, j = np.unravel_index(np.argmin(scores), scores.shape)
     return SHRIMPSelection(best, qs[i], prune_rates[j], scores, qs, prune_rates)
 
@@ -785,38 +833,6 @@ def _fit_candidate(task):
     X, y, params = task
     return SHRIMPRegressor(**params).fit(X, y)
 
-
-def _fit_candidates(task):
-    """All :func:`select_shrimp` candidates of one ``q`` (module level so it pickles).
-
-    Each returned model equals ``SHRIMPRegressor(q=q, prune_rate=p,
-    **params).fit(X, y)``: the split, feature map, feature matrices and the
-    step-0 solve, which do not depend on ``p``, are computed once; every path
-    runs on its own copy of the matrices with its own (identically seeded)
-    path stream.
-    """
-    X, y, q, prune_rates, params = task
-    models = [SHRIMPRegressor(q=q, prune_rate=p, **params) for p in prune_rates]
-    m, d, n_val = models[0]._check_fit(X)
-    with _blas_threads(m):
-        tr, val, fmap, _ = models[0]._draw(X, m, d, n_val)
-        At = _transposed_copy(fmap.operator(X[tr]), "A")
-        Vt = _transposed_copy(fmap.operator(X[val]), "A_val")
-        y_tr, y_val = y[tr], y[val]
-        start = None
-        for model in models:
-            path_rng = spawn_streams(model._rng(), 3)[2]  # the stream fit would use
-            check_choice(model.method, "method", METHODS)
-            check_choice(model.schedule, "schedule", SCHEDULES)
-            counts = prune_counts(At.shape[0], model.prune_rate, n_steps=model.n_steps,
-                                  min_features=model.min_features, schedule=model.schedule)
-            with _blas_threads(At.shape[1]):  # as shrimp_path does
-                if start is None:
-                    start = _first_solve(At, y_tr)
-                path = _path(At.copy(), y_tr, Vt.copy(), y_val, counts, model.method,
-                             bool(model.track_spectrum), check_rng(path_rng), start)
-            model._finish(X, y, fmap, path, tr, val)
-    return models
 
 
 def _blas_threads(m: int):
@@ -848,19 +864,13 @@ def _transposed_copy(A, name: str) -> np.ndarray:
     return np.ascontiguousarray(A.T) if not A.flags.f_contiguous else A.T.copy()
 
 
-def _path(At, y, Vt, y_val, counts, method, track_spectrum, rng, start=None):
-    """Run the path on the owned working copy ``At`` (n x m, overwritten), sizes ``counts``.
-
-    ``start``, if given, is ``(c_0, label, solver)`` from :func:`_first_solve`
-    on the same ``At`` and ``y``: step 0 (which does not depend on the
-    schedule) is taken from it instead of being solved again; ``solver`` is
-    copied, not modified.
-    """
+def _path(At, y, Vt, y_val, counts, method, track_spectrum, rng):
+    """Run the path on the owned working copy ``At`` (n x m, overwritten), sizes ``counts``."""
     n_all, m = At.shape
     full_At = At.copy() if method == "subset" else None
     Vt_full = Vt.copy() if method == "subset" and Vt is not None else None
     idx = np.arange(n_all, dtype=np.int64)  # column of A held in At[i]
-    solver = _MinNormSolver(m) if start is None else copy.deepcopy(start[2])
+    solver = _MinNormSolver(m)
     supports, coefs, train, val, emax, emin, how = [], [], [], [], [], [], []
     c = None
     for t, n_t in enumerate(counts):
@@ -892,8 +902,6 @@ def _path(At, y, Vt, y_val, counts, method, track_spectrum, rng, start=None):
                     solver.prune(keep_pos, removed_rows)
         if method == "naive" and t > 0:
             label = "none"
-        elif t == 0 and start is not None:
-            c, label = start[0].copy(), start[1]
         else:
             c, label = solver.solve(At, y)
         resid = y - At.T @ c
@@ -928,16 +936,6 @@ def _best_step(val, y_val):
     floor = VAL_TIE_RTOL**2 * float(np.mean(np.abs(y_val) ** 2))
     tied = np.flatnonzero(val <= floor)
     return int(tied[-1]) if tied.size else int(np.argmin(val))
-
-
-def _first_solve(At, y):
-    """Step 0 of a path on ``At`` (not modified).
-
-    Returns ``(c_0, label, solver)``, what ``_path(start=...)`` takes.
-    """
-    solver = _MinNormSolver(At.shape[1])
-    c, label = solver.solve(At, y)
-    return c, label, solver
 
 
 def _prune_order(c, k: int) -> np.ndarray:

@@ -1037,14 +1037,7 @@ class _ARFFBase(RandomFeatureModel):
 
     def _decision(self, X):
         """The fitted model :math:`f(x) = \\sigma(W x + b) c + c_0`, complex for ``"exp"``."""
-        self._check_fitted()
-        X = check_array(X, "X", ndim=2)
-        if X.shape[1] != self.n_features_in_:
-            raise ValueError(
-                f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
-                f"{self.n_features_in_} features as input (X must have that many columns, "
-                f"got shape {X.shape})"
-            )
+        X = self._validate_predict(X)
         A = self.feature_map_.transform(X)
         return A @ self.coef_ + self.intercept_
 
@@ -1086,8 +1079,22 @@ class ARFFRegressor(_ARFFBase):
     complex model :math:`f`, :meth:`predict` its real part (for real targets
     :math:`|\mathrm{Re} f - y| \le |f - y|`, so the real part is never the
     worse real-valued prediction; the paper's error :math:`|f - y|` is
-    :func:`generalization_error`).  ``y`` may be 2-d (multi-output: shared
-    frequencies, accept test on the amplitude norm over outputs).
+    :func:`generalization_error`).  ``y`` may be 2-d: the natural joint form
+    of the method, one set of frequencies shared by all outputs, one
+    amplitude vector per output, the accept test on the amplitude norm over
+    outputs (the paper's Case 4); it is *not* the same as one fit per output.
+
+    Intercept: with ``fit_intercept=True`` (default) Algorithm 3 centres and
+    scales ``y`` by its training mean and standard deviation, so
+    ``intercept_`` is the mean of ``y`` (the frequencies' amplitudes fit the
+    centred target); shifting ``y`` shifts the predictions and nothing else.
+    ``fit_intercept=False`` only scales ``y`` (``intercept_ = 0``).
+
+    ``sample_weight``: zero-weight rows are dropped and a row of integer
+    weight k is repeated k times (the Metropolis sampler and the
+    standardisation then see exactly the repeated-rows data); non-integer
+    weights raise ``ValueError``.  ``feature_names_in_`` / ``n_features_in_``
+    as in scikit-learn.
 
     Parameters
     ----------
@@ -1120,16 +1127,36 @@ class ARFFRegressor(_ARFFBase):
     (300,)
     """
 
+    def __init__(self, n_features=64, *, n_iter=100, method="metropolis", scale=1.0,
+                 delta=None, gamma=None, lam=0.1, refit_every=10, adaptive_covariance=False,
+                 burn_in=None, omega_max=math.inf, activation="exp", fit_intercept=True,
+                 random_state=None):
+        super().__init__(n_features, n_iter=n_iter, method=method, scale=scale, delta=delta,
+                         gamma=gamma, lam=lam, refit_every=refit_every,
+                         adaptive_covariance=adaptive_covariance, burn_in=burn_in,
+                         omega_max=omega_max, activation=activation,
+                         random_state=random_state)
+        self.fit_intercept = fit_intercept
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.target_tags.multi_output = True  # a 2-d y fits p outputs on shared frequencies
         return tags
 
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Standardise, sample the frequencies, solve the amplitudes; returns ``self``."""
-        X, Y, one_d = _check_data(X, y)
+        X, Y, w = self._validate_fit(X, y, sample_weight)
+        X, Y = self._repeat_rows(X, Y, w)
+        one_d = self._one_d
+        X, Y, _ = _check_data(X, Y)
         T = Y[:, 0] if one_d else Y
-        self._fit_targets(X, T, Standardizer.fit(X), Standardizer.fit(T))
+        t_std = Standardizer.fit(T)
+        from rflite._numerics import check_bool
+
+        if not check_bool(self.fit_intercept, "fit_intercept"):
+            # scale only: the amplitudes fit y itself, no offset
+            t_std = Standardizer(np.zeros_like(t_std.mean), t_std.scale)
+        self._fit_targets(X, T, Standardizer.fit(X), t_std)
         if one_d:
             self.coef_ = self.coef_[:, 0]
             self.intercept_ = float(self.intercept_[0])
@@ -1172,10 +1199,28 @@ class ARFFClassifier(_ARFFBase):
 
     _estimator_type = "classifier"
 
-    def fit(self, X, y):
-        """One-hot encode ``y``, standardise ``X``, fit; returns ``self``."""
+    def fit(self, X, y, sample_weight=None):
+        """One-hot encode ``y``, standardise ``X``, fit; returns ``self``.
+
+        ``sample_weight``: zero weights drop rows, integer weights repeat
+        them, non-integer weights raise ``ValueError`` (as the regressor).
+        """
+        from rflite._base import _feature_names
+        from rflite._numerics import check_sample_weight
+
+        names = _feature_names(X)
         X = check_array(X, "X", ndim=2, min_rows=2)
         y = _check_labels(y)
+        w = check_sample_weight(sample_weight, X.shape[0])
+        if y.ndim == 1 and y.shape[0] == X.shape[0] and w is not None:
+            keep = w > 0
+            X, y, w = X[keep], y[keep], w[keep]
+            X, y2 = self._repeat_rows(X, y[:, None], w)
+            y = y2[:, 0]
+        if names is not None:
+            self.feature_names_in_ = names
+        elif hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
         if y.ndim != 1 or y.shape[0] != X.shape[0]:
             raise ValueError(
                 f"y must be 1-d with one label per row of X, got X {X.shape} and y {y.shape}"

@@ -15,26 +15,49 @@ from __future__ import annotations
 import numpy as np
 
 from rflite._base import RandomFeatureModel
-from rflite._numerics import check_int, check_real, check_X_y, ridge_fit
+from rflite._numerics import check_int, check_real, ridge_fit
 
 __all__ = ["RandomFeatureRidge"]
 
 
 class RandomFeatureRidge(RandomFeatureModel):
-    """Ridge regression on all N random features (no sparsity).
+    r"""Ridge regression on all N random features (no sparsity).
 
     Parameters
     ----------
     n_features : int
         Number of random features N.
     lam : float
-        Ridge parameter :math:`\\lambda >= 0` (the penalty is ``m * lam``).
+        Ridge parameter :math:`\lambda >= 0` (the penalty is ``m * lam``).
     q : int or None
         Nonzeros per weight vector (None: dense).
     distribution, bias, activation, subsets
         See :func:`rflite.features.random_feature_map`.
+    fit_intercept : bool, default True
+        Centre ``y`` and the feature columns (weighted means) before the
+        solve and recover the intercept exactly as
+        :math:`c_0 = \bar y - \bar a^T c` (the penalty leaves it out).
+        ``False`` fits through the origin (the behaviour before 0.2).
     random_state : None, int, Generator, RandomState or SeedSequence
         See :func:`rflite._numerics.check_rng` (a negative seed is an error).
+
+    Attributes
+    ----------
+    feature_map_, support_, coef_, intercept_
+        ``coef_`` is (N,) for a 1-d ``y`` and (N, n_targets) for a 2-d one
+        (one ridge solve with n_targets right-hand sides: the outputs are
+        independent).
+    n_features_in_, feature_names_in_
+        As in scikit-learn (names only for data frames with string columns).
+    q_
+        ``q`` clipped to the number of inputs.
+
+    Notes
+    -----
+    ``sample_weight`` minimises :math:`\sum_i w_i (a_i^T c + c_0 - y_i)^2 +
+    \lambda (\sum_i w_i) \|c\|^2` (rows scaled by :math:`\sqrt{w_i}`, the
+    penalty scaled by :math:`\sum w` instead of m), so integer weights equal
+    repeated rows and a zero weight equals a dropped row.
 
     Examples
     --------
@@ -46,7 +69,8 @@ class RandomFeatureRidge(RandomFeatureModel):
     """
 
     def __init__(self, n_features=1000, *, lam=1e-3, q=None, distribution="normal",
-                 bias="uniform", activation="sin", subsets="random", random_state=None):
+                 bias="uniform", activation="sin", subsets="random", fit_intercept=True,
+                 random_state=None):
         self.n_features = n_features
         self.lam = lam
         self.q = q
@@ -54,6 +78,7 @@ class RandomFeatureRidge(RandomFeatureModel):
         self.bias = bias
         self.activation = activation
         self.subsets = subsets
+        self.fit_intercept = fit_intercept
         self.random_state = random_state
 
     def _fit_workspace(self, m, n_columns, itemsize, dense):
@@ -66,16 +91,19 @@ class RandomFeatureRidge(RandomFeatureModel):
         k = min(m, n_columns)
         return 2 * k * k * itemsize + 4 * (m + n_columns) * itemsize
 
-    def fit(self, X, y):
-        """Draw the features and solve the ridge problem; returns ``self``."""
-        X, y = check_X_y(X, y, estimator=type(self).__name__)
+    def fit(self, X, y, sample_weight=None):
+        """Draw the features and solve the (weighted, centred) ridge problem; returns ``self``."""
+        X, Y, w = self._validate_fit(X, y, sample_weight)
         check_int(self.n_features, "n_features", minimum=1)
         lam = check_real(self.lam, "lam", minimum=0.0)
-        if not np.isfinite(X.shape[0] * lam):
+        total = X.shape[0] if w is None else float(w.sum())
+        if not np.isfinite(total * lam):
             raise ValueError(f"lam={lam:g} overflows float64 in the penalty m * lam "
-                             f"(m={X.shape[0]}); lam must be far smaller")
+                             f"(m={total:g}); lam must be far smaller")
         self._check_feature_memory(*X.shape)
         fmap = self._draw_features(X.shape[1], self._rng())
-        A = fmap.transform(X)
-        coef = ridge_fit(A, y, X.shape[0] * lam)
-        return self._set_solution(fmap, np.arange(fmap.n_columns), coef)
+        A, Yc, a_mean, y_mean = self._center_and_weight(fmap.transform(X), Y, w)
+        # one solve for all outputs: the Gram matrix is shared
+        C = ridge_fit(A, Yc, total * lam).reshape(fmap.n_columns, -1)
+        cols = np.arange(fmap.n_columns)
+        return self._finish(fmap, [cols] * C.shape[1], list(C.T), a_mean, y_mean)

@@ -218,7 +218,7 @@ def test_gfc_multiple_passes_and_subsample():
 # ------------------------------------------------------------------- model class
 def test_regressor_predict_transform_and_params(gfc_serial):
     X, y = _gfc_problem()
-    model = GFCRegressor(n_workers=3, max_steps=3, random_state=11).fit(X, y)
+    model = GFCRegressor(n_workers=3, max_steps=3, fit_intercept=False, random_state=11).fit(X, y)
     _assert_same(model.result_, gfc_serial)
     L = model.weights_.shape[0]
     F = model.transform(X)

@@ -280,7 +280,7 @@ def test_model_matrix_free_equals_dense():
 # ------------------------------------------------------------------- model
 def test_model_fit_predict_and_scaling():
     X, y = make_friedman1(100, noise=0.5, rng=1)
-    model = HARFERegressor(n_features=500, s=50, lam=1e-6, random_state=0)
+    model = HARFERegressor(n_features=500, s=50, lam=1e-6, fit_intercept=False, random_state=0)
     assert model.fit(X, y) is model
     assert model.n_nonzero_ <= 50 and model.n_iter_ >= 1 and model.residuals_.size == model.n_iter_
     # coef_ include the column scaling: predictions equal the normalised solve

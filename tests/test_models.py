@@ -31,7 +31,7 @@ def test_fit_predict_score(data):
     model = RandomFeatureRidge(300, lam=1e-4, q=2, random_state=0)
     assert model.fit(X, y) is model
     pred = model.predict(X_test)
-    full = model.feature_map_.transform(X_test) @ model.dense_coef()
+    full = model.feature_map_.transform(X_test) @ model.dense_coef() + model.intercept_
     np.testing.assert_allclose(pred, full, rtol=1e-12, atol=1e-12)
     assert model.score(X_test, y_test) > 0.8
     assert model.n_nonzero_ == 300 and model.sparsity_ == 1.0
@@ -65,7 +65,7 @@ def test_not_fitted_and_bad_input(data):
     with pytest.raises(ValueError, match="n_features"):
         RandomFeatureRidge(0).fit(X, y)
     with pytest.raises(ValueError, match="q"):
-        RandomFeatureRidge(10, q=9).fit(X, y)
+        RandomFeatureRidge(10, q=0).fit(X, y)
     with pytest.raises(ValueError, match="same number of rows"):
         RandomFeatureRidge(10).fit(X, y[:-1])
     model = RandomFeatureRidge(10, random_state=0).fit(X, y)
@@ -114,9 +114,11 @@ def test_works_in_pipeline_and_grid_search(data):
     assert search.score(X_test, y_test) > 0.7
 
 
-def test_column_vector_y_is_flattened_with_warning(data):
-    from rflite._numerics import DataConversionWarning
-
-    X, y, *_ = data
-    with pytest.warns(DataConversionWarning, match="column-vector"):
-        RandomFeatureRidge(20, random_state=0).fit(X, y[:, None])
+def test_column_vector_y_is_a_one_output_fit(data):
+    # scikit-learn's multi-output regressors: y of shape (m, 1) fits one
+    # output and predicts (n, 1), the same numbers as the 1-d fit
+    X, y, X_test, _ = data
+    a = RandomFeatureRidge(20, random_state=0).fit(X, y[:, None]).predict(X_test)
+    b = RandomFeatureRidge(20, random_state=0).fit(X, y).predict(X_test)
+    assert a.shape == (X_test.shape[0], 1) and b.shape == (X_test.shape[0],)
+    np.testing.assert_allclose(a[:, 0], b, rtol=1e-12)

@@ -328,7 +328,8 @@ def _importance_run(task):
     seed, run, m, N, s, d = task
     rng = np.random.default_rng([seed, run])
     X, y = datasets.make_friedman1(m, d=d, noise=1.0, rng=rng)
-    model = HARFERegressor(N, s=s, lam=1e-3 / m, q=2, random_state=rng).fit(X, y)
+    model = HARFERegressor(N, s=s, lam=1e-3 / m, q=2, fit_intercept=False,
+                           random_state=rng).fit(X, y)
     return model.variable_importance("magnitude"), model.variable_importance("count")
 
 
@@ -394,7 +395,7 @@ def _real_run(task):
     ds = datasets.load_uci(name, rng=np.random.default_rng([seed, run]))
     model = HARFERegressor(
         N, s=s, lam=hp["m_lambda"] / ds.X_train.shape[0], q=hp["q"],
-        distribution="uniform", bias="weights",
+        distribution="uniform", bias="weights", fit_intercept=False,
         random_state=np.random.default_rng([seed, run, 1]),
     )
     with warnings.catch_warnings():

@@ -28,13 +28,15 @@ def _fit_best(X, y, q, n_features, seed):
     n_val = len(y) // 5
     best = None
     for lam in LAMBDAS:
-        model = RandomFeatureRidge(n_features, lam=lam, q=q, random_state=seed)
+        model = RandomFeatureRidge(n_features, lam=lam, q=q, fit_intercept=False,
+                                   random_state=seed)
         model.fit(X[n_val:], y[n_val:])
         err = np.mean((model.predict(X[:n_val]) - y[:n_val]) ** 2)
         if best is None or err < best[0]:
             best = (err, lam)
     t0 = time.perf_counter()
-    model = RandomFeatureRidge(n_features, lam=best[1], q=q, random_state=seed).fit(X, y)
+    model = RandomFeatureRidge(n_features, lam=best[1], q=q, fit_intercept=False,
+                               random_state=seed).fit(X, y)
     return model, best[1], time.perf_counter() - t0
 
 

@@ -64,7 +64,7 @@ def _one_run(name, q, m, d, N, seed, min_l2=True):
     X_test, _ = spec.make(N_TEST, d=d, rng=rng)
     y_test = spec.target(X_test)
     t0 = time.perf_counter()
-    model = SHRIMPRegressor(n_features=N, q=q, random_state=rng).fit(X, y)
+    model = SHRIMPRegressor(n_features=N, q=q, fit_intercept=False, random_state=rng).fit(X, y)
     t_fit = time.perf_counter() - t0
     out = {"shrimp": float(np.mean((model.predict(X_test) - y_test) ** 2)),
            "size": model.n_nonzero_, "time": t_fit, "best_step": model.best_step_,
@@ -173,7 +173,7 @@ def shrimp_support(ctx):
     X_test, _ = datasets.make_shrimp_support(N_TEST, d=d, rng=rng)
     y_test = datasets.target_shrimp_support(X_test)
     t0 = time.perf_counter()
-    model = SHRIMPRegressor(n_features=N, q=1, random_state=rng).fit(X, y)
+    model = SHRIMPRegressor(n_features=N, q=1, fit_intercept=False, random_state=rng).fit(X, y)
     ctx.log(f"m = {m}, d = {d}, N = {N} ({2 * N} columns), q = 1, p = 0.2: fit "
             f"{time.perf_counter() - t0:.1f} s")
     path, fmap = model.path_, model.feature_map_
@@ -340,7 +340,8 @@ def shrimp_real(ctx):
         qs = tuple(range(1, min(top, ds.d) + 1))
         t0 = time.perf_counter()
         sel = select_shrimp(ds.X_train, ds.y_train, qs=qs, prune_rates=rates,
-                            n_features=N, random_state=ctx.seed, executor=ctx.jobs)
+                            n_features=N, random_state=ctx.seed, executor=ctx.jobs,
+                            fit_intercept=False)
         mse = float(np.mean((sel.model.predict(ds.X_test) - ds.y_test) ** 2))
         pub, pub_q = REAL_PUBLISHED[name]
         other = datasets.UCI_DATASETS[name].published

@@ -101,7 +101,8 @@ def _harfe2_entry(name, noise, N, *, m, rng):
     X_test, _ = spec.make(1000, rng=rng)
     f_test = spec.target(X_test)
     model = SRFERegressor(n_features=N, eta=noise, q=2, distribution=Uniform(-1.0, 1.0),
-                          bias="weights", normalize=True, random_state=rng).fit(X, y)
+                          bias="weights", normalize=True, fit_intercept=False,
+                          random_state=rng).fit(X, y)
     return float(np.mean((model.predict(X_test) - f_test) ** 2)), model
 
 
@@ -296,18 +297,20 @@ def srfe_time(ctx):
     f_test = datasets.target_shrimp_support(X_test)
     makers = {"SRFE": lambda N: SRFERegressor(
         n_features=N, eta=ETA_REL_SHRIMP * _rms(y), q=1, subsets="all", distribution=Normal(1.0),
-        bias="none", activation="fourier", random_state=ctx.seed)}
+        bias="none", activation="fourier", fit_intercept=False, random_state=ctx.seed)}
     try:
         from rflite.htp import HARFERegressor
 
         makers["HARFE"] = lambda N: HARFERegressor(
-            n_features=N, s=max(1, min(N // 20, m // 2)), lam=1e-10, q=1, random_state=ctx.seed)
+            n_features=N, s=max(1, min(N // 20, m // 2)), lam=1e-10, q=1, fit_intercept=False,
+            random_state=ctx.seed)
     except ImportError as exc:  # another helper's module may not exist yet
         ctx.log(f"skipping HARFE: {exc}")
     try:
         from rflite.imp import SHRIMPRegressor
 
-        makers["SHRIMP"] = lambda N: SHRIMPRegressor(n_features=N, q=1, random_state=ctx.seed)
+        makers["SHRIMP"] = lambda N: SHRIMPRegressor(n_features=N, q=1, fit_intercept=False,
+                                                     random_state=ctx.seed)
     except ImportError as exc:
         ctx.log(f"skipping SHRIMP: {exc}")
     for make in makers.values():  # compile the kernels outside the timings

@@ -645,6 +645,17 @@ class SHRIMPRegressor(RandomFeatureModel):
         self.fit_intercept = fit_intercept
         self.random_state = random_state
 
+    def _fit_workspace(self, m, n_columns, itemsize, dense):
+        """Bytes a fit needs beyond the feature matrix (for ``_check_feature_memory``).
+
+        Measured peak 4.0x the ``m x n_columns`` matrix (m = 1000, 10000
+        columns): the training and validation matrices, their centred and
+        weighted versions and the path's transposed working copy
+        (:func:`shrimp_path` owns one), plus the ``m x m`` factors of the
+        over-parameterised steps.
+        """
+        return 3 * m * n_columns * itemsize + 3 * m * m * 8
+
     def _default_distribution(self, d):
         # the SHRIMP paper's N(0, 1/q) weights (q = d for dense weights; a q
         # above d is clipped to d, as the map's supports are)

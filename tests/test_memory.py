@@ -177,3 +177,36 @@ def test_ridge_fit_workspace_is_two_gram_matrices():
     y = rng.normal(size=300)
     gram = 300 * 300 * 8
     assert _peak_bytes(nm.ridge_fit, A, y, 1e-3) < 2 * gram + 0.5 * gram
+
+
+@posix_only
+@pytest.mark.parametrize("make, matrix", [
+    # SHRIMP: 1000 x 2 * 4000 real columns (61 MiB); peak 4x the matrix
+    ("SHRIMPRegressor(n_features=4000, subsets='random', n_steps=1, random_state=0)",
+     1000 * 8000 * 8),
+    # ARFF: S is 1000 x 4000 complex (61 MiB); peak about 3x S plus the Gram copies
+    ("ARFFRegressor(n_features=4000, n_iter=1, random_state=0)", 1000 * 4000 * 16),
+])
+def test_shrimp_and_arff_refused_when_matrix_fits_but_peak_does_not(make, matrix):
+    """Issue 17.3: SHRIMP's and ARFF's estimates are their fits' peaks (measured
+    4.0x and 3.1x the feature matrix), so with room for the matrix plus a
+    little, the fit is refused up front with a MemoryError naming n_features."""
+    res = _run_limited(f"""
+        import resource
+        import numpy as np
+        from rflite.imp import SHRIMPRegressor
+        from rflite.metropolis import ARFFRegressor
+        X = np.random.default_rng(0).uniform(-1, 1, (1000, 5))
+        for line in open("/proc/self/status"):
+            if line.startswith("VmSize:"):
+                used = int(line.split()[1]) * 1024
+        resource.setrlimit(resource.RLIMIT_AS, (used + {matrix} + (100 << 20), -1))
+        try:
+            {make}.fit(X, X[:, 0])
+            print("fitted")
+        except MemoryError as exc:
+            print("MemoryError:", exc)
+    """, ulimit_kb="unlimited")
+    assert res.returncode == 0, res.stderr
+    assert "MemoryError:" in res.stdout and "n_features=4000" in res.stdout, res.stdout
+    assert "peak of the fit" in res.stdout

@@ -225,11 +225,6 @@ def test_interrupted_figure_save_leaves_no_partial_png(tmp_path, monkeypatch):
     assert list(tmp_path.iterdir()) == []
 
 
-#: Experiment modules whose figures other branches switch to ``ctx.savefig`` /
-#: ``atomic_path`` (issue 17.6); empty this set once they are merged.
-PENDING_ATOMIC: set[str] = set()
-
-
 def test_experiments_save_figures_atomically():
     """No experiment writes a figure straight to its final name."""
     import re
@@ -237,7 +232,7 @@ def test_experiments_save_figures_atomically():
     folder = ROOT / "rflite" / "experiments"
     bare = []
     for path in sorted(folder.glob("*.py")):
-        if path.name in PENDING_ATOMIC or path.name == "__init__.py":
+        if path.name == "__init__.py":
             continue
         for lineno, line in enumerate(path.read_text().splitlines(), 1):
             m = re.search(r"\bfig\.savefig\((\w+)", line)

@@ -244,7 +244,7 @@ class L1Result(NamedTuple):
         Certified (feasible, relative duality gap <= tol on the problem as
         given; :attr:`certified` is True): ``"homotopy"`` (exact path end
         point), ``"linprog"`` (basis pursuit solved as a linear program by
-        HiGHS, small problems only), ``"polished"`` (SPG + exact KKT point
+        HiGHS, directly or by column generation), ``"polished"`` (SPG + exact KKT point
         on the support),
         ``"optimal"`` (gap <= tol without polish), ``"zero_solution"``
         (``c = 0`` is optimal).  Not certified (``duality_gap`` is whatever

@@ -550,14 +550,15 @@ def test_bpdn_satisfies_constraint(prob, rel_sigma):
     Mathematically the minimiser satisfies ||A c - y|| <= sigma whenever the
     constraint set is non-empty (always, for A of full row rank), and c = 0 is
     the unique solution once sigma >= ||y||.  Numerically the solver promises
-    (module constants): the exact stops ("homotopy", "polished", "optimal",
-    "bp_solution", "zero_solution") give ||r|| <= sigma (1 + FEAS_TOL) +
-    BP_TOL ||y||; SPGL1's "root_found" gives ||r|| <= sigma + OPT_TOL max(1,
+    (module constants): the certified stops (``bp.CERTIFIED``: "homotopy",
+    "linprog", "polished", "optimal", "zero_solution", with a duality gap <=
+    OPT_TOL) and the feasible uncertified "bp_solution" and "lp_inexact" give
+    ||r|| <= sigma (1 + FEAS_TOL) + BP_TOL ||y||; SPGL1's "root_found" gives ||r|| <= sigma + OPT_TOL max(1,
     ||r||); "sigma_unreachable" must mean that least squares cannot get below
     sigma either; "max_iter" / "line_search" promise nothing but must say so.
     In every case the reported ``residual_norm`` is the true one.
     """
-    from rflite.bp import BP_TOL, FEAS_TOL, OPT_TOL
+    from rflite.bp import BP_TOL, CERTIFIED, FEAS_TOL, OPT_TOL
 
     A, y = prob
     ynorm = float(np.linalg.norm(y))
@@ -569,8 +570,10 @@ def test_bpdn_satisfies_constraint(prob, rel_sigma):
     r = float(np.linalg.norm(A @ res.coef - y))
     assert res.residual_norm == pytest.approx(r, rel=1e-8, abs=1e-12 * ynorm)
     slack = 1e-12 * ynorm  # rounding of A @ c
-    if res.stop_reason in ("homotopy", "polished", "optimal", "bp_solution", "zero_solution"):
+    if res.stop_reason in CERTIFIED | {"bp_solution", "lp_inexact"}:
         assert r <= sigma * (1 + FEAS_TOL) + BP_TOL * ynorm + slack
+        if res.stop_reason in CERTIFIED:
+            assert res.certified and res.duality_gap <= OPT_TOL
     elif res.stop_reason == "root_found":
         assert r <= sigma + OPT_TOL * max(1.0, r) + slack
     elif res.stop_reason == "sigma_unreachable":

@@ -10,7 +10,6 @@ follows scikit-learn's estimator conventions (constructor stores parameters,
 
 from __future__ import annotations
 
-import inspect
 import sys
 import warnings
 
@@ -19,18 +18,11 @@ import numpy as np
 from rflite._numerics import (
     check_array, check_bool, check_rng, check_sample_weight, check_targets, weighted_mean,
 )
+from rflite._estimator import EstimatorMixin, FeatureNamesWarning, feature_names
 from rflite.features import FeatureMap, random_feature_map, variable_usage
 
 __all__ = ["RandomFeatureModel", "NotFittedError", "FeatureNamesWarning",
            "QClippedWarning", "EffectiveFeaturesWarning"]
-
-
-class FeatureNamesWarning(UserWarning):
-    """``X`` at predict time has (or lacks) column names unlike the ``X`` of ``fit``.
-
-    A ``UserWarning``, as scikit-learn's own message is, so that its filters
-    and ``warnings.simplefilter("error", UserWarning)`` catch it.
-    """
 
 
 class EffectiveFeaturesWarning(UserWarning):
@@ -44,31 +36,6 @@ class EffectiveFeaturesWarning(UserWarning):
 
 class QClippedWarning(UserWarning):
     """``q`` (nonzeros per weight vector) exceeded the number of inputs and was clipped."""
-
-
-def _feature_names(X):
-    """String column names of a data frame ``X`` (duck-typed ``.columns``), else None.
-
-    scikit-learn's rule (``sklearn.utils.validation._get_feature_names``):
-    names are kept only when every column name is a ``str``; a mix of ``str``
-    and other types is a ``TypeError``; non-string names are ignored.
-    pandas is never imported: any 2-d object with ``columns`` and ``shape``
-    qualifies.
-    """
-    cols = getattr(X, "columns", None)
-    if cols is None or len(getattr(X, "shape", ())) != 2 or isinstance(X, np.ndarray):
-        return None
-    names = np.asarray(list(cols), dtype=object)
-    if names.size == 0:
-        return None
-    types = sorted({type(v).__qualname__ for v in names})
-    if len(types) > 1 and "str" in types:
-        raise TypeError(
-            "Feature names are only supported if all input features have string names, "
-            f"but your input has {types} as feature name / column name types. Convert "
-            "them all to strings (X.columns = X.columns.astype(str)) or remove them."
-        )
-    return names if types == ["str"] else None
 
 
 class NotFittedError(ValueError, AttributeError):
@@ -92,23 +59,6 @@ def _not_fitted_error_class():
 
 
 _SK_NOT_FITTED = None
-
-
-def _same_default(value, default) -> bool:
-    """Whether a parameter still has its default (for ``repr``; arrays compared by identity)."""
-    if value is default:
-        return True
-    if isinstance(value, np.ndarray) or isinstance(default, np.ndarray):
-        return False
-    try:
-        same = value == default
-        if isinstance(same, (bool, np.bool_)):
-            # 1 == 1.0 == True: also require the same type, as scikit-learn does
-            return bool(same) and (type(value) is type(default) or (
-                isinstance(value, float) and isinstance(default, float)))
-    except Exception:  # noqa: BLE001 - any comparison failure means "changed"
-        pass
-    return False
 
 
 def _centered_operator(fmap, X, *, normalize: bool):
@@ -155,7 +105,7 @@ def _centered_operator(fmap, X, *, normalize: bool):
     return _Centered(), mu, scale
 
 
-class RandomFeatureModel:
+class RandomFeatureModel(EstimatorMixin):
     """Base class: feature options, parameter handling, sparse prediction.
 
     Subclasses implement ``fit(X, y)``, which must call :meth:`_draw_features`
@@ -163,28 +113,6 @@ class RandomFeatureModel:
     (see :func:`rflite.features.random_feature_map`): ``n_features``, ``q``,
     ``subsets``, ``distribution``, ``bias``, ``activation``, ``random_state``.
     """
-
-    # -- scikit-learn conventions --------------------------------------------
-    @classmethod
-    def _get_param_names(cls):
-        sig = inspect.signature(cls.__init__)
-        return sorted(
-            p.name for p in sig.parameters.values()
-            if p.name != "self" and p.kind != p.VAR_KEYWORD
-        )
-
-    def get_params(self, deep: bool = True) -> dict:
-        """Constructor parameters as a dict (scikit-learn convention)."""
-        return {name: getattr(self, name) for name in self._get_param_names()}
-
-    def set_params(self, **params):
-        """Set constructor parameters; unknown names raise ``ValueError``."""
-        valid = set(self._get_param_names())
-        for key, value in params.items():
-            if key not in valid:
-                raise ValueError(f"invalid parameter {key!r} for {type(self).__name__}")
-            setattr(self, key, value)
-        return self
 
     _estimator_type = "regressor"
 
@@ -202,21 +130,6 @@ class RandomFeatureModel:
             input_tags=InputTags(),
         )
 
-    def __repr__(self) -> str:
-        """Constructor call with the non-default parameters only, in constructor order.
-
-        scikit-learn's ``print_changed_only`` style: ``HARFERegressor(s=50)``.
-        """
-        sig = inspect.signature(type(self).__init__)
-        args = []
-        for p in sig.parameters.values():
-            if p.name == "self" or p.kind in (p.VAR_KEYWORD, p.VAR_POSITIONAL):
-                continue
-            value = getattr(self, p.name, p.default)
-            if not _same_default(value, p.default):
-                args.append(f"{p.name}={value!r}")
-        return f"{type(self).__name__}({', '.join(args)})"
-
     # -- input conventions (fit) ---------------------------------------------
     def _validate_fit(self, X, y, sample_weight):
         """Validate ``fit``'s data; record ``n_features_in_`` / ``feature_names_in_``.
@@ -226,7 +139,7 @@ class RandomFeatureModel:
         ``w``: a zero weight is exactly a dropped row).  Sets ``self._one_d``
         so that :meth:`_finish` and ``predict`` return (n,) for a 1-d ``y``.
         """
-        names = _feature_names(X)
+        names = feature_names(X)
         X, Y, one_d = check_targets(X, y, estimator=type(self).__name__)
         w = check_sample_weight(sample_weight, X.shape[0])
         if w is not None:
@@ -423,41 +336,6 @@ class RandomFeatureModel:
             raise _not_fitted_error_class()(
                 f"this {type(self).__name__} is not fitted yet; call fit first"
             )
-
-    def _check_feature_names(self, X):
-        """scikit-learn's predict-time name check (``_check_feature_names(reset=False)``).
-
-        Names that differ from ``feature_names_in_`` (missing, unseen or
-        reordered) raise ``ValueError`` with scikit-learn's message; names on
-        one side only warn (:class:`FeatureNamesWarning`, a ``UserWarning``).
-        """
-        fitted = getattr(self, "feature_names_in_", None)
-        names = _feature_names(X)
-        name = type(self).__name__
-        if fitted is None and names is None:
-            return
-        if fitted is None:
-            warnings.warn(f"X has feature names, but {name} was fitted without feature names",
-                          FeatureNamesWarning, stacklevel=3)
-            return
-        if names is None:
-            warnings.warn(f"X does not have valid feature names, but {name} was fitted with "
-                          "feature names", FeatureNamesWarning, stacklevel=3)
-            return
-        if len(fitted) != len(names) or np.any(fitted != names):
-            msg = "The feature names should match those that were passed during fit.\n"
-            unexpected = sorted(set(names) - set(fitted))
-            missing = sorted(set(fitted) - set(names))
-            if unexpected:
-                msg += "Feature names unseen at fit time:\n" + "".join(
-                    f"- {n}\n" for n in unexpected[:5]) + ("- ...\n" if len(unexpected) > 5
-                                                          else "")
-            if missing:
-                msg += "Feature names seen at fit time, yet now missing:\n" + "".join(
-                    f"- {n}\n" for n in missing[:5]) + ("- ...\n" if len(missing) > 5 else "")
-            if not missing and not unexpected:
-                msg += "Feature names must be in the same order as they were in fit.\n"
-            raise ValueError(msg)
 
     def _validate_predict(self, X) -> np.ndarray:
         """Fitted check, name check and ``X`` validation for ``predict``."""

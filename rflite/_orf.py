@@ -33,7 +33,6 @@ pair above is normalised, :math:`k(0) = 1`.)
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 from numba import njit
@@ -83,70 +82,6 @@ def orthogonal_gaussian(rng: np.random.Generator, n: int, d: int, scale: float) 
     W = W[:n]
     W *= scale
     return W
-
-
-# ------------------------------------------------------------- feature names
-def feature_names(X):
-    """Column names of DataFrame-like ``X`` as an object array, or ``None``.
-
-    As scikit-learn's ``_get_feature_names``: names are used only when they
-    are all strings; mixing string and non-string names is a ``TypeError``.
-    """
-    columns = getattr(X, "columns", None)
-    if columns is None or isinstance(X, np.ndarray):
-        return None
-    names = list(columns)
-    is_str = [isinstance(c, str) for c in names]
-    if names and all(is_str):
-        return np.asarray(names, dtype=object)
-    if any(is_str):
-        types = sorted({type(c).__name__ for c in names})
-        raise TypeError(
-            "Feature names are only supported if all input features have string names, "
-            f"but your input has {types} as feature name / column name types. Convert "
-            "all column names to str (X.columns = X.columns.astype(str))."
-        )
-    return None
-
-
-def check_feature_names(est, X, *, reset: bool) -> None:
-    """Set (``reset``) or check ``est.feature_names_in_`` against ``X`` as scikit-learn does.
-
-    At fit: store the names, or delete a stale ``feature_names_in_``.  At
-    transform: different names or order raise ``ValueError``; names at only
-    one of fit / transform warn (``UserWarning``), as scikit-learn's
-    ``BaseEstimator._check_feature_names`` does.
-    """
-    names = feature_names(X)
-    if reset:
-        if names is not None:
-            est.feature_names_in_ = names
-        elif hasattr(est, "feature_names_in_"):
-            del est.feature_names_in_
-        return
-    fitted = getattr(est, "feature_names_in_", None)
-    cls = type(est).__name__
-    if fitted is None and names is None:
-        return
-    if names is not None and fitted is None:
-        warnings.warn(f"X has feature names, but {cls} was fitted without feature names",
-                      UserWarning, stacklevel=3)
-        return
-    if names is None:
-        warnings.warn(f"X does not have valid feature names, but {cls} was fitted with "
-                      "feature names", UserWarning, stacklevel=3)
-        return
-    if len(names) != len(fitted) or np.any(names != fitted):
-        unseen = sorted(set(names) - set(fitted))
-        missing = sorted(set(fitted) - set(names))
-        msg = "The feature names should match those that were passed during fit.\n"
-        if unseen:
-            msg += f"Feature names unseen at fit time: {unseen}\n"
-        if missing:
-            msg += f"Feature names seen at fit time, yet now missing: {missing}\n"
-        if not unseen and not missing:
-            msg += "Feature names must be in the same order as they were in fit.\n"
-        raise ValueError(msg)
 
 
 # ------------------------------------------------------------------ kernels

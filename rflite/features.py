@@ -67,7 +67,6 @@ the pre-activation, a few ulp of its magnitude (up to 9e-16 seen; tested to
 
 from __future__ import annotations
 
-import inspect
 import itertools
 import math
 import os
@@ -80,6 +79,7 @@ from numba import njit
 from scipy.sparse.linalg import LinearOperator
 
 from rflite import _orf
+from rflite._estimator import EstimatorMixin, feature_names
 from rflite._numerics import (
     MAX_ABS,
     SINCOS_MAX_ABS,
@@ -733,7 +733,7 @@ def variable_usage(fmap: FeatureMap, coef, *, columns=None, weighting="magnitude
 MAX_GAMMA = 1e100
 
 
-class RandomFeatures:
+class RandomFeatures(EstimatorMixin):
     r"""Random Fourier features of a shift-invariant kernel: a drop-in for ``RBFSampler``.
 
     ``fit`` draws ``n_components`` weights :math:`\omega_j` from the spectral
@@ -849,43 +849,6 @@ class RandomFeatures:
         self.random_state = random_state
         self.dtype = dtype
 
-    # -- scikit-learn conventions (same as rflite._base.RandomFeatureModel's;
-    # copied because _base imports this module) ------------------------------
-    @classmethod
-    def _get_param_names(cls):
-        sig = inspect.signature(cls.__init__)
-        return sorted(p.name for p in sig.parameters.values()
-                      if p.name != "self" and p.kind != p.VAR_KEYWORD)
-
-    def get_params(self, deep: bool = True) -> dict:
-        """Constructor parameters as a dict (scikit-learn convention)."""
-        return {name: getattr(self, name) for name in self._get_param_names()}
-
-    def set_params(self, **params):
-        """Set constructor parameters; unknown names raise ``ValueError``."""
-        valid = set(self._get_param_names())
-        for key, value in params.items():
-            if key not in valid:
-                raise ValueError(f"invalid parameter {key!r} for {type(self).__name__}")
-            setattr(self, key, value)
-        return self
-
-    def __repr__(self) -> str:
-        # non-default parameters only, in constructor order (as scikit-learn)
-        sig = inspect.signature(type(self).__init__)
-        args = []
-        for name, p in sig.parameters.items():
-            if name == "self":
-                continue
-            value = getattr(self, name)
-            default = p.default
-            same = value is default or (
-                type(value) is type(default) and not isinstance(value, np.ndarray)
-                and value == default)
-            if not same:
-                args.append(f"{name}={value!r}")
-        return f"{type(self).__name__}({', '.join(args)})"
-
     def __sklearn_tags__(self):
         # only scikit-learn calls this, so importing it here adds no runtime dependency
         from sklearn.utils import InputTags, Tags, TargetTags, TransformerTags
@@ -910,7 +873,11 @@ class RandomFeatures:
         dtype = self._check_dtype()
         if self.q is not None:
             check_int(self.q, "q", minimum=1)
-        _orf.check_feature_names(self, X, reset=True)
+        names = feature_names(X)
+        if names is not None:
+            self.feature_names_in_ = names
+        elif hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
         X = check_array(X, "X", ndim=2)
         d = X.shape[1]
         q = d if self.q is None else min(int(self.q), d)
@@ -951,7 +918,7 @@ class RandomFeatures:
     def transform(self, X) -> np.ndarray:
         r"""The features :math:`\sqrt{2/N} \cos(X W^T + b)`, m x ``n_components``."""
         self._check_fitted()
-        _orf.check_feature_names(self, X, reset=False)
+        self._check_feature_names(X)
         X = check_array(X, "X", ndim=2)
         if X.shape[1] != self.n_features_in_:
             raise ValueError(

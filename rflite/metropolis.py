@@ -1217,7 +1217,7 @@ class ARFFClassifier(_ARFFBase):
         ``sample_weight``: zero weights drop rows, integer weights repeat
         them, non-integer weights raise ``ValueError`` (as the regressor).
         """
-        from rflite._base import _feature_names
+        from rflite._estimator import feature_names as _feature_names
         from rflite._numerics import check_sample_weight
 
         names = _feature_names(X)

@@ -260,6 +260,18 @@ class SHRIMPPath(NamedTuple):
         return c
 
 
+def _check_schedule(prune_rate, n_steps, min_features, schedule):
+    """Validate the schedule parameters (naming each); returns the normalised three."""
+    prune_rate = check_real(prune_rate, "prune_rate", minimum=0.0, strict=True)
+    if not prune_rate < 1.0:
+        raise ValueError(f"prune_rate must be in (0, 1), got {prune_rate}")
+    if n_steps is not None:
+        n_steps = check_int(n_steps, "n_steps", minimum=0)
+    min_features = check_int(min_features, "min_features", minimum=1)
+    check_choice(schedule, "schedule", SCHEDULES)
+    return prune_rate, n_steps, min_features
+
+
 def prune_counts(n_columns: int, prune_rate: float, *, n_steps=None, min_features=1,
                  schedule: str = "paper"):
     r"""Columns surviving each pruning step, :math:`N_0 = ` ``n_columns``, ..., :math:`N_T`.
@@ -322,13 +334,8 @@ def prune_counts(n_columns: int, prune_rate: float, *, n_steps=None, min_feature
     array([20000,  8192,   881,    40,    14])
     """
     n_columns = check_int(n_columns, "n_columns", minimum=1)
-    prune_rate = check_real(prune_rate, "prune_rate", minimum=0.0, strict=True)
-    if not prune_rate < 1.0:
-        raise ValueError(f"prune_rate must be in (0, 1), got {prune_rate}")
-    if n_steps is not None:
-        n_steps = check_int(n_steps, "n_steps", minimum=0)
-    min_features = check_int(min_features, "min_features", minimum=1)
-    check_choice(schedule, "schedule", SCHEDULES)
+    prune_rate, n_steps, min_features = _check_schedule(prune_rate, n_steps, min_features,
+                                                        schedule)
     total = _paper_step_count(n_columns, prune_rate, min_features)
     if total > MAX_PRUNE_STEPS and (n_steps is None or n_steps > MAX_PRUNE_STEPS):
         raise ValueError(
@@ -481,13 +488,8 @@ def shrimp_path(
     >>> path.n_kept[:4].tolist()
     [200, 160, 128, 102]
     """
-    prune_rate = check_real(prune_rate, "prune_rate", minimum=0.0, strict=True)
-    if not prune_rate < 1.0:
-        raise ValueError(f"prune_rate must be in (0, 1), got {prune_rate}")
-    if n_steps is not None:
-        n_steps = check_int(n_steps, "n_steps", minimum=0)
-    min_features = check_int(min_features, "min_features", minimum=1)
-    check_choice(schedule, "schedule", SCHEDULES)
+    prune_rate, n_steps, min_features = _check_schedule(prune_rate, n_steps, min_features,
+                                                        schedule)
     check_choice(method, "method", METHODS)
     track_spectrum = check_bool(track_spectrum, "track_spectrum")
     rng = check_rng(rng)

@@ -118,24 +118,35 @@ def shared_tmp():
     shutil.rmtree(d, ignore_errors=True)
 
 
-def test_read_only_out_is_refused_before_computing(shared_tmp):
-    """Issue 17.6: a read-only --out used to be found only when the figure was saved.
+def _unwritable_folder(shared_tmp: Path) -> tuple[list[str], Path]:
+    """A command prefix and a folder the command cannot write into.
 
-    Root ignores file modes, so as root the run is made as uid 65534 through
-    setpriv (skipped if that is impossible here); otherwise chmod suffices.
+    A normal user gets a chmod 555 folder.  Root ignores file modes, so root
+    runs the command as uid 65534 through setpriv when that user can import
+    rflite's dependencies, and otherwise (root's Python is often unreadable to
+    others) points at ``/proc``, where nobody can create files.
     """
     ro = shared_tmp / "ro"
     ro.mkdir(mode=0o755)
-    prefix = []
-    if os.geteuid() == 0:
-        setpriv = shutil.which("setpriv")
-        if setpriv is None:
-            pytest.skip("running as root without setpriv(1): cannot make a folder unwritable")
-        prefix = [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"]
-        if subprocess.run([*prefix, "true"], capture_output=True).returncode != 0:
-            pytest.skip("setpriv cannot drop privileges here")
-    else:
+    if os.geteuid() != 0:
         ro.chmod(0o555)
+        return [], ro
+    setpriv = shutil.which("setpriv")
+    if setpriv is not None:
+        prefix = [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"]
+        probe = [*prefix, sys.executable, "-c", "import numpy, numba, scipy, matplotlib"]
+        if subprocess.run(probe, capture_output=True, cwd=ROOT).returncode == 0:
+            return prefix, ro
+    try:
+        tempfile.TemporaryFile(dir="/proc").close()
+    except OSError:
+        return [], Path("/proc")
+    pytest.skip("root, no usable setpriv and /proc is writable: no unwritable folder here")
+
+
+def test_read_only_out_is_refused_before_computing(shared_tmp):
+    """Issue 17.6: a read-only --out used to be found only when the figure was saved."""
+    prefix, ro = _unwritable_folder(shared_tmp)
     proc = subprocess.run([*prefix, sys.executable, "-m", "rflite", "run", "theory-coherence",
                            "--quick", "--out", str(ro)], capture_output=True, text=True,
                           cwd=ROOT, timeout=300)

@@ -20,7 +20,6 @@ import pytest
 import rflite
 
 PACKAGE = Path(rflite.__file__).resolve().parent
-NOBODY = 65534
 
 #: A small fit through a ``cache=True`` kernel module (features) and an algorithm
 #: (HARFE); prints a marker so the test knows the script got to the end.
@@ -38,37 +37,40 @@ print("FIT-OK", flush=True)
 """
 
 
-def _readonly_env(tmp: Path) -> tuple[list[str], dict]:
-    """A command prefix and environment in which the package dir and HOME are unwritable.
+def _readonly_env(tmp: Path) -> tuple[dict, Path]:
+    """An environment in which the package dir and HOME are unwritable, and a cache
+    dir the process cannot write.
 
     The package is copied into ``tmp`` (so no stale ``__pycache__`` of the
-    worktree can serve the cache).  As root, chmod does not stop writes, so the
-    child runs as the unprivileged uid 65534 through ``setpriv``; as a normal
-    user the copy is made read-only with chmod.  ``HOME=/nonexistent`` and no
-    ``XDG_CACHE_HOME`` leave numba's user-wide cache locator nowhere to write.
+    worktree can serve the cache).  A normal user gets a read-only copy through
+    chmod.  Root ignores file modes, so for root every ``__pycache__`` of the
+    copy is a regular file and HOME lies under a regular file: creating a
+    directory there fails with ENOTDIR whoever asks, which is the failure
+    numba's locators see in a read-only install.  (Dropping privileges with
+    setpriv is not enough: the unprivileged user often cannot read root's
+    Python installation at all.)  ``XDG_CACHE_HOME`` is cleared so that numba's
+    user-wide locator looks under HOME.
     """
     dst = tmp / "site"
     shutil.copytree(PACKAGE, dst / "rflite",
                     ignore=shutil.ignore_patterns("__pycache__", "*.nbi", "*.nbc"))
     env = {k: v for k, v in os.environ.items()
            if not k.startswith("NUMBA_") and k not in ("XDG_CACHE_HOME", "PYTHONPATH")}
-    env.update(HOME="/nonexistent", PYTHONPATH=str(dst), PYTHONDONTWRITEBYTECODE="1")
-    (tmp / "ro-cache").mkdir()  # for a read-only NUMBA_CACHE_DIR
+    env.update(PYTHONPATH=str(dst), PYTHONDONTWRITEBYTECODE="1")
     if os.geteuid() == 0:
-        setpriv = shutil.which("setpriv")
-        if setpriv is None:
-            pytest.skip("running as root and setpriv(1) is missing: cannot drop privileges")
-        for p in [tmp, *tmp.rglob("*")]:
-            p.chmod(0o755 if p.is_dir() else 0o644)   # readable, writable by root only
-        prefix = [setpriv, f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
-        probe = subprocess.run([*prefix, "true"], capture_output=True)
-        if probe.returncode != 0:
-            pytest.skip(f"setpriv cannot drop privileges here: {probe.stderr.decode()!r}")
+        blocked = tmp / "blocked"
+        blocked.write_text("a file, so that nothing can be created below it\n")
+        for pkg in [dst / "rflite", *(d for d in (dst / "rflite").rglob("*") if d.is_dir())]:
+            (pkg / "__pycache__").write_text("")
+        env["HOME"] = str(blocked / "home")
+        ro_cache = blocked / "cache"
     else:
+        env["HOME"] = "/nonexistent"
+        ro_cache = tmp / "ro-cache"
+        ro_cache.mkdir()
         for p in [*tmp.rglob("*"), tmp]:
             p.chmod(0o555 if p.is_dir() else 0o444)
-        prefix = []
-    return prefix, env
+    return env, ro_cache
 
 
 @pytest.fixture(scope="module")
@@ -76,9 +78,8 @@ def readonly_install():
     """One read-only copy of the package for the module's tests (the second run then
     loads the kernels from the temporary cache the first one wrote)."""
     d = Path(tempfile.mkdtemp(prefix="rflite-ro-"))
-    d.chmod(0o755)
-    prefix, env = _readonly_env(d)
-    yield d, prefix, env
+    env, ro_cache = _readonly_env(d)
+    yield d, env, ro_cache
     for p in [d, *d.rglob("*")]:
         if p.is_dir():
             p.chmod(0o755)
@@ -88,8 +89,8 @@ def readonly_install():
 def test_read_only_install_imports_and_fits(readonly_install):
     """Issue 17.1: before the fix, ``import rflite.features`` raised
     ``RuntimeError: cannot cache function ...: no locator available``."""
-    tmp, prefix, env = readonly_install
-    cmd = [*prefix, sys.executable, "-W", "always", "-c", SMALL_FIT]
+    tmp, env, _ = readonly_install
+    cmd = [sys.executable, "-W", "always", "-c", SMALL_FIT]
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300, cwd=tmp)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "FIT-OK" in proc.stdout
@@ -100,12 +101,9 @@ def test_read_only_install_imports_and_fits(readonly_install):
 
 def test_read_only_numba_cache_dir_does_not_break_import(readonly_install):
     """A ``NUMBA_CACHE_DIR`` the process cannot write is treated like no cache dir."""
-    tmp, prefix, env = readonly_install
-    ro_cache = tmp / "ro-cache"
-    ro_cache.mkdir(mode=0o755, exist_ok=True)
-    ro_cache.chmod(0o755 if prefix else 0o555)
+    tmp, env, ro_cache = readonly_install
     env = dict(env, NUMBA_CACHE_DIR=str(ro_cache))
-    cmd = [*prefix, sys.executable, "-W", "always", "-c", SMALL_FIT]
+    cmd = [sys.executable, "-W", "always", "-c", SMALL_FIT]
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300, cwd=tmp)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "FIT-OK" in proc.stdout

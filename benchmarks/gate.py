@@ -40,16 +40,26 @@ and that fraction differs between the rflite and the reference measurement
 (they run at different moments).  ``--stat median`` is available.  With a single
 round (the slowest references) min and median coincide.
 
-Limits (measured 2026-11-23 on the shared 2-core machine, load 6-18): two
-clean runs recorded 20 minutes apart differed by up to +113 % in a ratio
-(``harfe-table1-fit``; ``coherence`` +94 %, ``features`` up to +84 %), as
-much as an injected 2x slowdown of HARFE (+120 %).  rflite and its reference
-are timed at different moments with different round counts (the minimum of 3
-pedantic rounds of a slow reference against the minimum of dozens of rflite
-rounds), so a change of load between the two moments moves the ratio.  At
-that load the gate flags a 2x slowdown but also false alarms; it needs
-either a quieter machine or benchmarks that alternate the two sides round by
-round (same load for both, equal rounds).
+Limits of the min-time pairs (measured 2026-11-23 on the shared 2-core
+machine, load 6-18): two clean runs recorded 20 minutes apart differed by up
+to +113 % in a ratio (``harfe-table1-fit``; ``coherence`` +94 %, ``features``
+up to +84 %), as much as an injected 2x slowdown of HARFE (+120 %): rflite and
+its reference are timed at different moments with different round counts, so
+a change of load between the two moments moves the ratio.
+
+Paired sessions (``benchmarks/bench_paired.py``) remove that: each round
+times rflite and its reference back to back, alternating which goes first,
+and the session stores the median of the per-round ratios in
+``extra_info["paired_ratio"]``, which this script gates directly.  The gate
+that holds on a loaded machine is therefore::
+
+    python -m pytest benchmarks/bench_paired.py --benchmark-enable \
+        --benchmark-json=new.json
+    python benchmarks/gate.py new.json --paired-only \
+        --baseline benchmarks/saved/Linux-CPython-3.11-64bit/0003_paired_baseline.json
+
+(the README quotes the measured spread between clean runs and the injected
+2x slowdown).
 """
 
 from __future__ import annotations
@@ -59,12 +69,13 @@ import json
 import math
 import sys
 from dataclasses import dataclass
-from pathlib import Path
 
 #: Substring of a benchmark name that marks the rflite side of its group.
 RFLITE_MARK = "rflite"
 #: Statistics of pytest-benchmark's JSON the gate may use.
 STATS = ("min", "median", "mean")
+#: How a paired session's reference is named in the report.
+PAIRED_REFERENCE = "reference, same rounds"
 
 
 def is_rflite(name: str) -> bool:
@@ -99,12 +110,35 @@ def load_times(path, stat: str = "min") -> dict[str, dict[str, float]]:
         raise ValueError(f"{path}: not a pytest-benchmark JSON (no 'benchmarks' key)")
     out: dict[str, dict[str, float]] = {}
     for bench in data["benchmarks"]:
+        if "paired_ratio" in (bench.get("extra_info") or {}):
+            continue  # a paired session: its ratio is read by load_paired
         name = bench["name"]
         group = bench.get("group") or "(no group)"
         t = (bench.get("stats") or {}).get(stat)
         if t is None or not (isinstance(t, (int, float)) and math.isfinite(t) and t > 0):
             raise ValueError(f"{path}: benchmark {name!r} has no positive {stat} time ({t!r})")
         out.setdefault(group, {})[name] = float(t)
+    return out
+
+
+def load_paired(path) -> dict[tuple[str, str, str], float]:
+    """``{(group, name, "reference, same rounds"): ratio}`` of the paired sessions in ``path``.
+
+    A paired session (``benchmarks/bench_paired.py``) timed rflite and its
+    reference round by round under the same load; its ``extra_info`` holds
+    the median of the per-round ratios, ``paired_ratio``, which is gated as
+    it is (``--stat`` does not apply).
+    """
+    with open(path) as fh:
+        data = json.load(fh)
+    out = {}
+    for bench in data.get("benchmarks", []) if isinstance(data, dict) else []:
+        r = (bench.get("extra_info") or {}).get("paired_ratio")
+        if r is None:
+            continue
+        if not (isinstance(r, (int, float)) and math.isfinite(r) and r > 0):
+            raise ValueError(f"{path}: paired session {bench['name']!r} has ratio {r!r}")
+        out[(bench.get("group") or "(no group)", bench["name"], PAIRED_REFERENCE)] = float(r)
     return out
 
 
@@ -127,7 +161,7 @@ def ratios(times: dict[str, dict[str, float]]):
     return pairs, unpaired
 
 
-def compare(baseline_times, new_times, margin: float):
+def compare(baseline_times, new_times, margin: float, baseline_paired=None, new_paired=None):
     """Gate the new ratios against the baseline's.
 
     Returns ``(rows, unpaired)``: one :class:`Row` per pair seen in either run,
@@ -140,6 +174,8 @@ def compare(baseline_times, new_times, margin: float):
         raise ValueError(f"margin must be a finite number >= 0, got {margin!r}")
     base, base_unpaired = ratios(baseline_times)
     new, new_unpaired = ratios(new_times)
+    base.update(baseline_paired or {})
+    new.update(new_paired or {})
     rows = []
     for key in sorted(set(base) | set(new)):
         b, n = base.get(key), new.get(key)
@@ -193,10 +229,17 @@ def main(argv=None) -> int:
                         help="statistic of the rounds (default min: least affected by load)")
     parser.add_argument("--allow-missing", action="store_true",
                         help="do not fail on baseline pairs absent from the new run (-k subsets)")
+    parser.add_argument("--paired-only", action="store_true",
+                        help="gate only the paired sessions (bench_paired.py), the pairs that "
+                             "hold on a loaded machine")
     args = parser.parse_args(argv)
     try:
         rows, unpaired = compare(load_times(args.baseline, args.stat),
-                                 load_times(args.new, args.stat), args.margin)
+                                 load_times(args.new, args.stat), args.margin,
+                                 load_paired(args.baseline), load_paired(args.new))
+        if args.paired_only:
+            rows = [r for r in rows if r.reference == PAIRED_REFERENCE]
+            unpaired = {}
     except (OSError, ValueError, KeyError, json.JSONDecodeError) as exc:
         print(f"gate: {exc}", file=sys.stderr)
         return 2

@@ -2,6 +2,7 @@
 
 import importlib.util
 import json
+import statistics
 import sys
 from pathlib import Path
 
@@ -155,3 +156,54 @@ def test_references_get_one_blas_thread_rflite_cases_keep_theirs(monkeypatch):
                                ("test_bpdn_summary", ["request", "problem"])]:
             with conftest.blas_limit(name, fixtures):
                 assert blas_threads() == outside
+
+
+def _write_paired(path, ratios):
+    """A JSON with paired sessions only: ``{case: median per-round ratio}``."""
+    benchmarks = [{"group": f"paired:{case}", "name": f"bench_paired_rflite_vs_reference[{case}]",
+                   "stats": {"min": 5.0, "median": 5.0, "mean": 5.0, "rounds": 1},
+                   "extra_info": {"paired_ratio": r, "rounds": 15}}
+                  for case, r in ratios.items()]
+    path.write_text(json.dumps({"machine_info": {}, "benchmarks": benchmarks}))
+    return path
+
+
+def test_paired_sessions_are_gated_on_their_median_ratio(tmp_path, capsys):
+    base = _write_paired(tmp_path / "b.json", {"harfe": 0.4, "features": 0.1})
+    # the session's own (total) time is irrelevant; only the stored ratio counts
+    same = _write_paired(tmp_path / "s.json", {"harfe": 0.45, "features": 0.12})
+    code, out = _run(capsys, same, base)
+    assert code == 0 and "reference, same rounds" in out and "unpaired" not in out
+    slow = _write_paired(tmp_path / "x.json", {"harfe": 0.8, "features": 0.1})
+    code, out = _run(capsys, slow, base)
+    assert code == 1
+    line = next(ln for ln in out.splitlines() if "[harfe]" in ln)
+    assert "REGRESSED" in line and "+100%" in line
+
+
+def test_paired_only_ignores_the_unpaired_timings(tmp_path, capsys):
+    mixed = json.loads(_write(tmp_path / "m.json", BASE).read_text())
+    paired = json.loads(_write_paired(tmp_path / "p.json", {"harfe": 0.4}).read_text())
+    mixed["benchmarks"] += paired["benchmarks"]
+    (tmp_path / "base.json").write_text(json.dumps(mixed))
+    slow = json.loads(_write(tmp_path / "n.json", BASE,
+                             scale=lambda g, n: 3.0 if "rflite" in n else 1.0).read_text())
+    slow["benchmarks"] += paired["benchmarks"]
+    (tmp_path / "new.json").write_text(json.dumps(slow))
+    code, _ = _run(capsys, tmp_path / "new.json", tmp_path / "base.json")
+    assert code == 1  # the min-time pairs regressed
+    code, out = _run(capsys, tmp_path / "new.json", tmp_path / "base.json", "--paired-only")
+    assert code == 0 and "1 pairs" in out
+
+
+def test_paired_rounds_alternate_and_take_the_median():
+    sys.path.insert(0, str(BENCH))
+    try:
+        import bench_paired
+    finally:
+        sys.path.remove(str(BENCH))
+    calls = []
+    info = bench_paired.paired_rounds(lambda: calls.append("r"), lambda: calls.append("n"), 4)
+    assert calls == ["r", "n", "n", "r", "r", "n", "n", "r"]
+    assert info["rounds"] == 4 and len(info["ratios"]) == 4
+    assert info["paired_ratio"] == statistics.median(info["ratios"])

@@ -243,7 +243,8 @@ def main(argv=None) -> int:
     except (OSError, ValueError, KeyError, json.JSONDecodeError) as exc:
         print(f"gate: {exc}", file=sys.stderr)
         return 2
-    print(format_table(rows, unpaired, args.margin, args.stat))
+    stat = "median of per-round ratios (paired sessions)" if args.paired_only else args.stat
+    print(format_table(rows, unpaired, args.margin, stat))
     bad = failed(rows, args.allow_missing)
     n_reg = sum(r.verdict == "REGRESSED" for r in rows)
     n_miss = sum(r.verdict == "MISSING" for r in rows)

@@ -853,8 +853,8 @@ class SHRIMPRegressor(RandomFeatureModel):
         if not frac < 1.0:
             raise ValueError(f"validation_fraction must be in (0, 1), got {frac}")
         if m < 2:
-            raise ValueError(f"SHRIMPRegressor needs at least 2 samples for its validation "
-                             f"split, got n_samples={m}")
+            raise ValueError(f"X must have at least 2 distinct samples for SHRIMPRegressor's "
+                             f"validation split, got n_samples={m}")
         # the path materialises the (n_columns x m) training matrix
         self._n_weights = (self.n_features if self.n_features is not None
                            else _auto_n_features(m, d, self.q))
@@ -1558,15 +1558,23 @@ def _magnitude_bound(c, a_mean, activation):
 def _out_of_proportion(A, c, y, a_mean=None, y_scale=None, activation=None) -> bool:
     r"""Is the minimum-norm ``c`` numerically singular?
 
-    True when ``c`` is not finite or its amplification
-    :math:`\|c\|_2 \sigma_{\max}(A) / \|y\|_2` exceeds :data:`AMPLIFICATION_MAX`.
+    True when ``c`` is not finite, its amplification
+    :math:`\|c\|_2 \sigma_{\max}(A) / \|y\|_2` exceeds :data:`AMPLIFICATION_MAX`,
+    or (bounded activations, ``y_scale`` given) its worst-case size
+    :math:`\sum_j |c_j|(1 + |\bar a_j|)` exceeds :data:`GUARD_RATIO` ``y_scale``.
     """
     if not np.all(np.isfinite(c)):
         return True
     ny = float(np.linalg.norm(y))
     if ny == 0.0:
         return False
-    return bool(_in_proportion(c[:, None], _spectral_norm(A), ny)[0] == False)  # noqa: E712
+    if not _in_proportion(c[:, None], _spectral_norm(A), ny)[0]:
+        return True
+    # bounded features: the fitted function's worst-case size (GUARD_RATIO)
+    bound = _magnitude_bound(c, a_mean, activation) if activation is not None else None
+    if bound is not None and y_scale is not None:
+        return bound > GUARD_RATIO * max(float(y_scale), 1e-300)
+    return False
 
 
 def _guarded_refit(A, y, a_mean, refit, y_scale, activation, ridge_errors, c_min_norm=None):
@@ -1611,7 +1619,9 @@ def _guarded_step_scores(A_tr, y_tr, A_val, y_val, path, a_mean, y_scale, activa
     for t, (S, c) in enumerate(zip(path.supports, path.coefs)):
         am = None if a_mean is None else a_mean[S]
         A_S = A_tr[:, S]
-        if refit == "auto" and not _out_of_proportion(A_S, c, y_tr, am, y_scale, activation):
+        ys = float(y_scale) if y_scale is not None else float(np.max(np.abs(y_tr)))
+        if refit == "auto" and not _out_of_proportion(A_S, c, y_tr, am, ys,
+                                                      activation or "fourier"):
             scores[t] = path.val_mse[t]
         if S.size > m_tr:
             continue
@@ -1744,7 +1754,7 @@ def _cv_fold_scores(train, test, *, X, Y, w, fmaps, rates, n_steps, min_features
 
 def _warn_magnitude(est) -> None:
     """:class:`~rflite._base.MagnitudeWarning` when a fitted model is out of proportion."""
-    C = est.coef_.reshape(est.coef_.shape[0], -1)
+    C = est.coef_ if est.coef_.ndim == 2 else est.coef_[:, None]
     scale = np.atleast_1d(est.target_scale_)
     # |phi_j(x) - a_j| <= 1 + |a_j| <= 2 for features bounded by 1 (a_j, the
     # column mean, is not stored; 2 bounds it)

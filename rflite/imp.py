@@ -637,25 +637,35 @@ class SHRIMPRegressor(RandomFeatureModel):
         \hat f(x) = c_0 + \sum_{j \in P_{t^*}} c_j\, \phi_j(x), \qquad
         t^* = \arg\min_t \mathrm{MSE}_{\rm val}(c_t).
 
-    **What the default does.**  The pruning path and the choice of the step
-    are the paper's.  The refit (``refit="auto"``) is the paper's minimum-norm
-    :math:`c = A_S^+ y` on all rows unless that solve is numerically singular:
-    when the amplification :math:`\|c\|_2 \sigma_{\max}(A_S) / \|y\|_2`
-    exceeds :data:`AMPLIFICATION_MAX` or the fitted function's worst-case size
-    :math:`\sum_j |c_j|(1 + |\bar a_j|)` exceeds :data:`GUARD_RATIO`
-    :math:`\max_i |y_i - \bar y|`, the support is refitted by ridge,
-    :math:`\min_c \|A_S c - y\|^2 + \lambda \|c\|^2`, with :math:`\lambda` the
-    penalty of the grid :math:`\sigma_{\max}^2 10^{-k}`, k in
-    :data:`RIDGE_EXPONENTS`, with the lowest error on the validation rows
-    among those whose coefficients are in proportion (fitted on the training
-    part, then refitted on all rows with the penalty scaled to the row
-    weight).  On real data with heavy-tailed inputs the minimum-norm refit of
-    q = 1 dictionaries has condition numbers of 1e15 and coefficients of
-    1e13 that cancel on the training rows only (test MSE 1e22 on ``insulin``,
-    issue 18); the ridge refit does not.  ``fit_intercept=True`` centres y and
-    the features.  The validation split puts identical rows on the same side
-    (see Notes).  ``subsets="auto"`` uses Def. 3 when every q-subset gets at
-    least :data:`MIN_WEIGHTS_PER_SUBSET` weights, else random subsets.
+    **What the default does.**  The pruning path is the paper's (minimum-norm
+    coefficients, magnitude pruning) on ``N = min(10000, max(2m,
+    5 C(d, q)))`` weights (``n_features=None``, :data:`N_FEATURES_MAX`).  The
+    model a user gets is guarded (``refit="auto"``):
+
+    * a minimum-norm solution counts as numerically singular when its
+      amplification :math:`\|c\|_2 \sigma_{\max}(A_S) / \|y\|_2` exceeds
+      :data:`AMPLIFICATION_MAX` or its worst-case size
+      :math:`\sum_j |c_j|(1 + |\bar a_j|)` exceeds :data:`GUARD_RATIO`
+      :math:`\max_i |y_i - \bar y|`;
+    * every step t is scored on the validation rows by the better of its
+      minimum-norm coefficients (when not singular) and the ridge fits
+      :math:`\min_c \|A_{P_t} c - y\|^2 + \lambda \|c\|^2`,
+      :math:`\lambda = \sigma_{\max}^2 10^{-k}`, k in :data:`RIDGE_EXPONENTS`,
+      that are in proportion (steps with at most as many columns as training
+      rows); the lowest score chooses the step and the penalty, and the
+      chosen support is refitted on all rows, by the minimum-norm solve (if
+      not singular there, else a ridge chosen on the validation rows) or
+      by the ridge with the chosen penalty scaled to all rows' weight;
+    * when no step beats predicting the training mean on the validation
+      rows, the model is that mean (``refit_ == "mean"``, no columns).
+
+    On real data with heavy-tailed inputs the minimum-norm refit of q = 1
+    dictionaries has condition numbers of 1e15 and coefficients of 1e13 that
+    cancel on the training rows only (test MSE 1e22 on ``insulin``, issue
+    18); the guarded model does not.  ``fit_intercept=True`` centres y and the
+    features.  The validation split puts identical rows on the same side (see
+    Notes).  ``subsets="auto"`` uses Def. 3 when every q-subset gets at least
+    :data:`MIN_WEIGHTS_PER_SUBSET` weights, else random subsets.
 
     **The paper's settings exactly**: ``SHRIMPRegressor(n_features=10000, q=q,
     prune_rate=0.2, validation_fraction=0.1, refit="min_norm",
@@ -665,8 +675,9 @@ class SHRIMPRegressor(RandomFeatureModel):
 
     Parameters
     ----------
-    n_features : int
-        Number of weight vectors N (2N columns with ``"fourier"``); paper 10000.
+    n_features : int or None, default None
+        Number of weight vectors N (2N columns with ``"fourier"``); paper
+        10000.  ``None``: from the data, :func:`_auto_n_features`.
     q : int
         Variables per feature (the paper's order q*).
     prune_rate : float in (0, 1)
@@ -765,10 +776,13 @@ class SHRIMPRegressor(RandomFeatureModel):
     path_ : SHRIMPPath
         The path on the training part (with validation MSEs).
     best_step_ : int
+        The chosen step (by the guarded score; ``path_.best_step`` is the
+        paper's choice, by the minimum-norm validation error alone).
     validation_mse_ : float
-        Weighted validation MSE of the chosen step.
+        Weighted validation MSE of the chosen step's guarded model.
     refit_ : str
-        ``"min_norm"``, ``"ridge"`` or ``"none"``: what the final coefficients are.
+        ``"min_norm"``, ``"ridge"``, ``"none"`` or ``"mean"`` (intercept only):
+        what the final coefficients are.
     ridge_lam_ : float or None
         The ridge penalty of the refit (per unit row weight, i.e. divided by
         the total weight), ``None`` without ridge.
@@ -893,6 +907,7 @@ class SHRIMPRegressor(RandomFeatureModel):
         self.target_scale_ = _target_scale(Y, w)
         step_lams = [None] * len(paths)
         mses = [float(p.val_mse[b]) for p, b in zip(paths, bests)]
+        use_mean = [False] * len(paths)
         if refit in ("auto", "ridge"):
             # choose the step by the validation error of the model the user gets
             for k, path in enumerate(paths):
@@ -903,10 +918,17 @@ class SHRIMPRegressor(RandomFeatureModel):
                     bests[k] = int(np.argmin(scores))
                     step_lams[k] = lam_at[bests[k]]
                     mses[k] = float(scores[bests[k]])
-        supports = [p.supports[b] for p, b in zip(paths, bests)]
-        coefs = [p.coefs[b] for p, b in zip(paths, bests)]
-        used, lams = ["none"] * len(coefs), [None] * len(coefs)
-        if refit != "none":
+                # never worse than the mean: when no step beats predicting the
+                # training mean on the validation rows, the model is that mean
+                baseline = float(np.mean(Y_val[:, k] ** 2)) * val_scale
+                if self.fit_intercept and not mses[k] < baseline:
+                    use_mean[k], mses[k] = True, baseline
+        supports = [np.zeros(0, np.int64) if e else p.supports[b]
+                    for p, b, e in zip(paths, bests, use_mean)]
+        coefs = [np.zeros(0) if e else p.coefs[b] for p, b, e in zip(paths, bests, use_mean)]
+        used = ["mean" if e else "none" for e in use_mean]
+        lams = [None] * len(coefs)
+        if refit != "none" and not all(use_mean):
             # the held-out pieces of the chosen columns, for the guard's penalty
             held = [(A_tr[:, S], Y_tr[:, k], A_val[:, S], Y_val[:, k],
                      None if a_mean is None else a_mean[S], self.target_scale_[k])
@@ -924,6 +946,8 @@ class SHRIMPRegressor(RandomFeatureModel):
             w_all = float(np.sum(w)) if w is not None else float(X.shape[0])
             w_trs = float(np.sum(w_tr)) if w_tr is not None else float(tr.size)
             for k, S in enumerate(supports):
+                if use_mean[k]:
+                    continue
                 A_S = A_U[:, np.searchsorted(union, S)]
                 am = None if a_mean is None else a_mean[S]
                 if step_lams[k] is not None:
@@ -942,6 +966,9 @@ class SHRIMPRegressor(RandomFeatureModel):
                     lams[k] = lams[k] / w_all
         else:
             del A_tr, A_val
+            if all(use_mean):
+                # the intercept-only model: the (weighted) mean of all rows
+                a_mean, y_mean = None, np.average(Y, axis=0, weights=w)
         one = getattr(self, "_one_d", True)
         self.path_ = paths[0] if one else paths
         self.best_step_ = bests[0] if one else bests
@@ -1006,6 +1033,14 @@ class SHRIMPCV(RandomFeatureModel):
     singular, then ridge with the penalty chosen by the same K folds on the
     chosen support).
 
+    Each fold scores a step by the model the user gets (``refit="auto"``:
+    the better of its minimum-norm coefficients when not numerically
+    singular and the validated ridge penalties in proportion, as
+    :class:`SHRIMPRegressor`'s hold-out does; ``refit="min_norm"``: the
+    minimum-norm coefficients, the paper's score).  When the chosen grid
+    point does not beat predicting the training mean on average over the
+    folds, the model is that mean (``refit_ == "mean"``).
+
     The paper (Xie et al. 2022, Sec. 4.2) chooses the step on one 10 %
     validation split and searches :math:`q \in \{1, \dots, \min(10, d)\}`,
     :math:`p \in \{15, 25, 35\}\,\%` (``qs=range(1, 11),
@@ -1016,8 +1051,9 @@ class SHRIMPCV(RandomFeatureModel):
 
     Parameters
     ----------
-    n_features : int, default 10000
-        Weight vectors N per map (2N columns).
+    n_features : int or None, default None
+        Weight vectors N per map (2N columns); ``None``: from the data, for
+        each q (:func:`_auto_n_features`).
     qs : sequence of int, default (1, 2)
         Candidate q (clipped to d, duplicates dropped).
     prune_rates : sequence of float in (0, 1), default (0.2,)
@@ -1166,6 +1202,12 @@ class SHRIMPCV(RandomFeatureModel):
         self.q_, self.prune_rate_, self.best_step_, self.n_kept_ = qs[i], rates[j], t, n_t
         with _blas_threads(m):
             self._final_fit(X, Y, w, fmaps[i], rates[j], t, refit, splits)
+        if self.fit_intercept and not S[:, best].mean() < baseline.mean():
+            # no grid point beats predicting the training mean: the model is that mean
+            self.refit_ = "mean" if getattr(self, "_one_d", True) else ["mean"] * Y.shape[1]
+            self.ridge_lam_ = None if getattr(self, "_one_d", True) else [None] * Y.shape[1]
+            self._finish(self.feature_map_, [np.zeros(0, np.int64)] * Y.shape[1],
+                         [np.zeros(0)] * Y.shape[1], None, np.average(Y, axis=0, weights=w))
         progress.line(f"final fit q={qs[i]} p={rates[j]:g} step {t} ({n_t} columns, "
                       f"refit {self.refit_})",
                       error=float(S[:, best].mean()))

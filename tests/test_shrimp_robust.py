@@ -253,3 +253,19 @@ def test_check_estimator_with_defaults(est):
     failed = {r["check_name"]: repr(r["exception"])[:300]
               for r in results if r["status"] == "failed"}
     assert not failed, failed
+
+
+def test_pure_noise_falls_back_to_the_mean():
+    """No step beats predicting the mean on held-out rows: the model is the mean."""
+    rng = np.random.default_rng(1)
+    X, y = rng.standard_normal((60, 3)), rng.standard_normal(60)
+    a = SHRIMPRegressor(n_features=100, random_state=0).fit(X, y)
+    assert a.refit_ == "mean" and a.n_nonzero_ == 0
+    assert a.intercept_ == pytest.approx(y.mean())
+    assert_allclose(a.predict(X), y.mean())
+    for seed in range(2):  # K-fold: the same on other noise
+        rng = np.random.default_rng(seed)
+        X, y = rng.standard_normal((60, 3)), rng.standard_normal(60)
+        b = SHRIMPCV(n_features=100, qs=(1,), random_state=0).fit(X, y)
+        assert b.refit_ == "mean" and b.n_nonzero_ == 0
+        assert b.intercept_ == pytest.approx(y.mean())

@@ -1022,10 +1022,15 @@ class SHRIMPCV(RandomFeatureModel):
     the same sizes :math:`N_t` in every fold (:func:`prune_counts`), so every
     (q, p, t) is one grid point with one error per fold.  The rule
     (:func:`rflite._cv.choose`) is applied with the grid ordered from the
-    smallest model (:math:`N_t`, then q, then p): ``rule="1se"`` (default)
-    takes the smallest model whose mean error is within one standard error of
-    the best (Hastie, Tibshirani & Friedman 2009, Sec. 7.10), ``"min"`` the
-    lowest mean; a grid point whose error on some fold exceeds
+    smallest model (:math:`N_t`, then q, then p): ``rule="min"`` (default)
+    takes the lowest mean error (the smallest model on ties), ``"1se"`` the
+    smallest model whose mean error is within one standard error of the best
+    (Hastie, Tibshirani & Friedman 2009, Sec. 7.10).  ``"min"`` is the
+    default because on the shared real sets the fold errors of heavy-tailed
+    targets vary so much that one standard error admits models far worse
+    than the best: on ``housing`` (seeds 0 and 1) "1se" chose 8 and 2 columns
+    with test MSE 0.40 and 0.73, "min" 63 and 193 columns with 0.22 and 0.52
+    (scikit-learn's RidgeCV: 0.21 and 0.59).  A grid point whose error on some fold exceeds
     ``mean_factor`` times the error of predicting the training mean on that
     fold is never chosen.  The final model reruns the path of the chosen
     (q, p) on all rows to the chosen step and refits as :class:`SHRIMPRegressor`
@@ -1061,7 +1066,7 @@ class SHRIMPCV(RandomFeatureModel):
         Folds (:func:`rflite._cv.check_cv`: an int is unshuffled K-fold as in
         scikit-learn; any object with ``split(X, y)``, or an iterable of
         ``(train, test)`` index pairs).
-    rule : {"1se", "min"}, default "1se"
+    rule : {"min", "1se"}, default "min"
     mean_factor : float, default :data:`MEAN_FACTOR`
     refit : {"auto", "min_norm", "ridge"}, default "auto"
         As :class:`SHRIMPRegressor`'s, the ridge penalty chosen by K-fold.
@@ -1102,7 +1107,7 @@ class SHRIMPCV(RandomFeatureModel):
     """
 
     def __init__(self, n_features=None, *, qs=(1, 2), prune_rates=(0.2,), cv=5,
-                 rule="1se", mean_factor=MEAN_FACTOR, refit="auto", n_steps=None,
+                 rule="min", mean_factor=MEAN_FACTOR, refit="auto", n_steps=None,
                  min_features=1, schedule="paper", distribution=None, subsets="auto",
                  bias="none", activation="fourier", fit_intercept=True, clip_inputs=False,
                  n_jobs=None, verbose=0, random_state=None):
@@ -1272,16 +1277,17 @@ class SHRIMPSelection(NamedTuple):
 
 
 def select_shrimp(X, y, *, qs=(1, 2), prune_rates=(0.2,), n_features=None,
-                  cv=5, rule="1se", mean_factor=MEAN_FACTOR, validation_fraction=0.1,
+                  cv=5, rule="min", mean_factor=MEAN_FACTOR, validation_fraction=0.1,
                   random_state=None, callback=None, executor=None,
                   **params) -> SHRIMPSelection:
     r"""Choose ``q``, the prune rate and the pruning step (SHRIMP Sec. 4.2), robustly.
 
     By default (``cv=5``) every candidate (q, p, step) is scored by K-fold
     cross-validation and chosen by ``rule`` with the mean guard
-    (:class:`SHRIMPCV`, which this calls: the smallest model within one
-    standard error of the best, never one that loses to predicting the mean
-    by ``mean_factor`` on some fold).  ``cv="holdout"`` is the paper's
+    (:class:`SHRIMPCV`, which this calls: the lowest mean error, or with
+    ``rule="1se"`` the smallest model within one standard error of the best,
+    never one that loses to predicting the mean by ``mean_factor`` on some
+    fold).  ``cv="holdout"`` is the paper's
     protocol: every candidate is a :class:`SHRIMPRegressor` fitted with the
     *same* seed, hence the same ``validation_fraction`` split, and the lowest
     validation MSE wins.  The paper searches

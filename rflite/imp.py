@@ -1167,13 +1167,17 @@ class SHRIMPCV(RandomFeatureModel):
         for q, s_, n_w in zip(qs, streams, n_weights):
             self._n_weights = n_w
             fmaps.append(_shrimp_map(self, d, q, s_))
-        grid = []  # (map index, rate index, step, n_kept)
+        # (map index, rate index, step, n_kept, penalty index): penalty 0 is the
+        # minimum-norm fit, k >= 1 the ridge sigma_max^2 10^-RIDGE_EXPONENTS[k-1]
+        n_pen = 1 + len(RIDGE_EXPONENTS)
+        grid = []
         for i, fm in enumerate(fmaps):
             for j, p in enumerate(rates):
                 counts = prune_counts(fm.n_columns, p, n_steps=self.n_steps,
                                       min_features=min(self.min_features, fm.n_columns),
                                       schedule=self.schedule)
-                grid += [(i, j, t, int(n)) for t, n in enumerate(counts)]
+                grid += [(i, j, t, int(n), k) for t, n in enumerate(counts)
+                         for k in range(n_pen)]
         fold = functools.partial(
             _cv_fold_scores, X=X, Y=Y, w=w, fmaps=fmaps, rates=rates, n_steps=self.n_steps,
             min_features=self.min_features, schedule=self.schedule,
@@ -1181,19 +1185,23 @@ class SHRIMPCV(RandomFeatureModel):
         with _blas_threads(m):
             scores = cross_validate_grid(fold, splits, n_jobs=self.n_jobs, progress=progress)
         baseline = np.array([_mean_baseline(Y, w, tr, te) for tr, te in splits])
-        # simplest first: fewest columns, then smaller q, then smaller p
-        order = sorted(range(len(grid)), key=lambda g: (grid[g][3], qs[grid[g][0]],
-                                                        rates[grid[g][1]], grid[g][2]))
+        # simplest first: fewest columns, smaller q, smaller p, larger penalty
+        # (the minimum-norm fit, penalty 0, is the least regularised)
+        order = sorted(range(len(grid)), key=lambda g: (
+            grid[g][3], qs[grid[g][0]], rates[grid[g][1]], grid[g][2],
+            grid[g][4] if grid[g][4] else n_pen))
         choice = choose(scores[:, order], rule=self.rule, baseline=baseline,
                         mean_factor=mean_factor)
         best = order[choice.index]
-        i, j, t, n_t = grid[best]
+        i, j, t, n_t, pen = grid[best]
         S = scores
         self.cv_results_ = {
             "q": np.array([qs[g[0]] for g in grid]),
             "prune_rate": np.array([rates[g[1]] for g in grid]),
             "step": np.array([g[2] for g in grid]),
             "n_kept": np.array([g[3] for g in grid]),
+            "ridge_rel": np.array([10.0 ** -RIDGE_EXPONENTS[g[4] - 1] if g[4] else 0.0
+                                   for g in grid]),
             "mean_test_mse": S.mean(axis=0),
             "std_test_mse": S.std(axis=0),
             "se_test_mse": (S.std(axis=0, ddof=1) / np.sqrt(S.shape[0]) if S.shape[0] > 1
@@ -1206,7 +1214,7 @@ class SHRIMPCV(RandomFeatureModel):
         self.cv_guarded_ = bool(choice.guarded)
         self.q_, self.prune_rate_, self.best_step_, self.n_kept_ = qs[i], rates[j], t, n_t
         with _blas_threads(m):
-            self._final_fit(X, Y, w, fmaps[i], rates[j], t, refit, splits)
+            self._final_fit(X, Y, w, fmaps[i], rates[j], t, pen, refit, splits)
         if self.fit_intercept and not S[:, best].mean() < baseline.mean():
             # no grid point beats predicting the training mean: the model is that mean
             self.refit_ = "mean" if getattr(self, "_one_d", True) else ["mean"] * Y.shape[1]
@@ -1218,7 +1226,7 @@ class SHRIMPCV(RandomFeatureModel):
                       error=float(S[:, best].mean()))
         return self
 
-    def _final_fit(self, X, Y, w, fmap, rate, t, refit, splits):
+    def _final_fit(self, X, Y, w, fmap, rate, t, pen, refit, splits):
         Xu, Yu, wu = _collapse_rows(X, Y, w)
         A, Yc, a_mean, y_mean = self._center_and_weight(fmap.transform(Xu), Yu, wu)
         self.n_features_ = fmap.n_features
@@ -1232,6 +1240,15 @@ class SHRIMPCV(RandomFeatureModel):
             S = path.supports[-1]
             am = None if a_mean is None else a_mean[S]
             c_mn = path.coefs[-1]
+            if pen:
+                # the cross-validated penalty, relative to sigma_max^2 of all rows
+                lam = _spectral_norm(A[:, S]) ** 2 * 10.0 ** -RIDGE_EXPONENTS[pen - 1]
+                paths.append(path)
+                supports.append(S)
+                coefs.append(ridge_fit(A[:, S], Yc[:, k], lam))
+                used.append("ridge")
+                lams.append(lam / w_all)
+                continue
             c, how, lam = _guarded_refit(
                 A[:, S], Yc[:, k], am, refit, self.target_scale_[k], self.activation,
                 lambda lam_grid, S=S, k=k: _kfold_ridge_errors(
@@ -1692,6 +1709,41 @@ def _guarded_step_scores(A_tr, y_tr, A_val, y_val, path, a_mean, y_scale, activa
     return scores, lam_at
 
 
+def _step_penalty_scores(A_tr, y_tr, A_val, y_val, path, a_mean, refit, val_scale):
+    r"""Held-out error of every (step, penalty) of one fold: a (T+1, 1 + L) array.
+
+    Column 0 is the minimum-norm coefficients (``inf`` when numerically
+    singular with ``refit="auto"``, always with ``refit="ridge"``); column k
+    the ridge penalty :math:`\sigma_{\max}(A_{P_t})^2 10^{-e_k}`, e_k in
+    :data:`RIDGE_EXPONENTS` (``inf`` out of proportion, for steps with more
+    columns than training rows, and with ``refit="min_norm"``).
+    """
+    n_pen = 1 + len(RIDGE_EXPONENTS)
+    out = np.full((path.n_steps + 1, n_pen), np.inf)
+    ys = float(np.max(np.abs(y_tr))) if y_tr.size else 0.0
+    exps = np.asarray(RIDGE_EXPONENTS, dtype=float)
+    for t, (S, c) in enumerate(zip(path.supports, path.coefs)):
+        am = None if a_mean is None else a_mean[S]
+        A_S = A_tr[:, S]
+        if refit == "min_norm" or (refit == "auto" and not _out_of_proportion(
+                A_S, c, y_tr, am, ys, "fourier")):
+            out[t, 0] = path.val_mse[t]
+        if refit == "min_norm" or S.size > A_tr.shape[0]:
+            continue
+        s2 = _spectral_norm(A_S) ** 2
+        if not s2 > 0.0:
+            continue
+        lams = s2 * 10.0 ** -exps
+        pred, C = _ridge_family(A_S, y_tr, A_val[:, S], lams)
+        err = np.mean((pred - y_val[:, None]) ** 2, axis=0) * val_scale
+        ok = _in_proportion(C, math.sqrt(s2), float(np.linalg.norm(y_tr)))
+        mag = np.abs(C)
+        bound = (mag.T @ (1.0 + np.abs(am))) if am is not None else mag.sum(axis=0)
+        ok &= bound <= GUARD_RATIO * max(ys, 1e-300)
+        out[t, 1:] = np.where(ok & np.isfinite(err), err, np.inf)
+    return out
+
+
 def _ridge_family(A, y, A_val, lams):
     """Validation predictions of ridge fits on ``(A, y)`` for every penalty (columns).
 
@@ -1789,13 +1841,10 @@ def _cv_fold_scores(train, test, *, X, Y, w, fmaps, rates, n_steps, min_features
                                    schedule=schedule)
                 scale = Yv.shape[0] / denom
                 path = path._replace(val_mse=path.val_mse * scale)
-                if refit == "min_norm":
-                    per_output.append(path.val_mse)
-                else:
-                    # the error of the model the user gets (guarded), step by step
-                    sc, _ = _guarded_step_scores(A, Yt[:, k], Av, Yv[:, k], path, am, None,
-                                                 None, refit, scale)
-                    per_output.append(sc)
+                # (steps x penalties): the penalty is a grid dimension, chosen
+                # across folds, never on the fold's own held-out rows
+                table = _step_penalty_scores(A, Yt[:, k], Av, Yv[:, k], path, am, refit, scale)
+                per_output.append(table.ravel())
             out.append(np.mean(per_output, axis=0))
     return np.concatenate(out)
 

@@ -22,7 +22,7 @@ from rflite._estimator import EstimatorMixin, FeatureNamesWarning, feature_names
 from rflite.features import FeatureMap, random_feature_map, variable_usage
 
 __all__ = ["RandomFeatureModel", "NotFittedError", "FeatureNamesWarning",
-           "QClippedWarning", "EffectiveFeaturesWarning"]
+           "QClippedWarning", "EffectiveFeaturesWarning", "MagnitudeWarning"]
 
 
 class EffectiveFeaturesWarning(UserWarning):
@@ -31,6 +31,19 @@ class EffectiveFeaturesWarning(UserWarning):
     SHRIMP's ``subsets="all"`` draws ``n_features // C(d, q)`` weights on each
     of the ``C(d, q)`` q-subsets, so it keeps fewer (recorded in
     ``n_features_``).
+    """
+
+
+class MagnitudeWarning(RuntimeWarning):
+    r"""A fitted model's coefficients or predictions are out of proportion to the targets.
+
+    Raised (as a warning) when the worst-case size of the fitted function,
+    :math:`\|c\|_1 \sup|\phi|`, or a prediction :math:`|\hat f(x) - c_0|`
+    exceeds a stated multiple of the training targets' largest deviation from
+    their mean: typically a minimum-norm fit of a numerically singular
+    feature matrix (coefficients of 1e12 that cancel on the training rows),
+    evaluated on inputs outside the training range.  A ``RuntimeWarning``, so
+    ``warnings.simplefilter("error", MagnitudeWarning)`` turns it into an error.
     """
 
 
@@ -337,8 +350,41 @@ class RandomFeatureModel(EstimatorMixin):
                 f"this {type(self).__name__} is not fitted yet; call fit first"
             )
 
+    # -- the training box (optional input clipping) -------------------------
+    def _record_input_range(self, X) -> None:
+        """Store the training box ``input_min_`` / ``input_max_`` (per input column).
+
+        Called by ``fit`` on the rows that are fitted (zero-weight rows
+        already dropped).  Used by :meth:`_clip_inputs` when the estimator's
+        ``clip_inputs`` is true.
+        """
+        X = np.asarray(X)
+        self.input_min_ = X.min(axis=0) if X.shape[0] else np.zeros(X.shape[1])
+        self.input_max_ = X.max(axis=0) if X.shape[0] else np.zeros(X.shape[1])
+
+    def _clip_inputs(self, X) -> np.ndarray:
+        r"""``X`` clipped to the training box when ``clip_inputs`` is true (else unchanged).
+
+        A random-feature model :math:`\sum_j c_j \phi(\omega_j^T x + b_j)`
+        is fitted only where there are data; far outside the training box the
+        features keep oscillating (Fourier, sin, cos), saturate (tanh,
+        sigmoid) or grow linearly (relu), and coefficients that cancel on the
+        training rows stop cancelling, so predictions there are extrapolations
+        of no particular kind.  Clipping each input column to
+        ``[input_min_, input_max_]`` of the training rows predicts an outside
+        point as its nearest point of the box (per coordinate): predictions
+        stay within the range the model was fitted on.  Off by default
+        (``clip_inputs=False``), so that predictions are the model's.
+        """
+        if not check_bool(getattr(self, "clip_inputs", False), "clip_inputs"):
+            return X
+        lo, hi = getattr(self, "input_min_", None), getattr(self, "input_max_", None)
+        if lo is None or hi is None:
+            return X
+        return np.clip(X, lo, hi)
+
     def _validate_predict(self, X) -> np.ndarray:
-        """Fitted check, name check and ``X`` validation for ``predict``."""
+        """Fitted check, name check, ``X`` validation (and clipping) for ``predict``."""
         self._check_fitted()
         self._check_feature_names(X)
         X = check_array(X, "X", ndim=2)
@@ -348,7 +394,7 @@ class RandomFeatureModel(EstimatorMixin):
                 f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
                 f"{n} features as input (X must have {n} columns, got shape {X.shape})"
             )
-        return X
+        return self._clip_inputs(X)
 
     def predict(self, X) -> np.ndarray:
         r"""Real predictions :math:`\mathrm{Re}\,(A(X)_{:, S} c_S + c_0)` from the kept columns.

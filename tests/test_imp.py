@@ -479,8 +479,9 @@ def test_model_reproducible_and_sklearn_conventions():
 
 def test_select_shrimp_picks_lowest_validation():
     X, y = D.make_shrimp2(60, d=3, rng=0)
+    # the paper's protocol (one validation split); K-fold is tested in test_shrimp_robust
     sel = select_shrimp(X, y, qs=[1, 2], prune_rates=(0.2, 0.4), n_features=150,
-                        random_state=0)
+                        cv="holdout", random_state=0)
     assert sel.val_mse.shape == (2, 2)
     i, j = np.unravel_index(np.argmin(sel.val_mse), sel.val_mse.shape)
     assert (sel.q, sel.prune_rate) == (sel.qs[i], sel.prune_rates[j])

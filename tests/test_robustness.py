@@ -393,8 +393,6 @@ ESTIMATORS = {
 SKIPPED_CHECKS: dict[str, dict[str, str]] = {name: {} for name in ESTIMATORS}
 # Known gaps (issue 14, open): integer weights cannot equal repeated rows where
 # a random split or random folds are drawn over distinct rows.
-SKIPPED_CHECKS["SHRIMPRegressor"]["check_sample_weight_equivalence_on_dense_data"] = (
-    "the validation split is drawn over distinct rows, so repeated rows land on both sides")
 SKIPPED_CHECKS["GFCRegressor"]["check_sample_weight_equivalence_on_dense_data"] = (
     "GFC's random CV folds depend on the row order the check shuffles")
 

@@ -1,0 +1,271 @@
+"""SHRIMP on real-data-like problems (issue 18): guarded refits, the magnitude
+warning, K-fold selection (SHRIMPCV), weights = repeated rows, data-driven N,
+input clipping."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose, assert_array_equal
+
+from rflite import imp
+from rflite._base import EffectiveFeaturesWarning, MagnitudeWarning
+from rflite._cv import KFold
+from rflite._numerics import min_norm_solve
+from rflite.imp import SHRIMPCV, SHRIMPRegressor, select_shrimp
+
+
+def heavy_tailed(seed=1, m=400):
+    """One Student-t (2 dof) input, two normal ones; half the rows held out."""
+    rng = np.random.default_rng(seed)
+    X = np.column_stack([rng.standard_t(2, m), rng.standard_normal((m, 2))])
+    y = np.sin(X[:, 1]) + 0.5 * X[:, 2] + 0.3 * np.tanh(X[:, 0]) + 0.1 * rng.standard_normal(m)
+    h = m // 2
+    return X[:h], y[:h], X[h:], y[h:]
+
+
+def smooth(m=80, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1, 1, (m, 3))
+    return X, np.sin(2 * X[:, 0]) + 0.5 * X[:, 1]
+
+
+# ------------------------------------------------------------- guarded refit
+def test_heavy_tailed_default_stays_near_ridge_min_norm_explodes_with_warning():
+    from sklearn.linear_model import RidgeCV
+
+    X, y, Xt, yt = heavy_tailed()
+    ridge = np.mean((RidgeCV(alphas=np.logspace(-6, 6, 25)).fit(X, y).predict(Xt) - yt) ** 2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EffectiveFeaturesWarning)
+        warnings.simplefilter("error", MagnitudeWarning)  # the default warns about nothing
+        model = SHRIMPRegressor(n_features=500, q=1, random_state=1).fit(X, y)
+        default = np.mean((model.predict(Xt) - yt) ** 2)
+    assert model.refit_ == "ridge"
+    assert default <= 2 * ridge
+    with pytest.warns(MagnitudeWarning):
+        paper = SHRIMPRegressor(n_features=500, q=1, refit="min_norm", random_state=1).fit(X, y)
+    with pytest.warns(MagnitudeWarning):
+        exploded = np.mean((paper.predict(Xt) - yt) ** 2)
+    assert exploded > 100 * ridge
+    assert paper.refit_ == "min_norm" and paper.ridge_lam_ is None
+
+
+def test_min_norm_refit_is_the_papers_and_bools_keep_their_meaning():
+    X, y = smooth()
+    kw = dict(n_features=60, q=1, random_state=0, fit_intercept=False)
+    m = SHRIMPRegressor(refit="min_norm", **kw).fit(X, y)
+    A = m.feature_map_.columns(X, m.path_.supports[m.best_step_])
+    c = min_norm_solve(A, y)
+    dense = m.dense_coef()[m.path_.supports[m.best_step_]]
+    # the fit runs on the sorted distinct rows: rounding differs, and the
+    # minimum-norm interpolant of a Fourier dictionary is ill-conditioned
+    assert_allclose(A @ dense, A @ c, rtol=1e-6, atol=1e-8)
+    assert_allclose(dense, c, rtol=1e-3, atol=1e-6)
+    m_true = SHRIMPRegressor(refit=True, **kw).fit(X, y)
+    assert_array_equal(m_true.coef_, m.coef_)
+    m_none = SHRIMPRegressor(refit=False, **kw).fit(X, y)
+    assert m_none.refit_ == "none"
+    assert_allclose(m_none.dense_coef()[m_none.path_.supports[m_none.best_step_]],
+                    m_none.path_.coefs[m_none.best_step_])
+
+
+@pytest.mark.parametrize("bad", ["pinv", 2, None])
+def test_bad_refit_names_the_parameter(bad):
+    X, y = smooth(20)
+    with pytest.raises(ValueError, match="refit"):
+        SHRIMPRegressor(n_features=10, refit=bad).fit(X, y)
+    with pytest.raises(ValueError, match="refit"):
+        SHRIMPCV(n_features=10, refit="none").fit(X, y)
+
+
+def test_out_of_proportion_detects_singular_refits():
+    rng = np.random.default_rng(0)
+    A = rng.standard_normal((30, 10))
+    y = rng.standard_normal(30)
+    assert not imp._out_of_proportion(A, min_norm_solve(A, y), y)
+    B = np.hstack([A, A[:, :1] + 1e-13 * rng.standard_normal((30, 1))])
+    c = np.zeros(11)
+    c[0], c[-1] = 1e12, -1e12
+    assert imp._out_of_proportion(B, c, B @ c + y)
+    assert imp._out_of_proportion(A, np.full(10, np.nan), y)
+
+
+def test_ridge_family_matches_direct_solves():
+    rng = np.random.default_rng(1)
+    for shape in ((20, 8), (8, 20)):
+        A = rng.standard_normal(shape)
+        y = rng.standard_normal(shape[0])
+        V = rng.standard_normal((5, shape[1]))
+        lams = np.array([1e-3, 1e-1, 10.0])
+        pred, C = imp._ridge_family(A, y, V, lams)
+        for k, lam in enumerate(lams):
+            ref = np.linalg.solve(A.T @ A + lam * np.eye(shape[1]), A.T @ y)
+            assert_allclose(C[:, k], ref, rtol=1e-8, atol=1e-10)
+            assert_allclose(pred[:, k], V @ ref, rtol=1e-8, atol=1e-10)
+
+
+def test_prediction_far_outside_warns_and_clipping_removes_it():
+    X, y, Xt, yt = heavy_tailed()
+    far = np.array([[0.0, 40.0, -40.0]])
+    kw = dict(n_features=500, q=1, refit="min_norm", random_state=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = SHRIMPRegressor(**kw).fit(X, y)
+        clipped = SHRIMPRegressor(clip_inputs=True, **kw).fit(X, y)
+    assert_array_equal(model.input_min_, X.min(axis=0))
+    edge = np.clip(far, X.min(axis=0), X.max(axis=0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert_allclose(clipped.predict(far), model.predict(edge))
+        inside = Xt[np.all((Xt >= X.min(0)) & (Xt <= X.max(0)), axis=1)]
+        assert_allclose(clipped.predict(inside), model.predict(inside))
+        assert not np.allclose(model.predict(far), model.predict(edge))
+
+
+def test_clip_inputs_off_by_default_and_validated():
+    assert SHRIMPRegressor().clip_inputs is False
+    assert SHRIMPCV().clip_inputs is False
+    X, y = smooth(30)
+    m = SHRIMPRegressor(n_features=20, clip_inputs="yes")
+    with pytest.raises(ValueError, match="clip_inputs"):
+        m.fit(X, y)
+
+
+# ------------------------------------------------- weights and distinct rows
+def test_integer_weights_equal_repeated_rows_in_any_order():
+    X, y = smooth(25, seed=3)
+    w = np.random.default_rng(0).integers(0, 4, 25)
+    Xr, yr = np.repeat(X, w, axis=0), np.repeat(y, w)
+    perm = np.random.default_rng(1).permutation(25)
+    kw = dict(n_features=80, q=1, random_state=0)
+    a = SHRIMPRegressor(**kw).fit(Xr, yr)
+    b = SHRIMPRegressor(**kw).fit(X[perm], y[perm], sample_weight=w[perm])
+    assert_allclose(a.predict(X), b.predict(X), rtol=1e-10, atol=1e-12)
+
+
+def test_distinct_row_split_keeps_copies_together():
+    rng = np.random.default_rng(0)
+    X = np.repeat(rng.standard_normal((20, 2)), 3, axis=0)
+    Y = X[:, :1].copy()
+    tr, val = imp._distinct_row_split(X, Y, None, 0.25, np.random.default_rng(0))
+    keys_tr = {tuple(r) for r in X[tr]}
+    keys_val = {tuple(r) for r in X[val]}
+    assert not keys_tr & keys_val
+    assert len(keys_val) == 5
+
+
+def test_collapse_rows_sums_weights():
+    X = np.array([[1.0, 2.0], [0.0, 1.0], [1.0, 2.0]])
+    Y = np.array([[1.0], [2.0], [1.0]])
+    Xu, Yu, w = imp._collapse_rows(X, Y, None)
+    assert_array_equal(Xu, [[0.0, 1.0], [1.0, 2.0]])
+    assert_array_equal(w, [1.0, 2.0])
+    assert imp._collapse_rows(X[:2], Y[:2], None)[2] is None
+
+
+# ------------------------------------------------------- data-driven defaults
+def test_auto_n_features_and_subset_fallback():
+    assert imp._auto_n_features(100, 5, 1) == 200
+    assert imp._auto_n_features(10, 20, 2) == 5 * 190
+    assert imp._auto_n_features(10**6, 5, 1) == imp.N_FEATURES_MAX
+    X, y = smooth(40)
+    X = np.hstack([X, X ** 2, X ** 3])  # d = 9, C(9, 3) = 84 subsets
+    with pytest.warns(EffectiveFeaturesWarning, match="random q-subset"):
+        m = SHRIMPRegressor(n_features=100, q=3, random_state=0).fit(X, y)
+    assert m.n_features_ == 100  # random subsets keep every weight
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", EffectiveFeaturesWarning)
+        m = SHRIMPRegressor(q=1, random_state=0).fit(X, y)  # N = 2m = 80 < 5 * 9? no: 80
+    assert m.n_features_ >= imp.MIN_WEIGHTS_PER_SUBSET * 9
+
+
+# ---------------------------------------------------------------- SHRIMPCV
+def test_shrimpcv_fits_and_reports():
+    X, y = smooth(60)
+    cv = SHRIMPCV(n_features=60, qs=(1, 2), random_state=0).fit(X, y)
+    res = cv.cv_results_
+    n = res["q"].size
+    for key in ("prune_rate", "step", "n_kept", "mean_test_mse", "se_test_mse",
+                "split0_test_mse", "split4_test_mse"):
+        assert res[key].shape == (n,)
+    assert res["baseline_mse"].shape == (5,)
+    assert cv.q_ == res["q"][cv.best_index_] and cv.best_step_ == res["step"][cv.best_index_]
+    assert cv.path_.n_kept[-1] == cv.n_kept_
+    assert cv.score(X, y) > 0.9
+
+
+def test_shrimpcv_1se_is_never_larger_than_min_and_guard_excludes():
+    X, y = smooth(60)
+    a = SHRIMPCV(n_features=60, qs=(1,), rule="min", random_state=0).fit(X, y)
+    b = SHRIMPCV(n_features=60, qs=(1,), rule="1se", random_state=0).fit(X, y)
+    assert b.n_kept_ <= a.n_kept_
+    res = b.cv_results_
+    folds = np.vstack([res[f"split{k}_test_mse"] for k in range(5)])
+    bad = np.any(folds > imp.MEAN_FACTOR * res["baseline_mse"][:, None], axis=0)
+    assert not bad[b.best_index_]
+
+
+def test_shrimpcv_same_choice_with_sklearn_and_own_kfold():
+    from sklearn.model_selection import KFold as SKFold
+
+    X, y = smooth(50)
+    kw = dict(n_features=40, qs=(1,), random_state=0)
+    ours = SHRIMPCV(cv=5, **kw).fit(X, y)
+    theirs = SHRIMPCV(cv=SKFold(5), **kw).fit(X, y)
+    assert ours.best_index_ == theirs.best_index_
+    sh = SHRIMPCV(cv=SKFold(5, shuffle=True, random_state=0), **kw).fit(X, y)
+    own = SHRIMPCV(cv=KFold(5, shuffle=True, random_state=0), **kw).fit(X, y)
+    assert sh.best_index_ == own.best_index_
+    lst = SHRIMPCV(cv=list(SKFold(5).split(X)), **kw).fit(X, y)
+    assert lst.best_index_ == ours.best_index_
+    assert_allclose(lst.predict(X), ours.predict(X))
+
+
+def test_shrimpcv_parallel_folds_same_result():
+    X, y = smooth(40)
+    kw = dict(n_features=30, qs=(1,), random_state=0)
+    a = SHRIMPCV(**kw).fit(X, y)
+    b = SHRIMPCV(n_jobs=2, **kw).fit(X, y)
+    assert a.best_index_ == b.best_index_
+    assert_allclose(a.predict(X), b.predict(X))
+
+
+def test_select_shrimp_kfold_and_holdout():
+    X, y = smooth(60)
+    sel = select_shrimp(X, y, qs=(1, 2), n_features=40, random_state=0)
+    assert isinstance(sel.model, SHRIMPCV) and sel.val_mse.shape == (2, 1)
+    hold = select_shrimp(X, y, qs=(1, 2), prune_rates=(0.2, 0.4), n_features=40, cv="holdout",
+                         random_state=0)
+    assert isinstance(hold.model, SHRIMPRegressor)
+    assert hold.val_mse[hold.qs.index(hold.q), hold.prune_rates.index(hold.prune_rate)] \
+        == hold.val_mse.min()
+
+
+@pytest.mark.filterwarnings("ignore:Estimator .* does not inherit from:UserWarning")
+@pytest.mark.parametrize("est", [SHRIMPRegressor, SHRIMPCV])
+def test_check_estimator_with_defaults(est):
+    from sklearn.utils.estimator_checks import check_estimator
+
+    results = check_estimator(est(), on_fail=None, on_skip=None)
+    failed = {r["check_name"]: repr(r["exception"])[:300]
+              for r in results if r["status"] == "failed"}
+    assert not failed, failed
+
+
+def test_pure_noise_falls_back_to_the_mean():
+    """No step beats predicting the mean on held-out rows: the model is the mean."""
+    rng = np.random.default_rng(1)
+    X, y = rng.standard_normal((60, 3)), rng.standard_normal(60)
+    a = SHRIMPRegressor(n_features=100, random_state=0).fit(X, y)
+    assert a.refit_ == "mean" and a.n_nonzero_ == 0
+    assert a.intercept_ == pytest.approx(y.mean())
+    assert_allclose(a.predict(X), y.mean())
+    for seed in range(2):  # K-fold: the same on other noise
+        rng = np.random.default_rng(seed)
+        X, y = rng.standard_normal((60, 3)), rng.standard_normal(60)
+        b = SHRIMPCV(n_features=100, qs=(1,), random_state=0).fit(X, y)
+        assert b.refit_ == "mean" and b.n_nonzero_ == 0
+        assert b.intercept_ == pytest.approx(y.mean())

@@ -182,6 +182,9 @@ __all__ = [
     "project_l1_ball",
     "srfe",
     "SRFERegressor",
+    "SRFECV",
+    "BPDNPath",
+    "bpdn_path",
 ]
 
 #: Stop reasons that come with a checked duality gap (:attr:`L1Result.certified`).
@@ -524,6 +527,255 @@ def _srfe(A, y, *, eta, s, refit, lam, tol, max_iter, polish) -> SRFEResult:
     return SRFEResult(coef, support, res)
 
 
+#: Default ``eta`` grid of the automatic choice, as fractions of the (weighted)
+#: standard deviation of the training targets, largest (simplest) first.
+ETA_FRACTIONS = tuple(np.logspace(0, -3, 13)[1:])
+
+#: Share of the distinct rows held out by ``SRFERegressor(eta="auto")``.
+VALIDATION_FRACTION = 0.2
+
+
+class BPDNPath(NamedTuple):
+    """Result of :func:`bpdn_path`.
+
+    Attributes
+    ----------
+    coefs : ndarray (N, n_sigmas)
+        The BPDN solution at every ``sigma`` (in the order given).
+    reached : ndarray of bool (n_sigmas,)
+        False where the path ended (lambda = 0, or it stalled on a rank
+        deficiency or the step cap) before its residual came down to
+        ``sigma``; that column then holds the path's last point.
+    n_steps : int
+        Breakpoints followed.
+    """
+
+    coefs: np.ndarray
+    reached: np.ndarray
+    n_steps: int
+
+
+def bpdn_path(A, y, sigmas, *, max_steps=None) -> BPDNPath:
+    r"""BPDN solutions for many ``sigma`` from one LASSO homotopy path (real data).
+
+    .. math::
+
+        c(\sigma) = \arg\min_c \|c\|_1 \quad \text{s.t.} \quad \|A c - y\|_2 \le \sigma
+
+    The homotopy of :func:`bpdn` (Osborne, Presnell and Turlach 2000; Efron
+    et al. 2004) follows :math:`c(\lambda)` from :math:`\lambda =
+    \|A^T y\|_\infty` down; along it :math:`\|A c(\lambda) - y\|` decreases,
+    and on each segment the residual :math:`r - t v` is affine in the step, so
+    the point where it equals each requested ``sigma`` is found in closed form
+    (the smaller root of a quadratic) -- every ``sigma`` costs nothing beyond
+    the path down to the smallest one.  This is how :class:`SRFECV` scores
+    its whole ``eta`` grid from one path per fold.
+
+    Parameters
+    ----------
+    A : (m, N) real ndarray
+    y : (m,) real array_like
+    sigmas : sequence of float >= 0
+        Residual bounds, any order.
+    max_steps : int, optional
+        Breakpoint cap (default ``HOMOTOPY_STEPS * m + 100``, as :func:`bpdn`).
+
+    Returns
+    -------
+    BPDNPath
+
+    Notes
+    -----
+    Uses the same QR updates and join kernel as the certified solver
+    (:func:`rflite._bp_homotopy._homotopy`) but does not certify each point
+    by its duality gap; the estimators refit their chosen ``eta`` with
+    :func:`bpdn`.  Columns numerically in the span of the support are kept
+    out, as there.
+    """
+    A = check_array(A, "A", ndim=2)
+    y = check_array(y, "y", ndim=1)
+    m, n = A.shape
+    if y.shape[0] != m:
+        raise ValueError(f"A and y must have the same number of rows, got A {A.shape} and "
+                         f"y {y.shape}")
+    sig = np.asarray(sigmas, dtype=float).ravel()
+    if sig.size == 0 or not np.all(np.isfinite(sig)) or np.any(sig < 0):
+        raise ValueError(f"sigmas must be a non-empty sequence of finite values >= 0, "
+                         f"got {sigmas!r}")
+    if max_steps is None:
+        max_steps = HOMOTOPY_STEPS * m + 100
+    max_steps = check_int(max_steps, "max_steps", minimum=1)
+    order = np.argsort(-sig, kind="stable")
+    coefs = np.zeros((n, sig.size))
+    reached = np.zeros(sig.size, dtype=bool)
+    ynorm = float(np.linalg.norm(y))
+    pending = list(order)
+    while pending and sig[pending[0]] >= ynorm:
+        reached[pending.pop(0)] = True  # c = 0 meets the bound
+    if not pending:
+        return BPDNPath(coefs, reached, 0)
+    P = _Products(A, False)
+    g = P.AH(y)
+    j = int(np.argmax(np.abs(g)))
+    lam = lam0 = float(abs(g[j]))
+    if lam == 0.0:
+        return BPDNPath(coefs, reached, 0)
+    S = [j]
+    z = [1.0 if g[j] > 0 else -1.0]
+    in_S = np.zeros(n, dtype=np.bool_)
+    in_S[j] = True
+    Q, R = scipy.linalg.qr(A[:, [j]], mode="economic", check_finite=False)
+    excluded = -1
+    just_added = True
+    steps = 0
+    refused = []
+    last = np.zeros(n)
+    while pending:
+        zS = np.asarray(z)
+        u = scipy.linalg.solve_triangular(R, zS, trans="T", check_finite=False)
+        d = scipy.linalg.solve_triangular(R, u, check_finite=False)
+        qy = Q.T @ y
+        cS = scipy.linalg.solve_triangular(R, qy, check_finite=False) - lam * d
+        v = Q @ u
+        r = (y - Q @ qy) + lam * v
+        if steps and steps % HOMOTOPY_REFRESH == 0:
+            g = P.AH(r)
+        a = P.AH(v)
+        t_join, j_join = _next_join(g, a, lam, in_S, excluded)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            tdrop = np.where(cS * d < 0, -cS / d, np.inf)
+        if just_added:
+            tdrop[-1] = np.inf
+        k_drop = int(np.argmin(tdrop))
+        t_drop = float(tdrop[k_drop])
+        t = min(lam, t_join, t_drop)
+        # every pending sigma met on this segment: ||r - t v||^2 = sigma^2
+        vv, rv, rr = float(v @ v), float(r @ v), float(r @ r)
+        while pending:
+            s2 = sig[pending[0]] ** 2
+            if rr <= s2:
+                ts = 0.0
+            else:
+                disc = rv * rv - vv * (rr - s2)
+                if disc < 0 or vv <= 0:
+                    break
+                ts = (rr - s2) / (rv + math.sqrt(disc))
+            if ts > t:
+                break
+            k = pending.pop(0)
+            coefs[np.asarray(S), k] = cS + ts * d
+            reached[k] = True
+        last[:] = 0.0
+        last[np.asarray(S)] = cS + t * d
+        if not pending or t >= lam - 1e-12 * lam0:
+            break  # done, or lambda reached 0 above the remaining sigmas
+        steps += 1
+        if steps > max_steps:
+            break
+        lam -= t
+        g -= t * a
+        if t_drop <= t_join:
+            jd = S[k_drop]
+            Q, R = scipy.linalg.qr_delete(Q, R, k_drop, which="col", overwrite_qr=True,
+                                          check_finite=False)
+            Q, R = Q[:, :R.shape[1]], R[:R.shape[1]]
+            del S[k_drop], z[k_drop]
+            in_S[jd] = False
+            excluded = jd
+            if refused:
+                in_S[np.asarray(refused)] = False
+                refused.clear()
+            just_added = False
+            if not S:
+                break
+        else:
+            if len(S) >= m:
+                break
+            colj = A[:, j_join].copy()  # qr_insert may overwrite it
+            try:
+                Q, R = scipy.linalg.qr_insert(Q, R, colj, len(S), which="col",
+                                              rcond=HOMOTOPY_RCOND, overwrite_qru=True,
+                                              check_finite=False)
+            except np.linalg.LinAlgError:
+                in_S[j_join] = True
+                refused.append(j_join)
+                excluded = -1
+                just_added = False
+                continue
+            S.append(j_join)
+            z.append(1.0 if g[j_join] > 0 else -1.0)
+            in_S[j_join] = True
+            excluded = -1
+            just_added = True
+    for k in pending:  # not reached: the path's last point
+        coefs[:, k] = last
+    return BPDNPath(coefs, reached, steps)
+
+
+def _threshold_refit(A, y, coef, s, refit, lam):
+    """SRFE's post-processing of one BPDN solution: keep the ``s`` largest, refit."""
+    support = np.flatnonzero(coef)
+    if s is not None and support.size > s:
+        keep = np.argpartition(-np.abs(coef[support]), s - 1)[:s]
+        support = np.sort(support[keep])
+        new = np.zeros_like(coef)
+        new[support] = coef[support]
+        coef = new
+    if refit is not None and support.size:
+        A_S = A[:, support]
+        coef = np.zeros_like(coef)
+        coef[support] = min_norm_solve(A_S, y) if refit == "lstsq" else \
+            ridge_on_columns(A_S, y, lam)
+    return coef
+
+
+def _prepare(A, Y, w, *, fit_intercept, normalize):
+    """Centre (weighted), scale rows by sqrt(w), normalise columns; in place on ``A``."""
+    a_mean = None
+    y_mean = np.zeros(Y.shape[1])
+    if fit_intercept:
+        y_mean = Y.mean(axis=0) if w is None else (w @ Y) / w.sum()
+        a_mean = A.mean(axis=0) if w is None else (w @ A) / w.sum()
+        A -= a_mean
+        Y = Y - y_mean
+    if w is not None:
+        sw = np.sqrt(w)[:, None]
+        A *= sw
+        Y = Y * sw
+    scale = None
+    if normalize:
+        norms = np.linalg.norm(A, axis=0)
+        scale = 1.0 / np.where(norms > 0, norms, 1.0)
+        A *= scale
+    return A, Y, a_mean, y_mean, scale
+
+
+def _srfe_fold_scores(train, test, A, Y, w, etas, ss, fit_intercept, normalize, refit, lam):
+    """Validation MSE of every ``(eta, s)`` point on one fold from one path per output."""
+    from rflite._cv import weighted_mse
+
+    w_tr = None if w is None else w[train]
+    total = train.size if w_tr is None else float(w_tr.sum())
+    At, Yc, a_mean, y_mean, scale = _prepare(
+        A[train].copy(), Y[train], w_tr, fit_intercept=fit_intercept, normalize=normalize)
+    A_te = A[test] if a_mean is None else A[test] - a_mean
+    if scale is not None:
+        A_te = A_te * scale
+    n_pts = len(etas) * len(ss)
+    preds = np.empty((n_pts, test.size, Y.shape[1]))
+    sigmas = np.asarray(etas) * math.sqrt(total)
+    for k in range(Y.shape[1]):
+        path = bpdn_path(At, Yc[:, k], sigmas)
+        i = 0
+        for e in range(len(etas)):
+            for s in ss:
+                c = _threshold_refit(At, Yc[:, k], path.coefs[:, e], s, refit, lam)
+                preds[i, :, k] = A_te @ c + y_mean[k]
+                i += 1
+    w_te = None if w is None else w[test]
+    return [weighted_mse(Y[test], p, w_te) for p in preds]
+
+
 class SRFERegressor(RandomFeatureModel):
     r"""SRFE: random features with coefficients from basis pursuit denoising.
 
@@ -533,11 +785,12 @@ class SRFERegressor(RandomFeatureModel):
 
     Parameters
     ----------
-    n_features : int
+    n_features : int, default 1000
         Number of random features N (``2N`` columns for ``"fourier"``).
-    eta : float
+    eta : float or "auto", default "auto"
         Stability parameter; :math:`\sigma = \eta \sqrt{m}` (Def. 4).  With a
         noisy target, the noise standard deviation is the natural value.
+        ``"auto"``: chosen from the data, see "The default" below.
     s : int, optional
         Keep the ``s`` largest coefficients (SRFE-S); ``None`` keeps all.
     refit : {None, "lstsq", "ridge"}
@@ -550,9 +803,14 @@ class SRFERegressor(RandomFeatureModel):
     matrix_free : bool
         Use the matrix-free :class:`~rflite.features.FeatureOperator` instead
         of the dense m x N matrix (slower per product, O(m + N) memory).
+        Needs an explicit ``eta``.
     tol, max_iter
         Solver options of :func:`bpdn`.
-    q, distribution, bias, activation, subsets, random_state
+    q : int or None, default 2
+        Nonzeros per weight vector (``None``: dense), clipped to d.  Dense
+        N(0, 1) weights on more than a few standardised inputs give features
+        of very high frequency, hence the default 2 (it was None before 0.2).
+    distribution, bias, activation, subsets, random_state
         See :func:`rflite.features.random_feature_map`.
     fit_intercept : bool, default True
         Dense fits centre ``y`` and the feature columns (weighted means)
@@ -560,6 +818,25 @@ class SRFERegressor(RandomFeatureModel):
         exactly (the intercept is not penalised); matrix-free fits centre
         through an operator :math:`(A - 1\bar a^T)` (the same fit up to
         rounding).  ``False``: the paper's model.
+    verbose : bool or int, default False
+        ``eta="auto"``: lines for the hold-out path and the choice on stderr
+        (:class:`rflite._cv.Progress`).
+
+    The default
+    -----------
+    ``eta="auto"`` holds out a fifth of the distinct rows
+    (:func:`rflite.ridge.row_folds`, drawn from ``random_state`` after the
+    features; integer ``sample_weight`` equals repeated rows), follows one
+    homotopy path on the rest (:func:`bpdn_path`), which gives the BPDN
+    solution at every ``eta`` of the grid :data:`ETA_FRACTIONS` x the
+    standard deviation of ``y`` (1/1.8 ... 1/1000 of it), takes the lowest
+    validation MSE (:func:`rflite._cv.choose`, rule ``"min"``) and refits on
+    all rows with the certified solver at that ``eta_``; :class:`SRFECV` is
+    the K-fold version.  The papers' settings are explicit values: the
+    HARFE Table 2 SRFE row is ``SRFERegressor(N, eta=noise_sd, q=2,
+    distribution=Uniform(-1, 1), bias="weights", normalize=True,
+    fit_intercept=False)``; before 0.2 the defaults were ``eta=1e-3``,
+    ``q=None`` (no intercept before 0.2 either).
 
     Attributes
     ----------
@@ -567,6 +844,10 @@ class SRFERegressor(RandomFeatureModel):
         The full solver output (``result_.bpdn.n_iter``, ``stop_reason`` ...);
         a list over outputs for a 2-d ``y`` (each output an independent fit;
         ``support_`` is the union, ``coef_`` (len(support_), n_targets)).
+    eta_ : float
+        The ``eta`` used (chosen for ``"auto"``; one value for all outputs).
+    cv_results_ : dict
+        ``eta="auto"`` only: the grid and hold-out errors (see :class:`SRFECV`).
     n_features_in_, feature_names_in_, q_
         Input width, data-frame column names, ``q`` clipped to d.
 
@@ -586,10 +867,10 @@ class SRFERegressor(RandomFeatureModel):
     True
     """
 
-    def __init__(self, n_features=1000, *, eta=1e-3, s=None, refit=None, lam=0.0,
-                 normalize=False, matrix_free=False, tol=OPT_TOL, max_iter=None, q=None,
+    def __init__(self, n_features=1000, *, eta="auto", s=None, refit=None, lam=0.0,
+                 normalize=False, matrix_free=False, tol=OPT_TOL, max_iter=None, q=2,
                  distribution="normal", bias="uniform", activation="sin", subsets="random",
-                 fit_intercept=True, random_state=None):
+                 fit_intercept=True, random_state=None, verbose=False):
         self.n_features = n_features
         self.eta = eta
         self.s = s
@@ -606,46 +887,108 @@ class SRFERegressor(RandomFeatureModel):
         self.subsets = subsets
         self.fit_intercept = fit_intercept
         self.random_state = random_state
+        self.verbose = verbose
+
+    # -- the automatic choice (SRFECV overrides these) --------------------------
+    def _search(self):
+        """``(eta_grid, eta_is_fraction, s_grid)`` or None for a fixed ``eta``."""
+        if isinstance(self.eta, str) and self.eta == "auto":
+            return ETA_FRACTIONS, True, [self.s]
+        return None
+
+    def _splits(self, X, Y, rng):
+        from rflite.ridge import row_folds
+
+        labels = row_folds(X, int(round(1.0 / VALIDATION_FRACTION)), rng)
+        test = np.flatnonzero(labels == 0)
+        train = np.flatnonzero(labels != 0)
+        if test.size == 0 or train.size == 0:
+            raise ValueError("eta='auto' needs at least 2 distinct rows of X; pass eta")
+        return [(train, test)]
+
+    def _rule(self):
+        return "min"
+
+    def _n_jobs(self):
+        return None
 
     def fit(self, X, y, sample_weight=None):
-        """Draw the features, centre, solve SRFE, keep the nonzero coefficients; returns ``self``."""
+        """Draw the features, centre, choose ``eta`` if asked, solve SRFE; returns ``self``."""
+        from rflite._cv import Progress
+
         X, Y, w = self._validate_fit(X, y, sample_weight)
         m = X.shape[0]
-        check_int(self.n_features, "n_features", minimum=1)
-        eta = check_real(self.eta, "eta", minimum=0.0)
+        n_features = check_int(self.n_features, "n_features", minimum=1)
+        n_columns = n_features * (2 if self.activation == "fourier" else 1)
+        search = self._search()
+        if search is None:
+            if isinstance(self.eta, str):
+                raise ValueError(f"eta must be a float >= 0 or 'auto', got {self.eta!r}")
+            eta = check_real(self.eta, "eta", minimum=0.0)
+        else:
+            from rflite._parallel import check_executor
+            from rflite.ridge import check_grid
+
+            grid, is_fraction, s_grid = search
+            grid = np.sort(check_grid(grid, "etas"))[::-1]
+            s_grid = [None if s is None else check_int(s, "s", minimum=1, maximum=n_columns)
+                      for s in s_grid]
+            rule = self._rule()
+            check_executor(self._n_jobs())
+            if self.matrix_free:
+                raise ValueError("matrix_free=True needs an explicit eta (the automatic "
+                                 "choice uses the dense feature matrix)")
+            if self.activation == "exp":
+                raise ValueError("the automatic choice of eta follows the real homotopy "
+                                 "path; activation='exp' (complex) needs an explicit eta")
+        if self.s is not None and not isinstance(self.s, (list, tuple, np.ndarray)):
+            check_int(self.s, "s", minimum=1, maximum=n_columns)
+        if self.refit not in (None, "lstsq", "ridge"):
+            raise ValueError(f"refit must be None, 'lstsq' or 'ridge', got {self.refit!r}")
+        check_real(self.lam, "lam", minimum=0.0)
         if self.matrix_free and w is not None:
             raise ValueError("sample_weight other than 0/1 is not supported with "
                              "matrix_free=True (the operator cannot scale rows)")
         total = m if w is None else float(w.sum())
+        normalize = check_bool(self.normalize, "normalize")
+        fit_intercept = check_bool(self.fit_intercept, "fit_intercept")
+        progress = Progress(getattr(self, "verbose", False), type(self).__name__)
         self._check_feature_memory(*X.shape, dense=not self.matrix_free)
-        fmap = self._draw_features(X.shape[1], self._rng())
-        from rflite._numerics import check_bool
-
-        if self.matrix_free and check_bool(self.fit_intercept, "fit_intercept"):
+        rng = self._rng()
+        fmap = self._draw_features(X.shape[1], rng)
+        s_final = self.s
+        if search is not None:
+            if is_fraction:
+                yc = Y - (Y.mean(axis=0) if w is None else (w @ Y) / w.sum())
+                sd = float(np.sqrt(np.mean(yc ** 2 if w is None
+                                           else (w[:, None] * yc ** 2) / w.mean())))
+                grid = grid * (sd if sd > 0 else 1.0)
+            eta, s_final = self._choose(fmap, X, Y, w, rng, grid, s_grid, rule,
+                                        fit_intercept, normalize, progress)
+        elif hasattr(self, "cv_results_"):
+            del self.cv_results_
+        self.eta_ = eta
+        if self.matrix_free and fit_intercept:
             # the centred operator: the same centring as the dense route
             from rflite._base import _centered_operator
 
-            A, a_mean, scale = _centered_operator(fmap, X, normalize=bool(self.normalize))
+            A, a_mean, scale = _centered_operator(fmap, X, normalize=normalize)
             _, Yc, _, y_mean = self._center_and_weight(None, Y, None)
         elif self.matrix_free:
             _, Yc, a_mean, y_mean = self._center_and_weight(None, Y, None)
             scale = None
-            if self.normalize:
+            if normalize:
                 norms = fmap.operator(X).column_norms()
                 scale = 1.0 / np.where(norms > 0, norms, 1.0)
             A = fmap.operator(X, col_scale=scale)
         else:
-            A, Yc, a_mean, y_mean = self._center_and_weight(fmap.transform(X), Y, w)
-            scale = None
-            if self.normalize:
-                norms = np.linalg.norm(A, axis=0)
-                scale = 1.0 / np.where(norms > 0, norms, 1.0)
-                A *= scale
+            A, Yc, a_mean, y_mean, scale = _prepare(
+                fmap.transform(X), Y, w, fit_intercept=fit_intercept, normalize=normalize)
         # sigma = eta * sqrt(rows) in the solver: make it eta * sqrt(sum w)
         eta_eff = eta * math.sqrt(total / m)
         supports, coefs, results = [], [], []
         for k in range(Yc.shape[1]):
-            res = _srfe(A, Yc[:, k], eta=eta_eff, s=self.s, refit=self.refit, lam=self.lam,
+            res = _srfe(A, Yc[:, k], eta=eta_eff, s=s_final, refit=self.refit, lam=self.lam,
                         tol=self.tol, max_iter=self.max_iter, polish=True)
             _warn_unreachable(res.bpdn, eta * math.sqrt(total), total)
             coef = res.coef if scale is None else res.coef * scale
@@ -653,10 +996,148 @@ class SRFERegressor(RandomFeatureModel):
             results.append(res)
             supports.append(support)
             coefs.append(coef[support])
+            progress.line(f"final fit, output {k + 1}/{Yc.shape[1]}: "
+                          f"{res.bpdn.stop_reason}, {support.size} nonzero", level=2)
         one = getattr(self, "_one_d", True)
+        self.s_ = s_final
         self.result_ = results[0] if one else results
         self.n_iter_ = results[0].bpdn.n_iter if one else [r.bpdn.n_iter for r in results]
         return self._finish(fmap, supports, coefs, a_mean, y_mean)
+
+    def _choose(self, fmap, X, Y, w, rng, etas, s_grid, rule, fit_intercept, normalize,
+                progress):
+        """Score the ``(eta, s)`` grid from one path per split; set ``cv_results_``."""
+        import functools
+
+        from rflite._cv import choose, cross_validate_grid
+        from rflite.ridge import cv_results, fold_baseline
+
+        A = fmap.transform(X)
+        splits = self._splits(X, Y, rng)
+        func = functools.partial(
+            _srfe_fold_scores, A=A, Y=Y, w=w, etas=list(etas), ss=list(s_grid),
+            fit_intercept=fit_intercept, normalize=normalize, refit=self.refit, lam=self.lam)
+        with warnings.catch_warnings():
+            # IllConditionedWarning of the refits is reported by the final fit
+            warnings.simplefilter("ignore", RuntimeWarning)
+            scores = cross_validate_grid(func, splits, n_jobs=self._n_jobs(),
+                                         progress=progress if progress else None)
+        base = np.array([fold_baseline(Y, w, tr, te) for tr, te in splits])
+        choice = choose(scores, rule=rule, baseline=base)
+        points = [(e, s) for e in etas for s in s_grid]
+        if progress:
+            for i, (e, s) in enumerate(points):
+                progress.line(f"eta={e:.3g}" + ("" if s is None else f" s={s}"),
+                              error=float(choice.mean[i]))
+        grid = {"eta": np.array([p[0] for p in points])}
+        if any(s is not None for s in s_grid):
+            grid["s"] = np.array([-1 if p[1] is None else p[1] for p in points])
+        self.cv_results_ = cv_results(grid, scores, choice)
+        eta, s = points[choice.index]
+        progress.line(f"chose eta={eta:.3g}" + ("" if s is None else f" s={s}"),
+                      error=float(choice.mean[choice.index]))
+        return float(eta), s
+
+
+class SRFECV(SRFERegressor):
+    r"""SRFE with ``eta`` (and optionally ``s``) chosen by K-fold cross-validation.
+
+    One feature map is drawn and shared by the folds.  On each fold (training
+    rows centred, weighted and optionally normalised as in
+    :class:`SRFERegressor`) **one homotopy path** (:func:`bpdn_path`) gives
+    the BPDN solution at every ``eta`` of the grid at once, since the path's
+    residual decreases through every :math:`\sigma = \eta\sqrt{m}`; each is
+    thresholded to every ``s`` of ``ss`` (and refitted if ``refit``) and
+    scored on the fold's validation rows.  :func:`rflite._cv.choose` picks
+    ``eta_`` (and ``s_``), and the model is refitted on all rows with the
+    certified solver (:func:`srfe`).
+
+    Parameters
+    ----------
+    n_features, refit, lam, normalize, tol, max_iter, q, distribution, bias, activation, subsets, fit_intercept, random_state
+        As :class:`SRFERegressor` (real activations only).
+    etas : sequence of float, optional
+        ``eta`` values in ``y``'s units.  Default: :data:`ETA_FRACTIONS` times
+        the (weighted) standard deviation of ``y``.
+    ss : sequence of int or None, optional
+        Thresholding levels to try (``None`` in the list: no thresholding);
+        default ``[None]`` (plain SRFE).
+    cv : None, int or splitter, default None
+        ``None``: 5 folds over the distinct rows (:func:`rflite.ridge.row_folds`,
+        seeded by ``random_state``); an int K is scikit-learn's unshuffled
+        ``KFold(K)``; any object with ``split(X, y)`` is used as is.
+    rule : {"min", "1se"}, default "min"
+        Grid order is largest ``eta`` first (then ``ss`` as given).
+    n_jobs : None, int or executor
+        Folds in parallel.
+    verbose : bool or int, default False
+        One line per fold and per grid point on stderr.
+
+    Attributes
+    ----------
+    eta_, s_
+        The chosen values (``s_`` None without thresholding).
+    cv_results_ : dict
+        ``eta`` (and ``s``, -1 for None), ``mean_test_mse``, ``std_test_mse``,
+        ``se_test_mse``, ``split<k>_test_mse``, ``rank_test_mse``.
+    feature_map_, support_, coef_, intercept_, result_
+        Of the final fit on all rows.
+    """
+
+    def __init__(self, n_features=1000, *, etas=None, ss=None, cv=None, rule="min",
+                 refit=None, lam=0.0, normalize=False, tol=OPT_TOL, max_iter=None, q=2,
+                 distribution="normal", bias="uniform", activation="sin", subsets="random",
+                 fit_intercept=True, n_jobs=None, verbose=False, random_state=None):
+        self.n_features = n_features
+        self.etas = etas
+        self.ss = ss
+        self.cv = cv
+        self.rule = rule
+        self.refit = refit
+        self.lam = lam
+        self.normalize = normalize
+        self.tol = tol
+        self.max_iter = max_iter
+        self.q = q
+        self.distribution = distribution
+        self.bias = bias
+        self.activation = activation
+        self.subsets = subsets
+        self.fit_intercept = fit_intercept
+        self.n_jobs = n_jobs
+        self.verbose = verbose
+        self.random_state = random_state
+
+    # SRFERegressor's code reads these; SRFECV always searches, never matrix-free
+    matrix_free = False
+    eta = "auto"
+    s = None
+
+    def _search(self):
+        if self.ss is None:
+            s_grid = [None]
+        elif isinstance(self.ss, (str, bytes)) or not hasattr(self.ss, "__iter__"):
+            raise ValueError(f"ss must be a sequence of ints (or None entries), got {self.ss!r}")
+        else:
+            s_grid = list(self.ss)
+            if not s_grid:
+                raise ValueError("ss must not be empty")
+        if self.etas is None:
+            return ETA_FRACTIONS, True, s_grid
+        return self.etas, False, s_grid
+
+    def _splits(self, X, Y, rng):
+        from rflite.ridge import resolve_splits
+
+        return resolve_splits(self.cv, X, Y, rng)
+
+    def _rule(self):
+        if self.rule not in ("min", "1se"):
+            raise ValueError(f"rule must be 'min' or '1se', got {self.rule!r}")
+        return self.rule
+
+    def _n_jobs(self):
+        return self.n_jobs
 
 
 # =========================================================================

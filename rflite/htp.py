@@ -83,6 +83,8 @@ __all__ = [
     "harfe",
     "top_s",
     "HARFERegressor",
+    "HARFECV",
+    "harfe_grid",
     "DEFAULT_MU",
     "DEFAULT_MAX_ITER",
     "DEFAULT_TOL",
@@ -585,6 +587,100 @@ def _as_operator(A):
 
 
 # ---------------------------------------------------------------------- model
+#: Default ``lam`` grid of the automatic choice, as shifts ``m * lam`` on the
+#: unit-norm columns (divided by the training rows m to give ``lam``), largest
+#: (simplest model) first.  HARFE's tables used m * lam from 1e-10 to 2.75.
+SHIFT_GRID = (10.0, 1.0, 0.1, 1e-2, 1e-4)
+
+#: Default ``s`` grid of the automatic choice, as fractions of the training
+#: rows (rounded, clipped to [1, n_columns]), smallest (simplest) first.
+S_FRACTIONS = (0.125, 0.25, 0.5)
+
+#: Share of the rows held out by the default (``"auto"``) choice.
+VALIDATION_FRACTION = 0.2
+
+
+def _prepare(A, Y, w, *, fit_intercept, normalize):
+    """Centre (weighted), scale rows by sqrt(w), normalise columns; in place on ``A``.
+
+    The preprocessing of :meth:`HARFERegressor.fit` (dense route), shared with
+    the cross-validation folds.  Returns ``A, Yc, a_mean, y_mean, scale``.
+    """
+    a_mean = None
+    y_mean = np.zeros(Y.shape[1])
+    if fit_intercept:
+        y_mean = Y.mean(axis=0) if w is None else (w @ Y) / w.sum()
+        a_mean = A.mean(axis=0) if w is None else (w @ A) / w.sum()
+        A -= a_mean
+        Y = Y - y_mean
+    if w is not None:
+        sw = np.sqrt(w)[:, None]
+        A *= sw
+        Y = Y * sw
+    scale = np.ones(A.shape[1])
+    if normalize:
+        norms = np.sqrt(_column_sq_norms(A))
+        nz = norms > 0
+        scale[nz] = 1.0 / norms[nz]
+        A *= scale
+    return A, Y, a_mean, y_mean, scale
+
+
+def harfe_grid(A, Yc, total, points, *, mu, max_iter, tol, progress=None):
+    """HARFE at every ``(s, lam)`` of ``points``, warm-starting each from the previous one.
+
+    ``points`` is a list of ``(s, lam)`` in the order they are visited
+    (the estimators order it by ``s`` and, within one ``s``, from the largest
+    ``lam`` down, so that consecutive problems differ little).  The start of
+    each fit is the previous solution (:func:`harfe`'s ``c0``; with a larger
+    support than the new ``s``, the first thresholding step keeps the ``s``
+    best entries), which typically makes the fit end at a fixed point after
+    a few iterations.  ``total`` is the weighted row count (the penalty is
+    ``total * lam``).  Returns, per output, a list of :class:`HTPResult`.
+    """
+    m = A.shape[0]
+    out = []
+    for k in range(Yc.shape[1]):
+        prev = None
+        row = []
+        for i, (s, lam) in enumerate(points):
+            res = harfe(A, Yc[:, k], s=int(s), lam=lam * total / m, mu=mu,
+                        max_iter=max_iter, tol=tol, c0=prev)
+            prev = res.coef
+            row.append(res)
+            if progress is not None:
+                progress.line(f"s={int(s)} lam={lam:.3g} ({i + 1}/{len(points)}): "
+                              f"{res.n_iter} iterations, {res.stop_reason}", level=2)
+        out.append(row)
+    return out
+
+
+def _harfe_fold_scores(train, test, A, Y, w, points, fit_intercept, normalize, mu, max_iter,
+                       tol):
+    """Validation MSE of every grid point on one fold (module level: picklable)."""
+    from rflite._cv import weighted_mse
+
+    w_tr = None if w is None else w[train]
+    total = train.size if w_tr is None else float(w_tr.sum())
+    At, Yc, a_mean, y_mean, scale = _prepare(
+        A[train].copy(), Y[train], w_tr, fit_intercept=fit_intercept, normalize=normalize)
+    with blas_threads(1):
+        results = harfe_grid(At, Yc, total, points, mu=mu, max_iter=max_iter, tol=tol)
+    A_te = A[test]
+    w_te = None if w is None else w[test]
+    scores = []
+    for i in range(len(points)):
+        pred = np.empty((test.size, Y.shape[1]))
+        for k in range(Y.shape[1]):
+            res = results[k][i]
+            S = res.support
+            coef = res.coef[S] * scale[S]
+            cols = A_te[:, S] if a_mean is None else A_te[:, S] - a_mean[S]
+            pred[:, k] = (cols @ coef).real + y_mean[k]
+        scores.append(weighted_mse(Y[test], pred, w_te))
+    return scores
+
+
 class HARFERegressor(RandomFeatureModel):
     r"""HARFE: sparse random-feature regression by hard thresholding pursuit.
 
@@ -598,13 +694,18 @@ class HARFERegressor(RandomFeatureModel):
     ----------
     n_features : int, default 10000
         Number of random features N.
-    s : int, default 500
+    s : int or "auto", default "auto"
         Sparsity level (number of features kept), ``<= n_features``.
-    lam : float, default 1e-6
+        ``"auto"``: chosen from ``round(f * m)`` for f in
+        :data:`S_FRACTIONS` (1/8, 1/4, 1/2 of the training rows m), see
+        "The default" below.
+    lam : float or "auto", default "auto"
         Ridge parameter :math:`\lambda` (the penalty is ``m * lam``).  HARFE's
         tables print :math:`m\lambda`: pass ``printed / m_train``.
+        ``"auto"``: chosen from ``shift / m`` for the shifts
+        :data:`SHIFT_GRID` (10 ... 1e-4).
     q : int or None, default 2
-        Nonzeros per weight vector (``None``: dense); must be ``<= d``.
+        Nonzeros per weight vector (``None``: dense); clipped to d.
     mu, max_iter, tol
         See :func:`harfe`.
     distribution, bias, activation, subsets
@@ -620,7 +721,8 @@ class HARFERegressor(RandomFeatureModel):
         features (slower).  Same fit (the same iterates bit for bit when
         the map is sparse, ``d > 4 q``; with ``d <= 4 q`` the BLAS
         pre-activation of selected columns may differ in the last bits, see
-        "Selected columns" in :mod:`rflite.features`).
+        "Selected columns" in :mod:`rflite.features`).  Needs explicit
+        ``s`` and ``lam`` (the automatic choice uses the dense matrix).
     fit_intercept : bool, default True
         Dense fits centre ``y`` and every feature column (weighted means)
         before the normalisation and the solve, and recover the intercept
@@ -630,6 +732,24 @@ class HARFERegressor(RandomFeatureModel):
         ``False``: no intercept (the paper's model).
     random_state : None, int, Generator, RandomState or SeedSequence
         See :func:`rflite._numerics.check_rng` (a negative seed is an error).
+    verbose : bool or int, default False
+        One line per grid point of the automatic choice on stderr
+        (:class:`rflite._cv.Progress`); 2 also one line per HARFE fit.
+
+    The default
+    -----------
+    With ``s="auto"`` and/or ``lam="auto"`` the grid of the automatic
+    parameters is scored on one hold-out split (a fifth of the distinct rows,
+    :func:`rflite.ridge.row_folds` drawn from ``random_state`` after the
+    features; repeated rows stay together, so integer ``sample_weight``
+    equals repeated rows), warm-starting along the grid
+    (:func:`harfe_grid`), the lowest validation MSE wins (:func:`rflite._cv.choose`,
+    rule ``"min"`` with its predict-the-mean guard) and the model is refitted
+    on all rows; :class:`HARFECV` does the same by K-fold.  The paper's
+    noise-free settings are explicit values: Table 2 (Friedman 1) is
+    ``HARFERegressor(10_000, s=500, lam=1e-3 / m, q=2, distribution="uniform",
+    bias="weights", fit_intercept=False)`` (the values of 0.1 were ``s=500,
+    lam=1e-6``, no intercept).
 
     Attributes
     ----------
@@ -638,6 +758,12 @@ class HARFERegressor(RandomFeatureModel):
         output is an independent HARFE fit; ``support_`` is the union of the
         supports and ``coef_`` has shape (len(support_), n_targets) (zero
         where an output does not use a column).
+    s_, lam_
+        The values used (the chosen ones for ``"auto"``; one choice for all
+        outputs of a 2-d ``y``, on the mean validation MSE over outputs).
+    cv_results_ : dict
+        With an automatic choice: the grid (``s``, ``lam``), ``mean_test_mse``
+        (the hold-out MSE), ``split0_test_mse`` ... (see :class:`HARFECV`).
     n_iter_, converged_, stop_reason_, residuals_
         From :class:`HTPResult` (lists over outputs for a 2-d ``y``).
     n_features_in_, feature_names_in_, q_
@@ -660,10 +786,10 @@ class HARFERegressor(RandomFeatureModel):
     200
     """
 
-    def __init__(self, n_features=10000, *, s=500, lam=1e-6, q=2, mu=DEFAULT_MU,
+    def __init__(self, n_features=10000, *, s="auto", lam="auto", q=2, mu=DEFAULT_MU,
                  max_iter=DEFAULT_MAX_ITER, tol=DEFAULT_TOL, distribution="normal",
                  bias="uniform", activation="sin", subsets="random", normalize=True,
-                 matrix_free=False, fit_intercept=True, random_state=None):
+                 matrix_free=False, fit_intercept=True, random_state=None, verbose=False):
         self.n_features = n_features
         self.s = s
         self.lam = lam
@@ -679,6 +805,7 @@ class HARFERegressor(RandomFeatureModel):
         self.matrix_free = matrix_free
         self.fit_intercept = fit_intercept
         self.random_state = random_state
+        self.verbose = verbose
 
     def _fit_workspace(self, m, n_columns, itemsize, dense):
         """Bytes a fit needs beyond the feature matrix (for ``_check_feature_memory``).
@@ -689,7 +816,8 @@ class HARFERegressor(RandomFeatureModel):
         factor (``s > m``), and about eight length-``n_columns`` vectors
         (gradient step, magnitudes, coefficients, norms and scales).
         Matrix-free, one row block of :class:`~rflite.features.FeatureOperator`
-        (about ``2**22`` entries) is live at a time, plus its product.
+        (about ``2**22`` entries) is live at a time, plus its product.  An
+        automatic choice keeps a second (fold) copy of the feature matrix.
         """
         s = self.s if isinstance(self.s, numbers.Integral) else n_columns
         s = min(int(s), n_columns)
@@ -697,63 +825,289 @@ class HARFERegressor(RandomFeatureModel):
         work = 2 * m * s * itemsize + 2 * k * k * itemsize + 8 * n_columns * 8
         if not dense:
             work += 2 * max(1 << 22, n_columns) * itemsize
+        if self._search() is not None:
+            work += m * n_columns * itemsize
         return work
 
+    # -- the automatic choice (HARFECV overrides these) ------------------------
+    def _search(self):
+        """``(s_grid or None, lam_grid or None)`` to search, or None (fixed s and lam)."""
+        s_auto = isinstance(self.s, str) and self.s == "auto"
+        lam_auto = isinstance(self.lam, str) and self.lam == "auto"
+        if not (s_auto or lam_auto):
+            return None
+        return (S_FRACTIONS if s_auto else None), (SHIFT_GRID if lam_auto else None)
+
+    def _splits(self, X, Y, rng):
+        from rflite.ridge import row_folds
+
+        labels = row_folds(X, int(round(1.0 / VALIDATION_FRACTION)), rng)
+        test = np.flatnonzero(labels == 0)
+        train = np.flatnonzero(labels != 0)
+        if test.size == 0 or train.size == 0:
+            raise ValueError("the automatic choice of s / lam needs at least 2 distinct rows "
+                             "of X; pass s and lam explicitly")
+        return [(train, test)]
+
+    def _rule(self):
+        return "min"
+
+    def _n_jobs(self):
+        return None
+
+    def _check_s_lam(self, n_columns, total, search):
+        """Validate fixed ``s`` / ``lam`` (the ones not searched)."""
+        s_grid, lam_grid = search if search is not None else (None, None)
+        if s_grid is None:
+            if isinstance(self.s, str):
+                raise ValueError(f"s must be an int >= 1 or 'auto', got {self.s!r}")
+            check_int(self.s, "s", minimum=1, maximum=n_columns)
+        if lam_grid is None:
+            if isinstance(self.lam, str):
+                raise ValueError(f"lam must be a float >= 0 or 'auto', got {self.lam!r}")
+            lam = check_real(self.lam, "lam", minimum=0.0)
+            _check_shift(total, lam, check_real(self.mu, "mu", minimum=0.0, strict=True))
+
+    def _grid_points(self, search, m, n_columns):
+        """The ``(s, lam)`` grid: s ascending, lam descending within each s."""
+        from rflite.ridge import check_grid
+
+        s_grid, lam_grid = search
+        if s_grid is None:
+            ss = np.array([int(self.s)])
+        elif self._s_is_fraction():
+            f = check_grid(s_grid, "s grid", minimum=0.0)
+            ss = np.unique(np.clip(np.round(f * m), 1, n_columns).astype(np.int64))
+        else:
+            ss = np.unique(check_grid(s_grid, "ss", minimum=1, integer=True))
+            if ss.max() > n_columns:
+                raise ValueError(f"ss must be <= the number of columns {n_columns}, "
+                                 f"got {ss.max()}")
+        if lam_grid is None:
+            lams = np.array([float(self.lam)])
+        elif self._lam_is_shift():
+            lams = np.sort(check_grid(lam_grid, "lam grid"))[::-1] / m
+        else:
+            lams = np.sort(check_grid(lam_grid, "lams"))[::-1]
+        return [(int(s), float(lam)) for s in ss for lam in lams], ss, lams
+
+    def _s_is_fraction(self):
+        return True
+
+    def _lam_is_shift(self):
+        return True
+
     def fit(self, X, y, sample_weight=None):
-        """Draw the features, centre, normalise the columns and run :func:`harfe`; returns ``self``."""
+        """Draw the features, centre, normalise the columns and run :func:`harfe`; returns ``self``.
+
+        With ``s`` / ``lam`` ``"auto"`` (or in :class:`HARFECV`), first choose
+        them on a hold-out split (K folds for :class:`HARFECV`), then refit on
+        all rows.
+        """
+        from rflite._cv import Progress
+
         X, Y, w = self._validate_fit(X, y, sample_weight)
         m = X.shape[0]
         n_features = check_int(self.n_features, "n_features", minimum=1)
+        n_columns = n_features * (2 if self.activation == "fourier" else 1)
         # validate the solver's parameters before the (expensive) features
-        check_int(self.s, "s", minimum=1, maximum=n_features * (
-            2 if self.activation == "fourier" else 1))
-        lam = check_real(self.lam, "lam", minimum=0.0)
         total = m if w is None else float(w.sum())
-        _check_shift(total, lam, check_real(self.mu, "mu", minimum=0.0, strict=True))
+        search = self._search()
+        self._check_s_lam(n_columns, total, search)
+        check_real(self.mu, "mu", minimum=0.0, strict=True)
         normalize = check_bool(self.normalize, "normalize")
         matrix_free = check_bool(self.matrix_free, "matrix_free")
+        fit_intercept = check_bool(self.fit_intercept, "fit_intercept")
+        progress = Progress(getattr(self, "verbose", False), type(self).__name__)
+        if search is not None:
+            from rflite._parallel import check_executor
+
+            if matrix_free:
+                raise ValueError("matrix_free=True needs explicit s and lam (the automatic "
+                                 "choice of s / lam uses the dense feature matrix)")
+            points, ss, lams = self._grid_points(search, m, n_columns)
+            rule = self._rule()
+            check_executor(self._n_jobs())
+            check_int(self.max_iter, "max_iter", minimum=1)
+            check_real(self.tol, "tol", minimum=0.0)
+            for lam in lams[:1]:
+                _check_shift(total, lam, self.mu)
         if matrix_free and w is not None:
             raise ValueError("sample_weight other than 0/1 is not supported with "
                              "matrix_free=True (the operator cannot scale rows)")
         self._check_feature_memory(*X.shape, dense=not matrix_free)
-        fmap = self._draw_features(X.shape[1], self._rng())
-        if matrix_free and check_bool(self.fit_intercept, "fit_intercept"):
+        rng = self._rng()
+        fmap = self._draw_features(X.shape[1], rng)
+        if search is not None:
+            s, lam = self._choose(fmap, X, Y, w, rng, points, rule, fit_intercept, normalize,
+                                  progress)
+        else:
+            s, lam = int(self.s), float(self.lam)
+            if hasattr(self, "cv_results_"):
+                del self.cv_results_
+        self.s_, self.lam_ = s, lam
+        if matrix_free and fit_intercept:
             # the centred operator: the same centring as the dense route
             from rflite._base import _centered_operator
 
             A, a_mean, scale = _centered_operator(fmap, X, normalize=normalize)
             _, Yc, _, y_mean = self._center_and_weight(None, Y, None)
-        else:
-            if matrix_free:
-                _, Yc, a_mean, y_mean = self._center_and_weight(None, Y, None)
-                A = fmap.operator(X)
-                norms = A.column_norms()
-            else:
-                A, Yc, a_mean, y_mean = self._center_and_weight(fmap.transform(X), Y, w)
-                norms = np.sqrt(_column_sq_norms(A))
+        elif matrix_free:
+            _, Yc, a_mean, y_mean = self._center_and_weight(None, Y, None)
+            A = fmap.operator(X)
+            norms = A.column_norms()
             scale = np.ones(fmap.n_columns)
             if normalize:
                 nz = norms > 0
                 scale[nz] = 1.0 / norms[nz]
-                if matrix_free:
-                    A = fmap.operator(X, col_scale=scale)
-                else:
-                    A *= scale
+                A = fmap.operator(X, col_scale=scale)
+        else:
+            A, Yc, a_mean, y_mean, scale = _prepare(
+                fmap.transform(X), Y, w, fit_intercept=fit_intercept, normalize=normalize)
         # the solver's penalty is A.shape[0] * lam: make it lam * sum(w)
         lam_eff = lam * total / m
         supports, coefs, results = [], [], []
         for k in range(Yc.shape[1]):
-            res = harfe(A, Yc[:, k], s=self.s, lam=lam_eff, mu=self.mu,
+            res = harfe(A, Yc[:, k], s=s, lam=lam_eff, mu=self.mu,
                         max_iter=self.max_iter, tol=self.tol)
             results.append(res)
             supports.append(res.support)
             coefs.append(res.coef[res.support] * scale[res.support])
+            progress.line(f"final fit, output {k + 1}/{Yc.shape[1]}: {res.n_iter} iterations, "
+                          f"{res.stop_reason}", error=float(res.residuals[-1])
+                          if res.residuals.size else 0.0, level=2)
         one = getattr(self, "_one_d", True)
         self.n_iter_ = results[0].n_iter if one else [r.n_iter for r in results]
         self.converged_ = results[0].converged if one else [r.converged for r in results]
         self.stop_reason_ = results[0].stop_reason if one else [r.stop_reason for r in results]
         self.residuals_ = results[0].residuals if one else [r.residuals for r in results]
         return self._finish(fmap, supports, coefs, a_mean, y_mean)
+
+    def _choose(self, fmap, X, Y, w, rng, points, rule, fit_intercept, normalize, progress):
+        """Score ``points`` on the splits, set ``cv_results_``; return the chosen (s, lam)."""
+        import functools
+
+        from rflite._cv import choose, cross_validate_grid
+        from rflite.ridge import cv_results, fold_baseline
+
+        A = fmap.transform(X)
+        splits = self._splits(X, Y, rng)
+        func = functools.partial(
+            _harfe_fold_scores, A=A, Y=Y, w=w, points=points, fit_intercept=fit_intercept,
+            normalize=normalize, mu=self.mu, max_iter=self.max_iter, tol=self.tol)
+        scores = cross_validate_grid(func, splits, n_jobs=self._n_jobs(),
+                                     progress=progress if progress else None)
+        base = np.array([fold_baseline(Y, w, tr, te) for tr, te in splits])
+        choice = choose(scores, rule=rule, baseline=base)
+        if progress:
+            for i, (s, lam) in enumerate(points):
+                progress.line(f"s={s} lam={lam:.3g}", error=float(choice.mean[i]))
+        self.cv_results_ = cv_results(
+            {"s": np.array([p[0] for p in points]), "lam": np.array([p[1] for p in points])},
+            scores, choice)
+        s, lam = points[choice.index]
+        progress.line(f"chose s={s} lam={lam:.3g}", error=float(choice.mean[choice.index]))
+        return int(s), float(lam)
+
+
+class HARFECV(HARFERegressor):
+    r"""HARFE with ``s`` and ``lam`` chosen by K-fold cross-validation.
+
+    One feature map is drawn (from ``random_state``) and shared by the folds.
+    On each fold the training rows are centred and normalised as in
+    :class:`HARFERegressor` and HARFE is run at every grid point, ordered by
+    ``s`` (ascending) and within one ``s`` from the largest ``lam`` down,
+    each fit warm-started from the previous solution (:func:`harfe_grid`,
+    :func:`harfe`'s ``c0``).  The validation MSE (weighted by
+    ``sample_weight``, mean over outputs) of every point goes to
+    :func:`rflite._cv.choose`; the model is refitted on all rows with the
+    chosen ``s_`` and ``lam_``.
+
+    Parameters
+    ----------
+    n_features, q, mu, max_iter, tol, distribution, bias, activation, subsets, normalize, fit_intercept, random_state
+        As :class:`HARFERegressor` (no ``matrix_free``).
+    lams : sequence of float, optional
+        ``lam`` values (penalty ``m * lam``; the same ``lam`` on every fold).
+        Default: :data:`SHIFT_GRID` divided by the number of training rows.
+    ss : sequence of int, optional
+        Sparsity levels.  Default: :data:`S_FRACTIONS` of the training rows.
+    cv : None, int or splitter, default None
+        ``None``: 5 folds over the distinct rows (:func:`rflite.ridge.row_folds`,
+        seeded by ``random_state``; integer weights equal repeated rows).  An
+        int K is scikit-learn's unshuffled ``KFold(K)``; any object with
+        ``split(X, y)`` is used as is.
+    rule : {"min", "1se"}, default "min"
+        :func:`rflite._cv.choose`; "1se" takes the smallest ``s`` (then the
+        largest ``lam``) within one standard error of the best.
+    n_jobs : None, int or executor
+        Folds in parallel (:mod:`rflite._parallel`).
+    verbose : bool or int, default False
+        One line per fold and per grid point on stderr; 2 also per HARFE fit.
+
+    Attributes
+    ----------
+    s_, lam_ : int, float
+        The chosen values.
+    cv_results_ : dict
+        ``s``, ``lam`` (one entry per grid point, in the visiting order),
+        ``mean_test_mse``, ``std_test_mse``, ``se_test_mse``,
+        ``split<k>_test_mse``, ``rank_test_mse``.
+    feature_map_, support_, coef_, intercept_, n_iter_, ...
+        Of the final fit on all rows (as :class:`HARFERegressor`).
+    """
+
+    def __init__(self, n_features=10000, *, lams=None, ss=None, cv=None, rule="min", q=2,
+                 mu=DEFAULT_MU, max_iter=DEFAULT_MAX_ITER, tol=DEFAULT_TOL,
+                 distribution="normal", bias="uniform", activation="sin", subsets="random",
+                 normalize=True, fit_intercept=True, n_jobs=None, verbose=False,
+                 random_state=None):
+        self.n_features = n_features
+        self.lams = lams
+        self.ss = ss
+        self.cv = cv
+        self.rule = rule
+        self.q = q
+        self.mu = mu
+        self.max_iter = max_iter
+        self.tol = tol
+        self.distribution = distribution
+        self.bias = bias
+        self.activation = activation
+        self.subsets = subsets
+        self.normalize = normalize
+        self.fit_intercept = fit_intercept
+        self.n_jobs = n_jobs
+        self.verbose = verbose
+        self.random_state = random_state
+
+    # HARFERegressor's code reads these; HARFECV always searches, never matrix-free
+    matrix_free = False
+    s = "auto"
+    lam = "auto"
+
+    def _search(self):
+        return (S_FRACTIONS if self.ss is None else self.ss,
+                SHIFT_GRID if self.lams is None else self.lams)
+
+    def _s_is_fraction(self):
+        return self.ss is None
+
+    def _lam_is_shift(self):
+        return self.lams is None
+
+    def _splits(self, X, Y, rng):
+        from rflite.ridge import resolve_splits
+
+        return resolve_splits(self.cv, X, Y, rng)
+
+    def _rule(self):
+        if self.rule not in ("min", "1se"):
+            raise ValueError(f"rule must be 'min' or '1se', got {self.rule!r}")
+        return self.rule
+
+    def _n_jobs(self):
+        return self.n_jobs
 
 
 def _column_sq_norms(A):

@@ -8,56 +8,235 @@ r"""Plain random-feature ridge regression: the baseline every sparse model is co
 with dense or q-sparse random weights (Rahimi and Recht 2008; with q-sparse
 weights, the dictionary of HARFE, Saha et al. 2023).  ``lam`` is
 :math:`\lambda` (it is multiplied by ``m`` internally).
+
+Choosing ``lam`` from the data
+------------------------------
+``lam="auto"`` (the default of :class:`RandomFeatureRidge`) and
+:class:`RandomFeatureRidgeCV` score every ``lam`` of a grid on K folds from
+**one eigendecomposition per fold**: with the centred, weighted training
+features :math:`\tilde A = U\,\mathrm{diag}(e)^{1/2} V^*`, the coefficients
+at every shift are :math:`c(\lambda) = V\,\mathrm{diag}(1/(e + \lambda'))\,V^*
+\tilde A^* \tilde y` (Gram matrix of size ``min(m, N)``), so the validation
+predictions of the whole grid cost one product each.  The rule is
+:func:`rflite._cv.choose`.
+
+The default folds (``cv=None``) are :func:`row_folds`: K folds over the
+*distinct rows* of ``X`` (identical rows always land in the same fold), so
+that integer ``sample_weight`` equals repeated rows for the choice too.  An
+int ``cv`` is scikit-learn's unshuffled ``KFold``.
 """
 
 from __future__ import annotations
 
+import functools
+import numbers
+
 import numpy as np
 
 from rflite._base import RandomFeatureModel
-from rflite._numerics import check_int, check_real, ridge_fit
+from rflite._cv import Progress, choose, cross_validate_grid, cv_splits
+from rflite._numerics import check_int, check_real, check_rng, ridge_fit
 
-__all__ = ["RandomFeatureRidge"]
+__all__ = ["RandomFeatureRidge", "RandomFeatureRidgeCV", "LAMBDA_GRID", "row_folds"]
+
+#: Default grid of ``lam`` (penalty ``m * lam``) for ``lam="auto"`` and
+#: :class:`RandomFeatureRidgeCV`, largest (simplest model) first.
+LAMBDA_GRID = tuple(np.logspace(1, -10, 23))
+
+#: Folds of the default (``cv=None`` / ``lam="auto"``) choice.
+DEFAULT_FOLDS = 5
 
 
+def row_folds(X, n_folds, rng) -> np.ndarray:
+    """Fold label (0 .. n_folds-1) of each row, the same for identical rows.
+
+    The distinct rows of ``X`` (found by a random projection, equal rows
+    project equally) are dealt round-robin to the folds in a random order
+    drawn from ``rng``; repeated rows follow their first copy.  So the folds
+    do not depend on the row order and a row of integer ``sample_weight`` k
+    behaves like k copies of it, which K-fold over row positions cannot do.
+    """
+    X = np.asarray(X, dtype=float)
+    rng = check_rng(rng)
+    g = rng.standard_normal(X.shape[1])
+    v = X @ g
+    _, first, inv = np.unique(v, return_index=True, return_inverse=True)
+    order = rng.permutation(first.size)
+    return (order[inv.ravel()] % n_folds).astype(np.int64)
+
+
+def grouped_splits(X, n_folds, rng) -> list[tuple[np.ndarray, np.ndarray]]:
+    """``(train, test)`` pairs of :func:`row_folds` (fewer folds if there are few distinct rows)."""
+    labels = row_folds(X, n_folds, rng)
+    splits = []
+    for k in range(n_folds):
+        test = np.flatnonzero(labels == k)
+        train = np.flatnonzero(labels != k)
+        if test.size and train.size:
+            splits.append((train, test))
+    if not splits:
+        raise ValueError("a validation split needs at least 2 distinct rows of X")
+    return splits
+
+
+def resolve_splits(cv, X, Y, rng, *, name="cv"):
+    """``cv=None``: :func:`grouped_splits` (5 folds); else :func:`rflite._cv.cv_splits`."""
+    if cv is None:
+        return grouped_splits(X, DEFAULT_FOLDS, rng)
+    return cv_splits(cv, X, Y[:, 0] if Y.ndim == 2 else Y, name=name)
+
+
+def fold_baseline(Y, w, train, test) -> float:
+    """Validation MSE of predicting the (weighted) training mean on one fold."""
+    from rflite._cv import weighted_mse
+
+    wt = None if w is None else w[train]
+    mean = Y[train].mean(axis=0) if wt is None else (wt @ Y[train]) / wt.sum()
+    return weighted_mse(Y[test], np.broadcast_to(mean, Y[test].shape),
+                        None if w is None else w[test])
+
+
+def check_grid(values, name, *, minimum=0.0, integer=False):
+    """A non-empty 1-d grid of finite values ``>= minimum``; ``ValueError`` names ``name``."""
+    try:
+        arr = np.asarray(values, dtype=float).ravel()
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a sequence of numbers, got {values!r}") from None
+    if arr.size == 0 or not np.all(np.isfinite(arr)) or np.any(arr < minimum):
+        raise ValueError(f"{name} must be a non-empty sequence of finite values >= {minimum:g}, "
+                         f"got {values!r}")
+    if integer:
+        if not np.all(arr == np.round(arr)):
+            raise ValueError(f"{name} must hold integers, got {values!r}")
+        return arr.astype(np.int64)
+    return arr
+
+
+# --------------------------------------------------------------- fold scores
+def _ridge_grid_predict(A_tr, Y_tr, w_tr, A_te, shifts, fit_intercept):
+    """Validation predictions (n_grid, n_test, n_targets) at every shift from one eigh."""
+    if fit_intercept:
+        mu = A_tr.mean(axis=0) if w_tr is None else (w_tr @ A_tr) / w_tr.sum()
+        ym = Y_tr.mean(axis=0) if w_tr is None else (w_tr @ Y_tr) / w_tr.sum()
+        A_tr = A_tr - mu
+        A_te = A_te - mu
+        Y_tr = Y_tr - ym
+    else:
+        ym = np.zeros(Y_tr.shape[1])
+    if w_tr is not None:
+        sw = np.sqrt(w_tr)[:, None]
+        A_tr = A_tr * sw
+        Y_tr = Y_tr * sw
+    AH = A_tr.conj().T
+    m, n = A_tr.shape
+    if n <= m:
+        e, V = np.linalg.eigh(AH @ A_tr)
+        b = V.conj().T @ (AH @ Y_tr)
+        P = A_te @ V
+    else:
+        e, U = np.linalg.eigh(A_tr @ AH)
+        b = U.conj().T @ Y_tr
+        P = A_te @ (AH @ U)
+    e = np.maximum(e.real, 0.0)
+    out = np.empty((len(shifts), A_te.shape[0], Y_tr.shape[1]))
+    for k, sh in enumerate(shifts):
+        pred = P @ (b / (e + sh)[:, None])
+        out[k] = pred.real + ym
+    return out
+
+
+def _ridge_fold_scores(train, test, A, Y, w, lams, fit_intercept):
+    """Validation MSE of every ``lam`` on one fold (module level: picklable)."""
+    from rflite._cv import weighted_mse
+
+    w_tr = None if w is None else w[train]
+    total = train.size if w_tr is None else float(w_tr.sum())
+    preds = _ridge_grid_predict(A[train], Y[train], w_tr, A[test],
+                                [total * lam for lam in lams], fit_intercept)
+    w_te = None if w is None else w[test]
+    return [weighted_mse(Y[test], p, w_te) for p in preds]
+
+
+def select_lambda(A, Y, w, lams, splits, *, fit_intercept, rule="min", n_jobs=None,
+                  progress=None):
+    """``(index, scores, baseline, choice)`` of the ridge grid ``lams`` over ``splits``."""
+    func = functools.partial(_ridge_fold_scores, A=A, Y=Y, w=w, lams=list(lams),
+                             fit_intercept=fit_intercept)
+    scores = cross_validate_grid(func, splits, n_jobs=n_jobs, progress=progress)
+    base = np.array([fold_baseline(Y, w, tr, te) for tr, te in splits])
+    choice = choose(scores, rule=rule, baseline=base)
+    return choice, scores, base
+
+
+def cv_results(grid: dict, scores, choice) -> dict:
+    """``cv_results_``: the grid, mean / std / standard error and the per-fold errors."""
+    res = {k: np.asarray(v) for k, v in grid.items()}
+    res["mean_test_mse"] = choice.mean
+    res["std_test_mse"] = scores.std(axis=0)
+    res["se_test_mse"] = choice.se
+    for k, row in enumerate(scores):
+        res[f"split{k}_test_mse"] = row
+    res["rank_test_mse"] = np.argsort(np.argsort(choice.mean, kind="stable"),
+                                      kind="stable") + 1
+    return res
+
+
+# ------------------------------------------------------------------ estimators
 class RandomFeatureRidge(RandomFeatureModel):
     r"""Ridge regression on all N random features (no sparsity).
 
     Parameters
     ----------
-    n_features : int
+    n_features : int, default 1000
         Number of random features N.
-    lam : float
+    lam : float or "auto", default "auto"
         Ridge parameter :math:`\lambda >= 0` (the penalty is ``m * lam``).
-    q : int or None
-        Nonzeros per weight vector (None: dense).
+        ``"auto"`` chooses it from the data: 5-fold cross-validation over
+        :data:`LAMBDA_GRID` (1e1 ... 1e-10) with the folds of
+        :func:`row_folds` (drawn from ``random_state`` after the features)
+        and the ``"min"`` rule, each fold scoring the whole grid from one
+        eigendecomposition (module notes); the choice is ``lam_``.
+        :class:`RandomFeatureRidgeCV` is the same with its own grid and
+        ``cv``.  To reproduce a paper setting pass the float, e.g.
+        ``RandomFeatureRidge(n, lam=1e-3, q=None, fit_intercept=False)``
+        (the behaviour before 0.2 was ``lam=1e-3``, ``q=None``, no intercept).
+    q : int or None, default 2
+        Nonzeros per weight vector (None: dense).  Dense N(0, 1) weights on
+        more than a few standardised inputs give features of very high
+        frequency (test MSE 0.85 on airfoil vs 0.47 with q = 2), hence the
+        default 2 (HARFE's dictionary); it was None before 0.2.
     distribution, bias, activation, subsets
         See :func:`rflite.features.random_feature_map`.
     fit_intercept : bool, default True
         Centre ``y`` and the feature columns (weighted means) before the
         solve and recover the intercept exactly as
         :math:`c_0 = \bar y - \bar a^T c` (the penalty leaves it out).
-        ``False`` fits through the origin (the behaviour before 0.2).
     random_state : None, int, Generator, RandomState or SeedSequence
         See :func:`rflite._numerics.check_rng` (a negative seed is an error).
+    verbose : bool or int, default False
+        ``lam="auto"``: one line per fold on stderr (:class:`rflite._cv.Progress`).
 
     Attributes
     ----------
     feature_map_, support_, coef_, intercept_
         ``coef_`` is (N,) for a 1-d ``y`` and (N, n_targets) for a 2-d one
         (one ridge solve with n_targets right-hand sides: the outputs are
-        independent).
-    n_features_in_, feature_names_in_
-        As in scikit-learn (names only for data frames with string columns).
-    q_
-        ``q`` clipped to the number of inputs.
+        independent given ``lam``).
+    lam_ : float
+        The ``lam`` used (the chosen one for ``"auto"``; with a 2-d ``y``
+        one value for all outputs, chosen on the mean MSE over outputs).
+    cv_results_ : dict
+        ``lam="auto"`` only: see :class:`RandomFeatureRidgeCV`.
+    n_features_in_, feature_names_in_, q_
+        As in scikit-learn; ``q`` clipped to the number of inputs.
 
     Notes
     -----
     ``sample_weight`` minimises :math:`\sum_i w_i (a_i^T c + c_0 - y_i)^2 +
     \lambda (\sum_i w_i) \|c\|^2` (rows scaled by :math:`\sqrt{w_i}`, the
     penalty scaled by :math:`\sum w` instead of m), so integer weights equal
-    repeated rows and a zero weight equals a dropped row.
+    repeated rows (also for ``"auto"``: folds over distinct rows, weighted
+    validation errors) and a zero weight equals a dropped row.
 
     Examples
     --------
@@ -68,9 +247,9 @@ class RandomFeatureRidge(RandomFeatureModel):
     500
     """
 
-    def __init__(self, n_features=1000, *, lam=1e-3, q=None, distribution="normal",
+    def __init__(self, n_features=1000, *, lam="auto", q=2, distribution="normal",
                  bias="uniform", activation="sin", subsets="random", fit_intercept=True,
-                 random_state=None):
+                 random_state=None, verbose=False):
         self.n_features = n_features
         self.lam = lam
         self.q = q
@@ -80,30 +259,155 @@ class RandomFeatureRidge(RandomFeatureModel):
         self.subsets = subsets
         self.fit_intercept = fit_intercept
         self.random_state = random_state
+        self.verbose = verbose
 
     def _fit_workspace(self, m, n_columns, itemsize, dense):
         """Bytes a fit needs beyond the feature matrix (for ``_check_feature_memory``).
 
         :func:`rflite._numerics.ridge_fit` forms the ``min(m, N)`` square
         Gram matrix and :func:`~rflite._numerics.ridge_solve` one copy of it
-        to factorise; the vectors are negligible but counted.
+        to factorise; the vectors are negligible but counted.  The ``"auto"``
+        choice adds a centred copy of the training rows and the fold's
+        eigenvectors.
         """
         k = min(m, n_columns)
-        return 2 * k * k * itemsize + 4 * (m + n_columns) * itemsize
+        work = 2 * k * k * itemsize + 4 * (m + n_columns) * itemsize
+        if self._grid() is not None:
+            work += m * n_columns * itemsize + 2 * k * k * itemsize
+        return work
+
+    # the grid and folds of the automatic choice (RandomFeatureRidgeCV overrides)
+    def _grid(self):
+        return LAMBDA_GRID if isinstance(self.lam, str) and self.lam == "auto" else None
+
+    def _cv(self):
+        return None
+
+    def _rule(self):
+        return "min"
+
+    def _n_jobs(self):
+        return None
+
+    def _progress_name(self):
+        return type(self).__name__
+
+    def _check_lam(self):
+        if isinstance(self.lam, str):
+            if self.lam != "auto":
+                raise ValueError(f"lam must be a float >= 0 or 'auto', got {self.lam!r}")
+            return None
+        return check_real(self.lam, "lam", minimum=0.0)
 
     def fit(self, X, y, sample_weight=None):
-        """Draw the features and solve the (weighted, centred) ridge problem; returns ``self``."""
+        """Draw the features, choose ``lam`` if asked, solve the (weighted, centred) ridge problem."""
         X, Y, w = self._validate_fit(X, y, sample_weight)
         check_int(self.n_features, "n_features", minimum=1)
-        lam = check_real(self.lam, "lam", minimum=0.0)
+        grid = self._grid()
+        lam = None if grid is not None else self._check_lam()
+        if grid is not None:
+            from rflite._parallel import check_executor
+
+            grid = check_grid(grid, "lams")
+            rule = self._rule()
+            check_executor(self._n_jobs())
+        progress = Progress(getattr(self, "verbose", False), self._progress_name())
         total = X.shape[0] if w is None else float(w.sum())
-        if not np.isfinite(total * lam):
-            raise ValueError(f"lam={lam:g} overflows float64 in the penalty m * lam "
-                             f"(m={total:g}); lam must be far smaller")
+        for value in ([lam] if grid is None else [grid.max()]):
+            if not np.isfinite(total * value):
+                raise ValueError(f"lam={value:g} overflows float64 in the penalty m * lam "
+                                 f"(m={total:g}); lam must be far smaller")
         self._check_feature_memory(*X.shape)
-        fmap = self._draw_features(X.shape[1], self._rng())
-        A, Yc, a_mean, y_mean = self._center_and_weight(fmap.transform(X), Y, w)
+        rng = self._rng()
+        fmap = self._draw_features(X.shape[1], rng)
+        A = fmap.transform(X)
+        if grid is not None:
+            from rflite._numerics import check_bool
+
+            splits = resolve_splits(self._cv(), X, Y, rng)
+            choice, scores, _ = select_lambda(
+                A, Y, w, grid, splits, rule=rule, n_jobs=self._n_jobs(),
+                fit_intercept=check_bool(self.fit_intercept, "fit_intercept"),
+                progress=progress if progress else None)
+            lam = float(grid[choice.index])
+            self.cv_results_ = cv_results({"lam": grid}, scores, choice)
+            progress.line(f"chose lam={lam:.3g}", error=float(choice.mean[choice.index]))
+        elif hasattr(self, "cv_results_"):
+            del self.cv_results_
+        self.lam_ = lam
+        A, Yc, a_mean, y_mean = self._center_and_weight(A, Y, w)
         # one solve for all outputs: the Gram matrix is shared
         C = ridge_fit(A, Yc, total * lam).reshape(fmap.n_columns, -1)
         cols = np.arange(fmap.n_columns)
         return self._finish(fmap, [cols] * C.shape[1], list(C.T), a_mean, y_mean)
+
+
+class RandomFeatureRidgeCV(RandomFeatureRidge):
+    r"""Random-feature ridge with ``lam`` chosen by K-fold cross-validation.
+
+    Every fold scores the whole grid ``lams`` from one eigendecomposition of
+    its Gram matrix (module notes), then the model is refitted on all rows
+    with the chosen ``lam_``.  The features are drawn once (from
+    ``random_state``) and shared by the folds, as scikit-learn's ``LassoCV``
+    shares its grid.
+
+    Parameters
+    ----------
+    n_features, q, distribution, bias, activation, subsets, fit_intercept, random_state
+        As :class:`RandomFeatureRidge`.
+    lams : sequence of float, optional
+        The grid (default :data:`LAMBDA_GRID`); give it largest first, the
+        rules break ties towards the first (simplest) point.
+    cv : None, int or splitter, default None
+        ``None``: 5 folds over the distinct rows (:func:`row_folds`, seeded by
+        ``random_state``; integer weights equal repeated rows).  An int K is
+        scikit-learn's unshuffled ``KFold(K)``; any object with
+        ``split(X, y)`` (e.g. ``sklearn.model_selection.KFold``) is used as is.
+    rule : {"min", "1se"}, default "min"
+        See :func:`rflite._cv.choose`.
+    n_jobs : None, int or executor
+        Folds in parallel (:mod:`rflite._parallel`).
+    verbose : bool or int, default False
+        One line per fold on stderr.
+
+    Attributes
+    ----------
+    lam_ : float
+        The chosen ``lam``.
+    cv_results_ : dict
+        ``lam`` (the grid), ``mean_test_mse``, ``std_test_mse``,
+        ``se_test_mse``, ``split<k>_test_mse``, ``rank_test_mse``.
+    feature_map_, support_, coef_, intercept_, n_features_in_, feature_names_in_, q_
+        Of the final fit on all rows.
+    """
+
+    def __init__(self, n_features=1000, *, lams=None, cv=None, rule="min", q=2,
+                 distribution="normal", bias="uniform", activation="sin", subsets="random",
+                 fit_intercept=True, n_jobs=None, verbose=False, random_state=None):
+        self.n_features = n_features
+        self.lams = lams
+        self.cv = cv
+        self.rule = rule
+        self.q = q
+        self.distribution = distribution
+        self.bias = bias
+        self.activation = activation
+        self.subsets = subsets
+        self.fit_intercept = fit_intercept
+        self.n_jobs = n_jobs
+        self.verbose = verbose
+        self.random_state = random_state
+
+    def _grid(self):
+        return LAMBDA_GRID if self.lams is None else self.lams
+
+    def _cv(self):
+        return self.cv
+
+    def _rule(self):
+        if self.rule not in ("min", "1se"):
+            raise ValueError(f"rule must be 'min' or '1se', got {self.rule!r}")
+        return self.rule
+
+    def _n_jobs(self):
+        return self.n_jobs

@@ -382,10 +382,10 @@ ESTIMATORS = {
     "HARFERegressor": lambda: HARFERegressor(n_features=200, s=50, q=1, random_state=0),
     "SHRIMPRegressor": lambda: SHRIMPRegressor(n_features=20, q=1, random_state=0),
     "SRFERegressor": lambda: SRFERegressor(n_features=200, eta=0.1, random_state=0),
-    "ARFFRegressor": lambda: ARFFRegressor(32, n_iter=20, random_state=0),
-    "ARFFClassifier": lambda: ARFFClassifier(32, n_iter=20, random_state=0),
-    "GFCRegressor": lambda: GFCRegressor(n_workers=2, max_steps=1, n_folds=2,
-                                         random_state=0),
+    # default arguments: early stopping and the small-sample caps keep them fast
+    "ARFFRegressor": lambda: ARFFRegressor(random_state=0),
+    "ARFFClassifier": lambda: ARFFClassifier(random_state=0),
+    "GFCRegressor": lambda: GFCRegressor(random_state=0),
 }
 
 #: Checks each estimator is allowed to fail, with the reason.  Empty unless a
@@ -395,8 +395,6 @@ SKIPPED_CHECKS: dict[str, dict[str, str]] = {name: {} for name in ESTIMATORS}
 # a random split or random folds are drawn over distinct rows.
 SKIPPED_CHECKS["SHRIMPRegressor"]["check_sample_weight_equivalence_on_dense_data"] = (
     "the validation split is drawn over distinct rows, so repeated rows land on both sides")
-SKIPPED_CHECKS["GFCRegressor"]["check_sample_weight_equivalence_on_dense_data"] = (
-    "GFC's random CV folds depend on the row order the check shuffles")
 
 
 @pytest.mark.filterwarnings("ignore:Estimator .* does not inherit from:UserWarning")

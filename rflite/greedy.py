@@ -27,6 +27,10 @@ mean as initial estimate, ``n_workers`` greedy descents on random subsamples
 (independent tasks on any :class:`concurrent.futures.Executor`), a ridge fit of
 all amplitudes and pruning of the features with amplitude below ``eta``.
 :func:`rff_ridge_cv` is the random-Fourier-feature baseline of Appendix C.2.
+:class:`GFCRegressor` runs :func:`gfc` with the amplitudes' :math:`\nu`
+cross-validated over ``cv`` (scikit-learn's splitters work), capped numbers
+of descents and steps on small samples, and the rows in a canonical order
+(see its docstring).
 
 Cost
 ----
@@ -841,8 +845,8 @@ class GFCRegressor(RandomFeatureModel):
         X_raw, y_raw = X, y
         X, Y, w = self._validate_fit(X, y, sample_weight)
         if X.shape[0] < 2 and (w is None or w.sum() < 2):
-            raise ValueError(f"GFCRegressor needs at least 2 samples (of positive weight), got "
-                             f"n_samples={X.shape[0]}")
+            raise ValueError(f"X must have at least 2 samples (rows of positive weight) for "
+                             f"GFCRegressor, got n_samples={X.shape[0]}")
         n_workers = check_int(self.n_workers, "n_workers", minimum=1)
         max_steps = check_int(self.max_steps, "max_steps", minimum=1)
         check_int(self.n_folds, "n_folds", minimum=2)

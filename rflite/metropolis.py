@@ -42,6 +42,16 @@ never a worse real-valued prediction, and scikit-learn's regressors and
 (Here, as in the paper, ``N`` is the number of training points and ``K`` the
 number of features.)
 
+The estimators' defaults are not the paper's: the paper's settings assume
+noise-free targets, and on noisy data the chain drifts into frequencies that
+fit the noise.  By default the estimators hold out a validation split, run the
+chain from :math:`\omega = 0` with a small step, score every refitted state
+on the validation rows (each :math:`\lambda` of :data:`LAM_GRID`), stop when
+that stops improving and keep the best frequencies and :math:`\lambda`
+(scikit-learn's ``early_stopping``; see :class:`ARFFRegressor`).
+``early_stopping=False`` (:data:`PAPER_SETTINGS`) runs the paper's algorithms
+exactly, as the experiments do.
+
 Cost
 ----
 One Metropolis iteration builds the proposal features (``N K`` sines and
@@ -1183,7 +1193,8 @@ class _ARFFBase(RandomFeatureModel):
         if N < 3:
             raise ValueError(
                 f"early_stopping=True needs at least 3 samples (a training part of 2 and a "
-                f"validation part), got n_samples={N}; pass early_stopping=False")
+                f"validation part of validation_fraction={self.validation_fraction!r}), got "
+                f"n_samples={N}; pass early_stopping=False")
         train, val = holdout_split(N, validation_fraction, rng)
         if train.size < 2:
             train, val = np.arange(1, N), np.arange(1)

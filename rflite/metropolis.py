@@ -42,6 +42,16 @@ never a worse real-valued prediction, and scikit-learn's regressors and
 (Here, as in the paper, ``N`` is the number of training points and ``K`` the
 number of features.)
 
+The estimators' defaults are not the paper's: the paper's settings assume
+noise-free targets, and on noisy data the chain drifts into frequencies that
+fit the noise.  By default the estimators hold out a validation split, run the
+chain from :math:`\omega = 0` with a small step, score every refitted state
+on the validation rows (each :math:`\lambda` of :data:`LAM_GRID`), stop when
+that stops improving and keep the best frequencies and :math:`\lambda`
+(scikit-learn's ``early_stopping``; see :class:`ARFFRegressor`).
+``early_stopping=False`` (:data:`PAPER_SETTINGS`) runs the paper's algorithms
+exactly, as the experiments do.
+
 Cost
 ----
 One Metropolis iteration builds the proposal features (``N K`` sines and
@@ -110,6 +120,7 @@ import scipy.special
 from numba import njit, prange
 
 from rflite._base import RandomFeatureModel
+from rflite._cv import Progress, choose, holdout_split
 from rflite._numerics import (
     SINCOS_MAX_ABS,
     DataConversionWarning,
@@ -128,6 +139,11 @@ from rflite.features import FeatureMap
 
 __all__ = [
     "ARFFResult",
+    "LAM_GRID",
+    "LAM_PAPER",
+    "LAM_RULE",
+    "DELTA_EARLY",
+    "PAPER_SETTINGS",
     "arff",
     "fixed_rff",
     "fourier_amplitudes",
@@ -149,6 +165,36 @@ ACTIVATIONS = ("exp", "sigmoid")
 #: Default proposal step ``delta = DELTA_NUMERATOR / d`` (Sec. 4, after
 #: Roberts, Gelman and Gilks' optimal random-walk scaling).
 DELTA_NUMERATOR = 2.4**2
+
+#: The paper's Tikhonov parameter (Sec. 5: lambda = 0.1 in every case); the
+#: sampler's ``lam`` when ``lam="auto"``.
+LAM_PAPER = 0.1
+
+#: Ridge parameters the early-stopping estimators choose the final ``lam_``
+#: from on the validation split (``lam="auto"``; the shift is ``lam N`` on a
+#: Gram matrix whose diagonal is ``N``, so 1 halves every amplitude of
+#: orthogonal features and 1e-8 is almost unregularised).
+LAM_GRID = np.logspace(-8, 1, 19)
+
+#: Rule choosing ``lam`` on the validation rows at each check
+#: (:func:`rflite._cv.choose`; the rows play the folds).
+LAM_RULE = "1se"
+
+#: Default proposal step of the early-stopping estimators,
+#: ``delta = DELTA_EARLY / sqrt(d)`` on standardised inputs: small enough that
+#: the chain, which starts at omega = 0, passes through the low frequencies (a
+#: near-linear model) slowly, so that the validation checks every
+#: ``refit_every`` iterations can stop it at the right scale.  The paper's
+#: ``2.4^2 / d`` reaches per-coordinate frequencies near 1 within ten
+#: iterations for d = 20, before the first check (measured: Friedman-1 with
+#: d = 20 then stops at a validation error twice that of ridge).
+DELTA_EARLY = 0.1
+
+#: Estimator settings that run the paper's algorithms exactly as before the
+#: early-stopping defaults (all rows, no validation split, ``lam = 0.1``, the
+#: paper's step ``2.4^2 / d``): ``ARFFRegressor(K, n_iter=M, **PAPER_SETTINGS)``.
+#: The paper experiments (:mod:`rflite.experiments.metropolis`) pass them.
+PAPER_SETTINGS = {"early_stopping": False, "lam": LAM_PAPER}
 
 #: Problems with ``N K^2`` below this run their BLAS calls single-threaded
 #: (through ``threadpoolctl`` when it is installed): the loop makes thousands of
@@ -239,6 +285,7 @@ def arff(
     activation: str = "exp",
     rng=None,
     callback: Callable | None = None,
+    _monitor=None,
 ) -> ARFFResult:
     r"""Adaptive random Fourier features: Metropolis sampling of the frequencies.
 
@@ -360,7 +407,7 @@ def arff(
     with _blas_limit(X.shape[0] * K * K):
         return _metropolis(X, Y, one_d, K, n_iter, delta, gamma, lam, refit_every,
                            bool(adaptive_covariance), burn_in, omega_max, activation, rng,
-                           callback)
+                           callback, _monitor)
 
 
 def fixed_rff(X, y, *, n_features: int, scale: float = 1.0, lam: float = 0.1,
@@ -492,6 +539,7 @@ class _Chain:
         self.stale = np.zeros(K, dtype=bool)
         self.accept = np.empty(K, dtype=np.bool_)
         self.parallel_accept = K >= PARALLEL_MIN_FEATURES
+        self.fresh = True  # beta solves the current frequencies' problem
 
     def step(self, omega_p, u, gamma, omega_max) -> int:
         """Proposal amplitudes, the accept test, and the swap; returns the accept count."""
@@ -508,6 +556,7 @@ class _Chain:
             n_acc = _accept_kernel(*args)
         if n_acc == 0:
             return 0
+        self.fresh = False
         idx = np.flatnonzero(self.accept)
         self.omega[idx] = omega_p[idx]
         self.beta[idx] = beta_p[idx]
@@ -529,13 +578,21 @@ class _Chain:
         """Amplitudes for the current frequencies (Gram rows of stale features redone)."""
         self.G = _refresh_gram(self.G, self.S, self.stale)
         self.beta = _solve(self.G, self.rhs, self.shift)
+        self.fresh = True
 
     def train_error(self) -> float:
         return _train_error(self.S, self.beta, self.Y)
 
 
 def _metropolis(X, Y, one_d, K, n_iter, delta, gamma, lam, refit_every, adaptive,
-                burn_in, omega_max, activation, rng, callback) -> ARFFResult:
+                burn_in, omega_max, activation, rng, callback, monitor=None) -> ARFFResult:
+    """Algorithms 1-2 on clean input.
+
+    ``monitor(i, chain)``, if given, is called after iteration ``i`` (0 before
+    the first) and returns True to stop early; the returned arrays then end
+    at the last iteration run (the estimators' early stopping, which draws no
+    random numbers, so the chain is the same as without it up to the stop).
+    """
     dd = X.shape[1]
     chain = _Chain(X, Y, K, lam * X.shape[0], activation)
     acceptance = np.zeros(n_iter)
@@ -545,6 +602,8 @@ def _metropolis(X, Y, one_d, K, n_iter, delta, gamma, lam, refit_every, adaptive
     root = np.eye(dd)  # proposal r = z @ root.T has covariance root root^T
     s1 = np.zeros(dd)
     s2 = np.zeros((dd, dd))
+    if monitor is not None and monitor(0, chain):
+        n_iter = 0
     for i in range(1, n_iter + 1):
         z = rng.standard_normal((K, dd))
         u = rng.random(K)
@@ -564,6 +623,12 @@ def _metropolis(X, Y, one_d, K, n_iter, delta, gamma, lam, refit_every, adaptive
         train_error[i] = chain.train_error()
         if callback is not None:
             callback(i, chain.omega, chain.beta[:, 0] if one_d else chain.beta)
+        if monitor is not None and monitor(i, chain) and i < n_iter:
+            if i % refit_every:
+                chain.refit()  # end on a refit, as the full run does
+                train_error[i] = chain.train_error()
+            acceptance, train_error = acceptance[:i], train_error[:i + 1]
+            break
     beta = chain.beta
     return ARFFResult(chain.omega, beta[:, 0] if one_d else beta, acceptance, train_error, cov)
 
@@ -988,9 +1053,16 @@ class Standardizer(NamedTuple):
 class _ARFFBase(RandomFeatureModel):
     """Shared fitting of the ARFF estimators (see :class:`ARFFRegressor`)."""
 
-    def __init__(self, n_features=64, *, n_iter=100, method="metropolis", scale=1.0,
-                 delta=None, gamma=None, lam=0.1, refit_every=10, adaptive_covariance=False,
-                 burn_in=None, omega_max=math.inf, activation="exp", random_state=None):
+    #: How the validation error scores the complex model: the real part
+    #: (regression, what ``predict`` returns) or the modulus (the classifier's
+    #: one-hot outputs, whose arg max of moduli is the prediction).
+    _validation_part = "real"
+
+    def __init__(self, n_features=128, *, n_iter=1000, method="metropolis", scale=1.0,
+                 delta=None, gamma=None, lam="auto", refit_every=10,
+                 adaptive_covariance=False, burn_in=None, omega_max=math.inf,
+                 activation="exp", early_stopping=True, validation_fraction=0.2,
+                 n_iter_no_change=5, tol=1e-4, verbose=0, random_state=None):
         self.n_features = n_features
         self.n_iter = n_iter
         self.method = method
@@ -1003,23 +1075,58 @@ class _ARFFBase(RandomFeatureModel):
         self.burn_in = burn_in
         self.omega_max = omega_max
         self.activation = activation
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.n_iter_no_change = n_iter_no_change
+        self.tol = tol
+        self.verbose = verbose
         self.random_state = random_state
 
-    def _fit_targets(self, X, T, x_std, t_std):
-        """Run the sampler on standardised data and store the folded solution."""
+    def _check_lam(self, early_stopping):
+        """``(sampler lam, lam grid or None)`` from ``lam``."""
+        if isinstance(self.lam, str):
+            if self.lam != "auto":
+                raise ValueError(f"lam must be a positive number or 'auto', got {self.lam!r}")
+            if early_stopping:
+                return LAM_PAPER, LAM_GRID
+            return LAM_PAPER, None
+        return check_real(self.lam, "lam", minimum=0.0, strict=True), None
+
+    def _fit_targets(self, X, T, *, center_y):
+        """Standardise (Algorithm 3), run the sampler and store the folded solution.
+
+        ``center_y``: True centres and scales ``T``, False only scales it,
+        None leaves it as it is (the classifier's one-hot targets).
+        """
         check_choice(self.method, "method", ("metropolis", "fixed"))
+        early = check_bool(self.early_stopping, "early_stopping")
+        if early:
+            # a canonical row order before anything is computed from the rows
+            # (standardisation included): the fit then does not depend on the
+            # order of the rows, and integer weights (repeated rows) equal the
+            # repeated-rows fit exactly
+            order = _canonical_order(X, T)
+            X, T = X[order], T[order]
+        x_std = Standardizer.fit(X)
+        t_std = None
+        if center_y is not None:
+            t_std = Standardizer.fit(T)
+            if not center_y:
+                t_std = Standardizer(np.zeros_like(t_std.mean), t_std.scale)
+        lam, lam_grid = self._check_lam(early)
+        progress = Progress(self.verbose, type(self).__name__)
         Xn = x_std.transform(X)
         Tn = t_std.transform(T) if t_std is not None else T
-        if self.method == "fixed":
-            res = fixed_rff(Xn, Tn, n_features=self.n_features, scale=self.scale, lam=self.lam,
-                            activation=self.activation, rng=self._rng())
+        rng = self._rng()
+        if early:
+            res, best_lam = self._fit_early_stopping(Xn, Tn, lam, lam_grid, rng, progress)
         else:
-            res = arff(Xn, Tn, n_features=self.n_features, n_iter=self.n_iter,
-                       delta=self.delta, gamma=self.gamma, lam=self.lam,
-                       refit_every=self.refit_every,
-                       adaptive_covariance=self.adaptive_covariance, burn_in=self.burn_in,
-                       omega_max=self.omega_max, activation=self.activation,
-                       rng=self._rng())
+            res = self._fit_paper(Xn, Tn, lam, rng, progress)
+            best_lam = lam
+            self.n_iter_ = res.acceptance.size
+            self.best_iteration_ = self.n_iter_
+            self.validation_scores_ = None
+        self.lam_ = best_lam
         self.result_ = res
         self.x_standardizer_ = x_std
         self.y_standardizer_ = t_std
@@ -1046,6 +1153,95 @@ class _ARFFBase(RandomFeatureModel):
         self.intercept_ = intercept
         self.frequencies_ = res.frequencies
         return self
+
+    def _fit_paper(self, Xn, Tn, lam, rng, progress):
+        """The paper's algorithms on all rows, exactly (``early_stopping=False``)."""
+        if self.method == "fixed":
+            return fixed_rff(Xn, Tn, n_features=self.n_features, scale=self.scale, lam=lam,
+                             activation=self.activation, rng=rng)
+        callback = None
+        if progress:
+            n_iter = self.n_iter
+
+            def callback(i, omega, beta):  # noqa: ARG001 - the error is the chain's
+                progress.line(f"iteration {i}/{n_iter}")
+        return arff(Xn, Tn, n_features=self.n_features, n_iter=self.n_iter,
+                    delta=self.delta, gamma=self.gamma, lam=lam,
+                    refit_every=self.refit_every,
+                    adaptive_covariance=self.adaptive_covariance, burn_in=self.burn_in,
+                    omega_max=self.omega_max, activation=self.activation, rng=rng,
+                    callback=callback)
+
+    def _fit_early_stopping(self, Xn, Tn, lam, lam_grid, rng, progress):
+        """Sampler on a training part, stopped and ``lam`` chosen on the validation part.
+
+        The rows are first put in a canonical (lexicographic) order, so that the
+        fit does not depend on the order of the rows and integer sample weights
+        (repeated rows) give exactly the repeated-rows fit.  Then
+        :func:`rflite._cv.holdout_split` holds out ``validation_fraction`` of
+        them; the Metropolis chain runs on the rest with ``lam``, the
+        validation MSE of the current model is recorded after every iteration
+        (iteration 0 is the constant model), and the run stops once it has not
+        improved by ``tol`` for ``n_iter_no_change`` iterations.  The
+        frequencies of the best iteration are kept; the ridge parameter is
+        chosen from ``lam_grid`` (if given) by the validation MSE of the
+        amplitudes solved on the training part, and the amplitudes are finally
+        re-solved on all rows.
+        """
+        validation_fraction = check_real(self.validation_fraction, "validation_fraction",
+                                         minimum=0.0, strict=True, maximum=1.0)
+        if validation_fraction >= 1.0:
+            raise ValueError(f"validation_fraction must be in (0, 1), got "
+                             f"{self.validation_fraction!r}")
+        n_no_change = check_int(self.n_iter_no_change, "n_iter_no_change", minimum=1)
+        tol = check_real(self.tol, "tol", minimum=0.0)
+        N = Xn.shape[0]
+        if N < 3:
+            raise ValueError(
+                f"early_stopping=True needs at least 3 samples (a training part of 2 and a "
+                f"validation part of validation_fraction={self.validation_fraction!r}), got "
+                f"n_samples={N}; pass early_stopping=False")
+        train, val = holdout_split(N, validation_fraction, rng)
+        if train.size < 2:
+            train, val = np.arange(1, N), np.arange(1)
+        Xt, Tt, Xv, Tv = Xn[train], Tn[train], Xn[val], Tn[val]
+        act = self.activation
+        delta = self.delta
+        if delta is None:
+            delta = DELTA_EARLY / math.sqrt(Xn.shape[1])
+        monitor = _ValidationMonitor(Xv, Tv, act, n_no_change, tol, self._validation_part,
+                                     progress, self.n_iter, lam_grid)
+        if self.method == "fixed":
+            res = fixed_rff(Xt, Tt, n_features=self.n_features, scale=self.scale, lam=lam,
+                            activation=act, rng=rng)
+            Xta = np.hstack([Xt, np.ones((Xt.shape[0], 1))]) if act == "sigmoid" else Xt
+            S = _features(Xta, res.frequencies, act)
+            monitor.record(0, res.frequencies,
+                           res.amplitudes.reshape(res.frequencies.shape[0], -1),
+                           res.train_error[0], _gram(S), _rhs(S, Tt.reshape(S.shape[0], -1)),
+                           S.shape[0])
+        else:
+            res = arff(Xt, Tt, n_features=self.n_features, n_iter=self.n_iter,
+                       delta=delta, gamma=self.gamma, lam=lam,
+                       refit_every=self.refit_every,
+                       adaptive_covariance=self.adaptive_covariance, burn_in=self.burn_in,
+                       omega_max=self.omega_max, activation=act, rng=rng,
+                       _monitor=monitor)
+        omega = monitor.best_omega
+        self.n_iter_ = res.acceptance.size
+        self.best_iteration_ = monitor.best_iteration
+        self.validation_scores_ = np.array(monitor.scores)
+        self.validation_iterations_ = np.array(monitor.iterations, dtype=np.int64)
+        Xa = np.hstack([Xn, np.ones((N, 1))]) if act == "sigmoid" else Xn
+        Y = Tn.reshape(N, -1)
+        best_lam = lam if monitor.best_lam is None else monitor.best_lam
+        with _blas_limit(N * omega.shape[0] ** 2):
+            S = _features(Xa, omega, act)
+            beta = _solve(_gram(S), _rhs(S, Y), best_lam * N)
+        one_d = Tn.ndim == 1
+        res = ARFFResult(omega, beta[:, 0] if one_d else beta, res.acceptance, res.train_error,
+                         res.covariance)
+        return res, best_lam
 
     def _decision(self, X):
         """The fitted model :math:`f(x) = \\sigma(W x + b) c + c_0`, complex for ``"exp"``."""
@@ -1102,22 +1298,84 @@ class ARFFRegressor(_ARFFBase):
     centred target); shifting ``y`` shifts the predictions and nothing else.
     ``fit_intercept=False`` only scales ``y`` (``intercept_ = 0``).
 
+    Default fit (``early_stopping=True``): the paper's algorithms assume
+    noise-free data and run a fixed number of iterations with
+    :math:`\lambda = 0.1`; on noisy data the chain keeps moving towards
+    frequencies that fit the noise.  By default, as scikit-learn's
+    ``MLPRegressor`` / ``SGDRegressor`` with ``early_stopping=True``, the
+    (standardised) rows are put in a canonical order and
+    ``validation_fraction`` of them are held out
+    (:func:`rflite._cv.holdout_split`); the chain runs on the rest, starting at
+    :math:`\omega = 0` (the constant model) with the small step
+    ``delta = DELTA_EARLY / sqrt(d)`` (:data:`DELTA_EARLY`) so that it passes
+    through the low frequencies slowly.  At every refit (every
+    ``refit_every`` iterations, when the amplitudes solve the current
+    frequencies' problem) the amplitudes are solved on the training part for
+    every :math:`\lambda` of :data:`LAM_GRID` (``lam="auto"``; one
+    eigendecomposition) and scored on the validation part, where the largest
+    :math:`\lambda` whose validation MSE is within one standard error (over
+    the validation rows) of the best is taken (:data:`LAM_RULE`, the
+    one-standard-error rule of :func:`rflite._cv.choose`: measured, it kept
+    ``insulin`` (d = 50, 51 validation rows) below the mean predictor where
+    the plain minimum over 19 values did not); the run stops once
+    the best validation MSE has not improved by ``tol`` for
+    ``n_iter_no_change`` consecutive checks, or after ``n_iter``
+    iterations.  The frequencies and :math:`\lambda` of the best check are
+    kept and the amplitudes re-solved on all rows.  The validation MSE is that
+    of :meth:`predict` (the real part) for the regressor and of the complex
+    one-hot outputs for the classifier.
+
+    Reproducing the paper: ``early_stopping=False`` (with ``lam="auto"``
+    meaning the paper's 0.1 and ``delta=None`` the paper's ``2.4^2 / d``)
+    runs Algorithms 1-3 on all rows exactly as :func:`arff` does;
+    ``ARFFRegressor(K, n_iter=M, **PAPER_SETTINGS)`` with the paper's ``K``,
+    ``M``, ``delta``, ``refit_every`` is bit for bit the previous
+    behaviour of this class (the experiments in
+    :mod:`rflite.experiments.metropolis` do this).
+
     ``sample_weight``: zero-weight rows are dropped and a row of integer
-    weight k is repeated k times (the Metropolis sampler and the
-    standardisation then see exactly the repeated-rows data); non-integer
-    weights raise ``ValueError``.  ``feature_names_in_`` / ``n_features_in_``
-    as in scikit-learn.
+    weight k is repeated k times (the Metropolis sampler, the validation split
+    and the standardisation then see exactly the repeated-rows data);
+    non-integer weights raise ``ValueError``.  ``feature_names_in_`` /
+    ``n_features_in_`` as in scikit-learn.
 
     Parameters
     ----------
-    n_features : int
+    n_features : int, default 128
         K.
-    n_iter, delta, gamma, lam, refit_every, adaptive_covariance, burn_in, omega_max, activation
+    n_iter : int, default 1000
+        Maximum number of Metropolis iterations (the paper's M); with early
+        stopping most fits stop long before.
+    delta : float > 0, optional
+        Proposal step; default ``DELTA_EARLY / sqrt(d)`` with early stopping,
+        the paper's ``DELTA_NUMERATOR / d`` without.
+    lam : float > 0 or "auto", default "auto"
+        Tikhonov parameter.  ``"auto"``: the sampler uses the paper's
+        :data:`LAM_PAPER` = 0.1, and with early stopping the final ``lam_`` is
+        chosen from :data:`LAM_GRID` on the validation split; without, 0.1.
+        A number is used throughout (early stopping then only stops).
+    gamma, refit_every, adaptive_covariance, burn_in, omega_max, activation
         See :func:`arff`.
     method : {"metropolis", "fixed"}
+        ``"fixed"`` draws the frequencies once (no iterations; early stopping
+        then only chooses ``lam``).
     scale : float
         Frequency standard deviation for ``method="fixed"`` (in standardised
         input units).
+    early_stopping : bool, default True
+        Stop the iterations and choose ``lam`` on a validation split (above).
+    validation_fraction : float in (0, 1), default 0.2
+        Share of the rows held out for early stopping (at least one row).
+    n_iter_no_change : int >= 1, default 5
+        Validation checks (one per refit) without an improvement of ``tol``
+        before stopping.
+    tol : float >= 0, default 1e-4
+        Improvement of the validation MSE (standardised ``y``) that counts.
+    fit_intercept : bool, default True
+    verbose : int, default 0
+        ``>= 1``: one line per iteration on stderr (iteration, elapsed
+        seconds, training error of the chain's state and, at the checks, the
+        validation error and the best ``lam``).
     random_state : None, int or numpy.random.Generator
 
     Attributes
@@ -1127,8 +1385,20 @@ class ARFFRegressor(_ARFFBase):
     coef_ : (K,) or (K, p) ndarray
     intercept_ : float or (p,) ndarray
     result_ : ARFFResult
-        The sampler's output on standardised data.
+        The sampler's output on standardised data (frequencies of the best
+        iteration, amplitudes re-solved on all rows, acceptance and training
+        errors of the run).
     x_standardizer_, y_standardizer_ : Standardizer
+    n_iter_ : int
+        Iterations run.
+    best_iteration_ : int
+        Iteration whose frequencies were kept (``n_iter_`` without early
+        stopping).
+    lam_ : float
+        Ridge parameter of the final amplitudes.
+    validation_scores_ : ndarray or None
+        Validation MSE at each check (None without early stopping), at the
+        iterations ``validation_iterations_`` (0 is the constant start).
 
     Examples
     --------
@@ -1139,14 +1409,19 @@ class ARFFRegressor(_ARFFBase):
     (300,)
     """
 
-    def __init__(self, n_features=64, *, n_iter=100, method="metropolis", scale=1.0,
-                 delta=None, gamma=None, lam=0.1, refit_every=10, adaptive_covariance=False,
-                 burn_in=None, omega_max=math.inf, activation="exp", fit_intercept=True,
+    def __init__(self, n_features=128, *, n_iter=1000, method="metropolis", scale=1.0,
+                 delta=None, gamma=None, lam="auto", refit_every=10,
+                 adaptive_covariance=False, burn_in=None, omega_max=math.inf,
+                 activation="exp", early_stopping=True, validation_fraction=0.2,
+                 n_iter_no_change=5, tol=1e-4, fit_intercept=True, verbose=0,
                  random_state=None):
         super().__init__(n_features, n_iter=n_iter, method=method, scale=scale, delta=delta,
                          gamma=gamma, lam=lam, refit_every=refit_every,
                          adaptive_covariance=adaptive_covariance, burn_in=burn_in,
                          omega_max=omega_max, activation=activation,
+                         early_stopping=early_stopping,
+                         validation_fraction=validation_fraction,
+                         n_iter_no_change=n_iter_no_change, tol=tol, verbose=verbose,
                          random_state=random_state)
         self.fit_intercept = fit_intercept
 
@@ -1162,13 +1437,8 @@ class ARFFRegressor(_ARFFBase):
         one_d = self._one_d
         X, Y, _ = _check_data(X, Y)
         T = Y[:, 0] if one_d else Y
-        t_std = Standardizer.fit(T)
-        from rflite._numerics import check_bool
-
-        if not check_bool(self.fit_intercept, "fit_intercept"):
-            # scale only: the amplitudes fit y itself, no offset
-            t_std = Standardizer(np.zeros_like(t_std.mean), t_std.scale)
-        self._fit_targets(X, T, Standardizer.fit(X), t_std)
+        # fit_intercept=False: scale only, the amplitudes fit y itself, no offset
+        self._fit_targets(X, T, center_y=check_bool(self.fit_intercept, "fit_intercept"))
         if one_d:
             self.coef_ = self.coef_[:, 0]
             self.intercept_ = float(self.intercept_[0])
@@ -1206,10 +1476,15 @@ class ARFFClassifier(_ARFFBase):
               s(\omega_k \cdot x)\Bigr|.
 
     Inputs are standardised by Algorithm 3 (constant columns only centred);
-    the one-hot targets are not.  Parameters as :class:`ARFFRegressor`.
+    the one-hot targets are not.  Parameters and the default early stopping
+    as :class:`ARFFRegressor` (no ``fit_intercept``); the validation error is
+    the mean of :math:`|f_i(x) - t_i|^2` over the one-hot outputs, the
+    paper's objective.  ``ARFFClassifier(K, n_iter=M, **PAPER_SETTINGS)``
+    runs the paper's Case 4 exactly.
     """
 
     _estimator_type = "classifier"
+    _validation_part = "modulus"
 
     def fit(self, X, y, sample_weight=None):
         """One-hot encode ``y``, standardise ``X``, fit; returns ``self``.
@@ -1243,7 +1518,7 @@ class ARFFClassifier(_ARFFBase):
         T = np.zeros((X.shape[0], classes.size))
         T[np.arange(X.shape[0]), codes] = 1.0
         self.classes_ = classes
-        return self._fit_targets(np.ascontiguousarray(X), T, Standardizer.fit(X), None)
+        return self._fit_targets(np.ascontiguousarray(X), T, center_y=None)
 
     def decision_function(self, X) -> np.ndarray:
         """Moduli :math:`|f_i(x)|` of the fitted one-hot outputs, (m, n_classes).
@@ -1263,6 +1538,113 @@ class ARFFClassifier(_ARFFBase):
     def score(self, X, y) -> float:
         """Accuracy on ``(X, y)``."""
         return float(np.mean(self.predict(X) == np.asarray(y)))
+
+
+class _ValidationMonitor:
+    """Validation error after every Metropolis iteration, the best state, and the stop rule.
+
+    Called by :func:`_metropolis` as ``monitor(i, chain)``; returns True once
+    the validation MSE has not fallen below ``best - tol`` for
+    ``n_iter_no_change`` consecutive iterations (scikit-learn's
+    ``MLPRegressor`` / ``SGDRegressor`` rule).  Draws no random numbers.
+    """
+
+    def __init__(self, Xv, Yv, activation, n_iter_no_change, tol, part, progress, n_iter,
+                 lam_grid=None):
+        if activation == "sigmoid":
+            Xv = np.hstack([Xv, np.ones((Xv.shape[0], 1))])
+        self.Xv, self.Yv = np.ascontiguousarray(Xv), Yv.reshape(Xv.shape[0], -1)
+        self.activation, self.part = activation, part
+        self.n_iter_no_change, self.tol = n_iter_no_change, tol
+        self.progress, self.n_iter = progress, n_iter
+        self.lam_grid = lam_grid
+        self.best_lam = None
+        self.scores = []
+        self.iterations = []
+        self.best = math.inf
+        self.best_iteration = 0
+        self.best_omega = None
+        self.no_change = 0
+
+    def __call__(self, i, chain) -> bool:
+        train_error = chain.train_error()
+        if not chain.fresh:
+            # between refits the amplitudes mix several solves and do not form a
+            # model (their training error swings by orders of magnitude): only
+            # the refitted states are scored
+            self.progress.line(f"iteration {i}/{self.n_iter}  train {train_error:.4g}")
+            return False
+        return self.record(i, chain.omega, chain.beta, train_error, chain.G, chain.rhs,
+                           chain.S.shape[0])
+
+    def record(self, i, omega, beta, train_error, G=None, rhs=None, N=None) -> bool:
+        Sv = _features(self.Xv, omega, self.activation)
+        lam = None
+        if self.lam_grid is not None:
+            rows = _lam_scores(G, rhs, N, Sv, self.Yv, self.lam_grid, self.part)
+            # the grid from the simplest model (largest lam) for the rule; the
+            # rows of the validation part act as its folds (one-row standard
+            # errors for "1se")
+            c = choose(rows[:, ::-1], rule=LAM_RULE)
+            j = rows.shape[1] - 1 - c.index
+            score, lam = float(c.mean[c.index]), float(self.lam_grid[j])
+        else:
+            score = _validation_mse(Sv @ beta, self.Yv, self.part)
+        self.scores.append(score)
+        self.iterations.append(i)
+        if score < self.best - self.tol:
+            self.best, self.best_iteration, self.no_change = score, i, 0
+            self.best_omega, self.best_lam = omega.copy(), lam
+        else:
+            self.no_change += 1
+        if self.best_omega is None:  # a non-finite first score
+            self.best_omega = omega.copy()
+        self.progress.line(f"iteration {i}/{self.n_iter}  train {train_error:.4g}  "
+                           f"validation {score:.4g}"
+                           + (f" (lam {lam:.3g})" if lam is not None else ""))
+        return self.no_change >= self.n_iter_no_change
+
+
+def _validation_mse(pred, Y, part) -> float:
+    """Mean of ``|Re f - y|^2`` (``part="real"``) or ``|f - y|^2`` (``"modulus"``)."""
+    r = (pred.real if part == "real" else pred) - Y
+    if np.iscomplexobj(r):
+        return float(np.mean(r.real * r.real + r.imag * r.imag))
+    return float(np.mean(r * r))
+
+
+def _lam_scores(G, rhs, N, Sv, Yv, lams, part) -> np.ndarray:
+    r"""Validation errors ``(n_val, len(lams))`` of :math:`(G + \lambda N I)^{-1} S^* Y`.
+
+    Squared error of every validation row (averaged over outputs) for every
+    :math:`\lambda`.
+
+    ``G`` is the training Gram matrix :math:`S^* S` and ``rhs`` :math:`S^* Y`.
+    One eigendecomposition :math:`G = V \Lambda V^*` serves every
+    :math:`\lambda`: :math:`\beta(\lambda) = V (\Lambda + \lambda N)^{-1} V^* S^* Y`.
+    """
+    e, V = np.linalg.eigh(G)
+    e = np.maximum(e, 0.0)
+    proj = V.conj().T @ rhs  # (K, p)
+    SvV = Sv @ V
+    out = np.empty((Sv.shape[0], len(lams)))
+    for j, lam in enumerate(lams):
+        beta_rot = proj / (e + lam * N)[:, None]
+        r = (SvV @ beta_rot).real - Yv if part == "real" else SvV @ beta_rot - Yv
+        out[:, j] = (r.real**2 + r.imag**2).mean(axis=1) if np.iscomplexobj(r) else \
+            (r * r).mean(axis=1)
+    return out
+
+
+def _canonical_order(X, T) -> np.ndarray:
+    """Row order sorting ``[X, T]`` lexicographically (first column first).
+
+    Fits that split rows at random become independent of the order the rows
+    come in, and repeated rows are adjacent, so a fit with integer
+    ``sample_weight`` equals the fit on the repeated rows exactly.
+    """
+    keys = np.column_stack([X, np.asarray(T).reshape(X.shape[0], -1)])
+    return np.lexsort(keys.T[::-1])
 
 
 def _warmup():

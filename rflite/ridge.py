@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from rflite import _dask
 from rflite._base import RandomFeatureModel
 from rflite._numerics import check_int, check_real, ridge_fit
 
@@ -93,6 +94,8 @@ class RandomFeatureRidge(RandomFeatureModel):
 
     def fit(self, X, y, sample_weight=None):
         """Draw the features and solve the (weighted, centred) ridge problem; returns ``self``."""
+        if _dask.is_dask_array(X):  # distributed fit (issue 16): all logic in rflite._dask
+            return _dask.fit_ridge(self, X, y, sample_weight)
         X, Y, w = self._validate_fit(X, y, sample_weight)
         check_int(self.n_features, "n_features", minimum=1)
         lam = check_real(self.lam, "lam", minimum=0.0)

@@ -387,7 +387,7 @@ class DaskFeatureOperator:
         nb = self.X.numblocks[0]
         out = da.map_blocks(
             kernel, self.X, *arrays, self._state_node(), **kwargs,
-            chunks=((1,) * nb, (length,)), dtype=dtype,
+            chunks=((1,) * nb, (length,)), dtype=dtype, meta=np.empty((0, 0), dtype),
             name=f"rflite-{kernel.__name__.strip('_')}")
         t0 = time.perf_counter()
         total = out.sum(axis=0, split_every=self.split_every).compute()
@@ -424,6 +424,7 @@ class DaskFeatureOperator:
         return da.map_blocks(
             _k_columns, self.X, self._state_node(), S=S,
             chunks=(self.X.chunks[0], (S.size,)), dtype=self.dtype,
+            meta=np.empty((0, 0), self.dtype),
             name="rflite-columns")
 
     def _lazy(self, S, C, intercept, real):
@@ -434,7 +435,8 @@ class DaskFeatureOperator:
             dtype = np.empty(0, dtype).real.dtype
         return da.map_blocks(
             _k_predict, self.X, self._state_node(), S=S, C=C, intercept=intercept, real=real,
-            chunks=(self.X.chunks[0], (C.shape[1],)), dtype=dtype, name="rflite-predict")
+            chunks=(self.X.chunks[0], (C.shape[1],)), dtype=dtype, meta=np.empty((0, 0), dtype),
+            name="rflite-predict")
 
     # -- reductions ------------------------------------------------------------
     def column_norms(self) -> np.ndarray:

@@ -391,7 +391,7 @@ class DaskFeatureOperator:
             name=f"rflite-{kernel.__name__.strip('_')}")
         t0 = time.perf_counter()
         total = out.sum(axis=0, split_every=self.split_every).compute()
-        self.pass_seconds.append(time.perf_counter() - t0)
+        self.pass_seconds.append((kernel.__name__[3:], time.perf_counter() - t0))
         self.n_passes += 1
         return np.asarray(total)
 
@@ -718,7 +718,7 @@ def fit_harfe(est, X, y, sample_weight=None):
     est.converged_ = results[0].converged if one_d else [r.converged for r in results]
     est.stop_reason_ = results[0].stop_reason if one_d else [r.stop_reason for r in results]
     est.residuals_ = results[0].residuals if one_d else [r.residuals for r in results]
-    est.dask_passes_ = np.asarray(passes)
+    est.dask_passes_ = passes
     est.dask_fit_seconds_ = time.perf_counter() - t0
     return est._finish(fmap, supports, coefs, a_mean, y_mean)
 
@@ -749,7 +749,7 @@ def fit_ridge(est, X, y, sample_weight=None):
     op = DaskFeatureOperator(fmap, X, col_mean=a_mean)
     G, B = op.full_gram(Y - y_mean if fit_intercept else Y)
     C = ridge_solve(G, B, m * lam).reshape(fmap.n_columns, -1)
-    est.dask_passes_ = np.asarray(first.pass_seconds + op.pass_seconds)
+    est.dask_passes_ = first.pass_seconds + op.pass_seconds
     est.dask_fit_seconds_ = time.perf_counter() - t0
     cols = np.arange(fmap.n_columns)
     return est._finish(fmap, [cols] * C.shape[1], list(C.T), a_mean, y_mean)

@@ -104,6 +104,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from rflite import _dask
 from rflite._base import RandomFeatureModel
 from rflite._imp_factor import (  # noqa: F401 - the constants are public here
     GRAM_RCOND,
@@ -665,6 +666,8 @@ class SHRIMPRegressor(RandomFeatureModel):
 
     def fit(self, X, y, sample_weight=None):
         """Draw the features, run the path, select the step, refit; returns ``self``."""
+        if _dask.is_dask_array(X):  # distributed fit (issue 16): all logic in rflite._dask
+            return _dask.fit_shrimp(self, X, y, sample_weight)
         X, Y, w = self._validate_fit(X, y, sample_weight)
         m, d = X.shape
         check_int(self.n_features, "n_features", minimum=1)

@@ -232,6 +232,46 @@ def test_ridge_matches_in_memory(sync, data, activation, rows):
     assert rel(est.predict(Xd).compute(), ref.predict(X)) < 1e-10
 
 
+# ----------------------------------------------------------------- SHRIMP
+@pytest.mark.parametrize("rows,refit", [(60, True), (70, False), (240, True)])
+def test_shrimp_matches_in_memory(sync, rows, refit):
+    """Well-conditioned dictionary (q = 2): the TSQR path equals the in-memory path."""
+    from rflite.imp import SHRIMPRegressor
+
+    X, y = make_friedman1(400, d=6, noise=0.1, rng=0)
+    kw = dict(n_features=30, q=2, subsets="random", refit=refit, random_state=0)
+    ref = SHRIMPRegressor(**kw).fit(X, y)
+    est = SHRIMPRegressor(**kw).fit(*to_dask(X, y, rows))
+    assert est.best_step_ == ref.best_step_
+    np.testing.assert_array_equal(est.support_, ref.support_)
+    assert rel(est.coef_, ref.coef_) < 1e-9
+    assert abs(est.intercept_ - ref.intercept_) < 1e-9 * abs(ref.intercept_)
+    np.testing.assert_allclose(est.path_.val_mse, ref.path_.val_mse, rtol=1e-9)
+    np.testing.assert_allclose(est.path_.train_mse, ref.path_.train_mse, rtol=1e-9)
+    np.testing.assert_array_equal(est.validation_indices_, ref.validation_indices_)
+    kinds = [k for k, _ in est.dask_passes_]
+    assert kinds == ["split_sums", "tsqr"] + (["tsqr"] if refit else [])
+
+
+def test_tsqr_factor(sync, data):
+    """The TSQR tree gives R with R^T R = [A, y]^T [A, y] (split rows apart)."""
+    X, y = data
+    fmap = random_feature_map(6, 12, q=2, activation="fourier", rng=4)
+    A = fmap.transform(X)
+    Xd, yd = to_dask(X, y, 17)  # 15 chunks: two levels of the tree
+    is_val = np.zeros(240, bool)
+    is_val[::7] = True
+    V = da.from_array(is_val.reshape(-1, 1), chunks=(Xd.chunks[0], (1,)))
+    op = DaskFeatureOperator(fmap, Xd)
+    cols = np.arange(24)
+    R_tr, R_val = _dask._tsqr(Xd, yd.reshape(-1, 1), V, op._state_node(), cols,
+                              np.zeros(1), True, split_every=4)
+    for R, rows in ((R_tr, ~is_val), (R_val, is_val)):
+        M = np.column_stack([A[rows], y[rows]])
+        assert np.allclose(np.triu(R), R)
+        assert rel(R.T @ R, M.T @ M) < 1e-12
+
+
 # ------------------------------------------------------ prediction (others)
 def test_every_estimator_predicts_lazily(sync, data):
     from rflite.bp import SRFERegressor
@@ -322,6 +362,13 @@ def test_cluster_matches_in_memory_and_sync(on_cluster, data):
     np.testing.assert_array_equal(est.support_, local.support_)
     assert rel(est.coef_, local.coef_) < 1e-12
     assert rel(est.predict(Xd).compute(), ref.predict(X)) < 1e-10
+    from rflite.imp import SHRIMPRegressor
+
+    kws = dict(n_features=30, q=2, subsets="random", random_state=0)
+    s_ref = SHRIMPRegressor(**kws).fit(X, y)
+    s_est = SHRIMPRegressor(**kws).fit(Xd, yd)
+    np.testing.assert_array_equal(s_est.support_, s_ref.support_)
+    assert rel(s_est.coef_, s_ref.coef_) < 1e-9
     r_ref = RandomFeatureRidge(n_features=50, random_state=0).fit(X, y)
     r = RandomFeatureRidge(n_features=50, random_state=0).fit(Xd, yd)
     assert rel(r.coef_, r_ref.coef_) < RTOL

@@ -71,6 +71,8 @@ __all__ = [
     "fit_harfe",
     "fit_ridge",
     "predict",
+    "as_linear_operator",
+    "fit_shrimp",
     "SPLIT_EVERY",
 ]
 
@@ -493,6 +495,38 @@ class DaskFeatureOperator:
         S = np.asarray(S, dtype=np.int64)
         return math.sqrt(float(self._reduce(_k_residual, [Y], 1, np.float64, S=S,
                                             cS=np.asarray(cS))[0]))
+
+
+def as_linear_operator(op):
+    r"""A :class:`scipy.sparse.linalg.LinearOperator` view of a :class:`DaskFeatureOperator`.
+
+    For solvers written against NumPy products (:func:`rflite.bp.bpdn`,
+    :func:`rflite.bp.basis_pursuit`, :func:`rflite.bp.srfe`): ``A^* r`` is
+    one distributed pass returning N numbers, but ``A c`` and
+    ``columns(S)`` are *computed* into the client's memory (m and m x |S|
+    numbers), so this suits m up to what the client holds as a few
+    vectors, not the m = 10^8 of :func:`harfe_dask`.  Every product is one
+    pass over the data.
+    """
+    from scipy.sparse.linalg import LinearOperator
+
+    class _Client(LinearOperator):
+        def __init__(self):
+            super().__init__(op.dtype, op.shape)
+
+        def _matvec(self, c):
+            return np.asarray(op.matvec(np.ravel(c)).compute())
+
+        def _rmatvec(self, r):
+            return op.rmatvec(np.ravel(r))
+
+        def columns(self, idx):
+            return np.asarray(op.columns(idx).compute())
+
+        def column_norms(self):
+            return op.column_norms()
+
+    return _Client()
 
 
 def _k_columns(Xb, state, S):

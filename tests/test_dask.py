@@ -272,6 +272,26 @@ def test_tsqr_factor(sync, data):
         assert rel(R.T @ R, M.T @ M) < 1e-12
 
 
+# ------------------------------------------------------------- BPDN / SRFE
+def test_bpdn_and_srfe_on_the_dask_operator(sync):
+    from rflite.bp import bpdn, srfe
+
+    X, y = make_friedman1(120, d=6, noise=0.1, rng=0)
+    fmap = random_feature_map(6, 200, q=2, rng=0)
+    A = fmap.transform(X)
+    norms = np.linalg.norm(A, axis=0)
+    A /= norms
+    op = _dask.as_linear_operator(
+        DaskFeatureOperator(fmap, da.from_array(X, chunks=(50, -1)), col_scale=1 / norms))
+    sigma = 0.1 * np.linalg.norm(y)
+    ref, res = bpdn(A, y, sigma), bpdn(op, y, sigma)
+    assert res.stop_reason == ref.stop_reason
+    assert rel(res.coef, ref.coef) < RTOL
+    ref, res = srfe(A, y, eta=sigma), srfe(op, y, eta=sigma)
+    np.testing.assert_array_equal(np.flatnonzero(res.coef), np.flatnonzero(ref.coef))
+    assert rel(res.coef, ref.coef) < RTOL
+
+
 # ------------------------------------------------------ prediction (others)
 def test_every_estimator_predicts_lazily(sync, data):
     from rflite.bp import SRFERegressor

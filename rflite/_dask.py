@@ -819,13 +819,18 @@ def predict(est, X, *, real=True):
 
 # -------------------------------------------------------------------- SHRIMP
 def _qr_r(M, L):
-    """R factor of ``M`` (rows x L) padded with zero rows to L x L."""
-    import scipy.linalg
+    """R factor of ``M`` (rows x L) padded with zero rows to L x L.
 
-    R = scipy.linalg.qr(M, mode="r", check_finite=False)[0] if M.shape[0] else \
-        np.zeros((0, L))
-    out = np.zeros((L, L), dtype=R.dtype)
-    out[: R.shape[0]] = R[:L]
+    One BLAS thread: a task is one core's work, and threaded OpenBLAS on
+    these small factorisations was 30-100x slower on a busy machine.
+    """
+    from rflite._numerics import blas_threads
+
+    out = np.zeros((L, L))
+    if M.shape[0]:
+        with blas_threads(1):
+            R = np.linalg.qr(M, mode="r")
+        out[: R.shape[0]] = R[:L]
     return out
 
 

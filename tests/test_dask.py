@@ -411,7 +411,7 @@ def test_scale_experiment_quick(tmp_path, cluster_client, monkeypatch, capsys):
     res = run_experiment("scale", Context(quick=True, out=tmp_path,
                                           scheduler=cluster_client.scheduler.address))
     assert {(r["m"], r["model"]) for r in res["rows"]} == {
-        (3000, "harfe"), (3000, "ridge")}
+        (3000, "harfe"), (3000, "shrimp"), (3000, "ridge")}
     for r in res["rows"]:
         assert r["workers"] == 2 and r["peak_mb_per_worker"] > 0, (r["workers"], r["peak_mb_per_worker"])
     assert (tmp_path / "scale.json").exists()

@@ -1,8 +1,10 @@
-r"""HARFE and ridge on Dask arrays at growing m: time per pass, total time, peak memory.
+r"""HARFE, SHRIMP and ridge on Dask arrays at growing m: time per pass, total time, peak memory.
 
 ``scale`` fits :class:`rflite.htp.HARFERegressor` (N = 10^4 features, s = 500,
-q = 2, d = 20, the issue-16 benchmark shape) and
-:class:`rflite.ridge.RandomFeatureRidge` (N = 1000, one Gram pass) on
+q = 2, d = 20, the issue-16 benchmark shape),
+:class:`rflite.imp.SHRIMPRegressor` (N = 500 weights, 1000 ``[cos, sin]``
+columns, q = 2: one TSQR, the pruning path on the client, one TSQR refit)
+and :class:`rflite.ridge.RandomFeatureRidge` (N = 1000, one Gram pass) on
 Friedman-1 data (HARFE's Fig. 4 target on :math:`[0, 1]^{20}`, noise 0.1)
 generated lazily by ``dask.array.random.default_rng(seed)``: ``X`` and ``y``
 are never materialised, each pass regenerates its chunks on the workers (the
@@ -34,7 +36,7 @@ HARFE runs ``MAX_ITER`` = 10 iterations (each is one full pass; the paper's
 50 would take 5x as long and say nothing more about scaling).
 
 Sizes: m = 10^5, 10^6, 10^7 (hours on 2 cores; run it on a real cluster);
-quick: m = 4000 and 16000 with N = 400, s = 40, ridge N = 100.
+quick: m = 4000 and 16000 with N = 400, s = 40, SHRIMP N = 50, ridge N = 100.
 """
 
 from __future__ import annotations
@@ -54,7 +56,9 @@ QUICK_SIZES = (4000, 16000)
 D, Q = 20, 2
 HARFE_N, HARFE_S, MAX_ITER = 10_000, 500, 10
 RIDGE_N = 1000
-QUICK = dict(n=400, s=40, ridge_n=100)
+#: SHRIMP weights (``[cos, sin]``: 2x as many columns, one TSQR of m x 1000)
+SHRIMP_N = 500
+QUICK = dict(n=400, s=40, ridge_n=100, shrimp_n=50)
 #: Feature entries per chunk (chunk_rows = CHUNK_ENTRIES // N): 64 MB of
 #: float64 features per task, so a worker's memory does not depend on m.
 CHUNK_ENTRIES = 1 << 23
@@ -151,17 +155,19 @@ def _summary(passes):
 
 
 @register("scale",
-          "HARFE and ridge on Dask arrays at growing m (lazy X, never materialised): time per "
+          "HARFE, SHRIMP and ridge on Dask arrays at growing m (lazy X, never materialised): time per "
           "pass, total time and peak worker memory against m, on --scheduler or a LocalCluster",
           "quick: ~30 s; full (m = 1e5, 1e6, 1e7 with N = 1e4): hours on 2 cores")
 def run(ctx):
     from rflite.htp import HARFERegressor
+    from rflite.imp import SHRIMPRegressor
     from rflite.ridge import RandomFeatureRidge
 
     sizes = QUICK_SIZES if ctx.quick else SIZES
     n = QUICK["n"] if ctx.quick else HARFE_N
     s = QUICK["s"] if ctx.quick else HARFE_S
     ridge_n = QUICK["ridge_n"] if ctx.quick else RIDGE_N
+    shrimp_n = QUICK["shrimp_n"] if ctx.quick else SHRIMP_N
     rows = max(1000, CHUNK_ENTRIES // n)
     if ctx.quick:
         rows = 1500
@@ -173,15 +179,19 @@ def run(ctx):
         where = "synchronous scheduler" if client is None else \
             f"{workers} workers at {client.scheduler.address}"
         ctx.log(f"scheduler: {where}; chunk rows {rows}; HARFE N = {n}, s = {s}, "
-                f"{MAX_ITER} iterations; ridge N = {ridge_n}")
+                f"{MAX_ITER} iterations; SHRIMP N = {shrimp_n} ([cos, sin]: "
+                f"{2 * shrimp_n} columns, one TSQR + refit); ridge N = {ridge_n}")
         ctx.log(f"{'m':>10} {'model':>6} {'chunks':>6} {'pass s':>8} {'overhead':>8} "
                 f"{'total s':>8} {'peak MB/worker':>14} {'train MSE':>10}  other passes")
         for m in sizes:
             X, y = _data(m, rows, ctx.seed)
-            for name in ("harfe", "ridge"):
+            for name in ("harfe", "shrimp", "ridge"):
                 if name == "harfe":
                     est = HARFERegressor(n_features=n, s=s, q=Q, max_iter=MAX_ITER, tol=0.0,
                                          random_state=ctx.seed)
+                elif name == "shrimp":
+                    est = SHRIMPRegressor(n_features=shrimp_n, q=Q, subsets="random",
+                                          random_state=ctx.seed)
                 else:
                     est = RandomFeatureRidge(n_features=ridge_n, q=Q, lam=1e-6,
                                              random_state=ctx.seed)
@@ -192,10 +202,10 @@ def run(ctx):
                 total = time.perf_counter() - t0
                 mse = float(((est.predict(X) - y) ** 2).mean().compute())
                 summ = _summary(est.dask_passes_)
-                full_kind = "gradient" if name == "harfe" else "full_gram"
+                full_kind = {"harfe": "gradient", "shrimp": "tsqr", "ridge": "full_gram"}[name]
                 npass, pass_s = summ[full_kind]
-                cols = n if name == "harfe" else ridge_n
-                # ridge's Gram pass costs m N^2, not m N: no kernel-throughput unit
+                cols = {"harfe": n, "shrimp": 2 * shrimp_n, "ridge": ridge_n}[name]
+                # ridge's Gram and SHRIMP's QR cost m N^2, not m N: no kernel-throughput unit
                 overhead = pass_s / (m * cols * t_entry / workers) if name == "harfe" \
                     else float("nan")
                 others = ", ".join(f"{k} {c}x{t:.3g}s" for k, (c, t) in summ.items()

@@ -37,7 +37,23 @@ Solvers
   ``fit`` on Dask input, with the same centring and column normalisation as
   the in-memory path (column means from the first pass, centred norms or
   the centred Gram from the second).
-* :func:`predict` -- lazy predictions by ``map_blocks`` (a Dask array).
+* :func:`fit_shrimp` -- SHRIMP (Xie, Shi, Schaeffer and Ward 2022) for
+  m >> N: one distributed TSQR of the centred ``[A, y]`` (training and
+  validation rows apart) and the whole pruning path on the client from the
+  small triangular factors, a least-squares path, with no further pass
+  except the refit's TSQR over the kept columns.
+* :func:`as_linear_operator` -- a SciPy ``LinearOperator`` view for BPDN /
+  basis pursuit / SRFE (:mod:`rflite.bp`): ``A^* r`` distributed, ``A c``
+  and support columns computed to the client (m-length vectors).
+* :func:`predict` -- lazy predictions by ``map_blocks`` (a Dask array) for
+  every estimator whose prediction is ``A(X)_{:, S} c_S + c_0``.
+
+The Dask fits set ``dask_passes_`` (a list of ``(kind, seconds)``, one
+per distributed pass) and ``dask_fit_seconds_`` on the estimator.
+
+Not done: ``sample_weight`` with Dask input (refused with a ``ValueError``),
+ARFF's Metropolis fit and GFC's fit on Dask arrays (their *predictions* are
+lazy), and CV estimators.
 
 Accuracy
 --------

@@ -216,6 +216,19 @@ def test_same_seed_same_result(sync, data):
     assert rel(a.coef_, c.coef_) < RTOL
 
 
+def test_out_of_core_memmap(sync, data, tmp_path):
+    """Data on disk (a .npy memmap behind the Dask array), the local scheduler."""
+    X, y = data
+    np.save(tmp_path / "X.npy", X)
+    Xm = np.load(tmp_path / "X.npy", mmap_mode="r")
+    Xd = da.from_array(Xm, chunks=(70, -1))
+    kw = dict(n_features=100, s=10, lam=1e-4, random_state=0)
+    ref = HARFERegressor(**kw).fit(X, y)
+    est = HARFERegressor(**kw).fit(Xd, da.from_array(y, chunks=70))
+    np.testing.assert_array_equal(est.support_, ref.support_)
+    assert rel(est.coef_, ref.coef_) < RTOL
+
+
 # ------------------------------------------------------------------ ridge
 @pytest.mark.parametrize("activation,rows", [("sin", 60), ("sin", 70), ("sin", 240),
                                              ("exp", 70)])

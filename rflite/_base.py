@@ -15,6 +15,7 @@ import warnings
 
 import numpy as np
 
+from rflite import _dask
 from rflite._numerics import (
     check_array, check_bool, check_rng, check_sample_weight, check_targets, weighted_mean,
 )
@@ -410,6 +411,8 @@ class RandomFeatureModel(EstimatorMixin):
         + self.intercept_`` (ARFF estimators: ``predict_complex``).  Real
         activations return the model itself.
         """
+        if _dask.is_dask_array(X):  # lazy Dask predictions (issue 16)
+            return _dask.predict(self, X)
         X = self._validate_predict(X)
         A = self.feature_map_.columns(X, self.support_)
         pred = A @ self.coef_ + self.intercept_

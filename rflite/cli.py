@@ -1,4 +1,4 @@
-"""Command line: ``python -m rflite [list | run NAME [--quick] [--out DIR] [--jobs N] [--seed S]]``.
+"""Command line: ``python -m rflite [list | run NAME [--quick] [--out DIR] [--jobs N] [--seed S] [--scheduler ADDRESS]]``.
 
 With no arguments the showcase experiment runs with its built-in defaults.
 
@@ -63,6 +63,9 @@ def _parser() -> argparse.ArgumentParser:
                      help="worker processes, >= 1 (experiments that cannot use them say so)")
     run.add_argument("--seed", type=_int_at_least(0, "--seed"), default=0,
                      help="random seed, >= 0")
+    run.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                     help="Dask scheduler for experiments on Dask arrays (scale): an address "
+                          "such as tcp://host:8786, or 'synchronous'; default a LocalCluster")
     return p
 
 
@@ -95,7 +98,8 @@ def main(argv=None) -> int:
                   file=sys.stderr)
             return 2
         names = list(reg) if args.name == "all" else [args.name]
-        ctx = Context(quick=args.quick, out=args.out, jobs=args.jobs, seed=args.seed)
+        ctx = Context(quick=args.quick, out=args.out, jobs=args.jobs, seed=args.seed,
+                      scheduler=args.scheduler)
     try:  # before any computation: a bad --out must not cost the run
         check_out_dir(ctx.out)
     except ValueError as exc:

@@ -66,6 +66,7 @@ import numpy as np
 import scipy.linalg
 from numba import njit
 
+from rflite import _dask
 from rflite._base import RandomFeatureModel
 from rflite._numerics import (
     blas_threads,
@@ -222,6 +223,8 @@ def harfe(
     >>> bool(np.allclose(res.coef, c))
     True
     """
+    if isinstance(A, _dask.DaskFeatureOperator):  # distributed HTP (issue 16)
+        return _dask.harfe_dask(A, y, s=s, lam=lam, mu=mu, max_iter=max_iter, tol=tol, c0=c0)
     op = _as_operator(A)
     m, n = op.shape
     y = check_array(y, "y", ndim=1, allow_complex=True)
@@ -906,6 +909,8 @@ class HARFERegressor(RandomFeatureModel):
         """
         from rflite._cv import Progress
 
+        if _dask.is_dask_array(X):  # distributed fit (issue 16): all logic in rflite._dask
+            return _dask.fit_harfe(self, X, y, sample_weight)
         X, Y, w = self._validate_fit(X, y, sample_weight)
         m = X.shape[0]
         n_features = check_int(self.n_features, "n_features", minimum=1)

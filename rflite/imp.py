@@ -106,6 +106,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from rflite import _dask
 from rflite._base import MagnitudeWarning, RandomFeatureModel
 from rflite._imp_factor import (  # noqa: F401 - the constants are public here
     GRAM_RCOND,
@@ -851,6 +852,8 @@ class SHRIMPRegressor(RandomFeatureModel):
 
     def fit(self, X, y, sample_weight=None):
         """Draw the features, run the path, select the step, refit; returns ``self``."""
+        if _dask.is_dask_array(X):  # distributed fit (issue 16): all logic in rflite._dask
+            return _dask.fit_shrimp(self, X, y, sample_weight)
         X, Y, w = self._validate_fit(X, y, sample_weight)
         # the model depends on the data only through its weighted distinct rows
         X, Y, w = _collapse_rows(X, Y, w)

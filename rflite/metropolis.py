@@ -119,6 +119,7 @@ import numba
 import scipy.special
 from numba import njit, prange
 
+from rflite import _dask
 from rflite._base import RandomFeatureModel
 from rflite._cv import Progress, choose, holdout_split
 from rflite._numerics import (
@@ -1245,6 +1246,8 @@ class _ARFFBase(RandomFeatureModel):
 
     def _decision(self, X):
         """The fitted model :math:`f(x) = \\sigma(W x + b) c + c_0`, complex for ``"exp"``."""
+        if _dask.is_dask_array(X):  # lazy Dask predictions (issue 16)
+            return _dask.predict(self, X, real=False)
         X = self._validate_predict(X)
         A = self.feature_map_.transform(X)
         return A @ self.coef_ + self.intercept_

@@ -33,6 +33,7 @@ import numbers
 
 import numpy as np
 
+from rflite import _dask
 from rflite._base import RandomFeatureModel
 from rflite._cv import Progress, choose, cross_validate_grid, cv_splits
 from rflite._numerics import check_int, check_real, check_rng, ridge_fit
@@ -301,6 +302,8 @@ class RandomFeatureRidge(RandomFeatureModel):
 
     def fit(self, X, y, sample_weight=None):
         """Draw the features, choose ``lam`` if asked, solve the (weighted, centred) ridge problem."""
+        if _dask.is_dask_array(X):  # distributed fit (issue 16): all logic in rflite._dask
+            return _dask.fit_ridge(self, X, y, sample_weight)
         X, Y, w = self._validate_fit(X, y, sample_weight)
         check_int(self.n_features, "n_features", minimum=1)
         grid = self._grid()

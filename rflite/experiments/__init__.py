@@ -58,6 +58,9 @@ class Context:
     out: Path = field(default_factory=lambda: Path("figures"))
     jobs: int | None = None
     seed: int = 0
+    #: Dask scheduler for experiments on Dask arrays (``scale``): an address
+    #: such as ``"tcp://host:8786"``, ``"synchronous"``, or None (a LocalCluster).
+    scheduler: str | None = None
 
     def log(self, msg: str) -> None:
         """Progress and result lines go to standard output, flushed at once."""

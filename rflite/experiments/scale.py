@@ -1,0 +1,231 @@
+r"""HARFE, SHRIMP and ridge on Dask arrays at growing m: time per pass, total time, peak memory.
+
+``scale`` fits :class:`rflite.htp.HARFERegressor` (N = 10^4 features, s = 500,
+q = 2, d = 20, the issue-16 benchmark shape),
+:class:`rflite.imp.SHRIMPRegressor` (N = 500 weights, 1000 ``[cos, sin]``
+columns, q = 2: one TSQR, the pruning path on the client, one TSQR refit)
+and :class:`rflite.ridge.RandomFeatureRidge` (N = 1000, one Gram pass) on
+Friedman-1 data (HARFE's Fig. 4 target on :math:`[0, 1]^{20}`, noise 0.1)
+generated lazily by ``dask.array.random.default_rng(seed)``: ``X`` and ``y``
+are never materialised, each pass regenerates its chunks on the workers (the
+feature matrix at m = 10^7 would be 800 GB).  The fits run on the Dask
+scheduler named by ``--scheduler`` (an address such as ``tcp://host:8786``,
+or ``synchronous`` for the local single-process scheduler); by default on a
+``distributed.LocalCluster`` with ``--jobs`` worker processes (default 2),
+one thread each.
+
+For every m it prints
+
+* the time of one full pass (the HARFE gradient :math:`A^*(y - A_S c_S)`,
+  median over the iterations) and its overhead against the single-machine
+  feature kernel: ``pass / (m N t_kernel / workers)``, where ``t_kernel`` is
+  the measured single-thread time per entry of building a chunk of features
+  and multiplying it by a vector on this client (1.0 would be perfect
+  scaling with no distribution cost);
+* the times of the other passes (validation + means, column norms, support
+  Gram rows, and ridge's Gram pass);
+* the total fit time and the peak memory per worker (process memory of the
+  whole cluster sampled every 0.1 s by ``distributed``'s ``MemorySampler``,
+  divided by the number of workers; the resident size of this process on the
+  synchronous scheduler), which stays flat in m because a task holds one
+  chunk of ``chunk_rows x N`` features;
+* the training MSE from the lazy ``predict`` (one more pass).
+
+and finally the log-log slope of the HARFE fit time against m (1 expected).
+HARFE runs ``MAX_ITER`` = 10 iterations (each is one full pass; the paper's
+50 would take 5x as long and say nothing more about scaling).
+
+Sizes: m = 10^5, 10^6, 10^7 (hours on 2 cores; run it on a real cluster);
+quick: m = 4000 and 16000 with N = 400, s = 40, SHRIMP N = 50, ridge N = 100.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import resource
+import time
+
+import numpy as np
+
+from rflite.experiments import atomic_path, register
+
+SIZES = (10**5, 10**6, 10**7)
+QUICK_SIZES = (4000, 16000)
+D, Q = 20, 2
+HARFE_N, HARFE_S, MAX_ITER = 10_000, 500, 10
+RIDGE_N = 1000
+#: SHRIMP weights (``[cos, sin]``: 2x as many columns, one TSQR of m x 1000)
+SHRIMP_N = 500
+QUICK = dict(n=400, s=40, ridge_n=100, shrimp_n=50)
+#: Feature entries per chunk (chunk_rows = CHUNK_ENTRIES // N): 64 MB of
+#: float64 features per task, so a worker's memory does not depend on m.
+CHUNK_ENTRIES = 1 << 23
+NOISE = 0.1
+
+
+def _data(m, rows, seed):
+    """Lazy Friedman-1 data on [0, 1]^D (HARFE Fig. 4), row chunks of ``rows``."""
+    import dask.array as da
+
+    rng = da.random.default_rng(seed)
+    X = rng.uniform(0.0, 1.0, size=(m, D), chunks=(rows, D))
+    noise = rng.normal(0.0, NOISE, size=m, chunks=rows)
+    y = (10 * np.sin(np.pi * X[:, 0] * X[:, 1]) + 20 * (X[:, 2] - 0.5) ** 2
+         + 10 * X[:, 3] + 5 * X[:, 4] + noise)
+    return X, y
+
+
+@contextlib.contextmanager
+def _scheduler(ctx):
+    """Yield ``(client or None, n_workers)`` for the scheduler ``ctx.scheduler`` names."""
+    import dask
+
+    address = getattr(ctx, "scheduler", None)
+    if address in ("synchronous", "sync"):
+        with dask.config.set(scheduler="synchronous"):
+            yield None, 1
+        return
+    from distributed import Client, LocalCluster
+
+    with contextlib.ExitStack() as stack:
+        if address is None:
+            workers = ctx.jobs or 2
+            cluster = stack.enter_context(LocalCluster(
+                n_workers=workers, processes=True, threads_per_worker=1,
+                dashboard_address=None))
+            client = stack.enter_context(Client(cluster, set_as_default=False))
+        else:
+            client = stack.enter_context(Client(address, set_as_default=False))
+        stack.enter_context(client.as_current())
+        stack.enter_context(dask.config.set(scheduler=client))
+        workers = len(client.scheduler_info()["workers"])
+        yield client, workers
+
+
+@contextlib.contextmanager
+def _peak_memory(client, workers, out):
+    """Record the peak memory per worker of the enclosed block into ``out["peak_mb"]``."""
+    if client is None:
+        yield
+        out["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        return
+    from distributed.diagnostics import MemorySampler
+
+    sampler = MemorySampler()
+    with sampler.sample("fit", client=client, measure="process", interval=0.1):
+        yield
+    values = [v for _, v in sampler.samples["fit"]]
+    # a fit shorter than the sampling interval leaves no sample: measure once now
+    rss = client.run(_rss)
+    values.append(sum(rss.values()))
+    out["peak_mb"] = max(values) / workers / 2**20
+
+
+def _rss():
+    import psutil
+
+    return psutil.Process().memory_info().rss
+
+
+def _kernel_seconds_per_entry(n, rows, seed):
+    """Single-thread time per feature entry of one chunk's features and ``A^T r`` (client)."""
+    from rflite.features import random_feature_map
+
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(0.0, 1.0, (rows, D))
+    r = rng.normal(size=rows)
+    fmap = random_feature_map(D, n, q=Q, rng=seed)
+    best = math.inf
+    for _ in range(3):
+        t0 = time.perf_counter()
+        A = fmap._check_out(None, rows, n, np.float64)
+        fmap._fill(X, None, A, 1)
+        A.T @ r
+        best = min(best, time.perf_counter() - t0)
+    return best / (rows * n)
+
+
+def _summary(passes):
+    by = {}
+    for kind, sec in passes:
+        by.setdefault(kind, []).append(sec)
+    return {k: (len(v), float(np.median(v))) for k, v in by.items()}
+
+
+@register("scale",
+          "HARFE, SHRIMP and ridge on Dask arrays at growing m (lazy X, never materialised): time per "
+          "pass, total time and peak worker memory against m, on --scheduler or a LocalCluster",
+          "quick: ~30 s; full (m = 1e5, 1e6, 1e7 with N = 1e4): hours on 2 cores")
+def run(ctx):
+    from rflite.htp import HARFERegressor
+    from rflite.imp import SHRIMPRegressor
+    from rflite.ridge import RandomFeatureRidge
+
+    sizes = QUICK_SIZES if ctx.quick else SIZES
+    n = QUICK["n"] if ctx.quick else HARFE_N
+    s = QUICK["s"] if ctx.quick else HARFE_S
+    ridge_n = QUICK["ridge_n"] if ctx.quick else RIDGE_N
+    shrimp_n = QUICK["shrimp_n"] if ctx.quick else SHRIMP_N
+    rows = max(1000, CHUNK_ENTRIES // n)
+    if ctx.quick:
+        rows = 1500
+    t_entry = _kernel_seconds_per_entry(n, min(rows, 20_000), ctx.seed)
+    ctx.log(f"single-thread feature kernel + A^T r on the client: {t_entry * 1e9:.2f} ns "
+            f"per entry (N = {n}, q = {Q}, d = {D})")
+    rows_out = []
+    with _scheduler(ctx) as (client, workers):
+        where = "synchronous scheduler" if client is None else \
+            f"{workers} workers at {client.scheduler.address}"
+        ctx.log(f"scheduler: {where}; chunk rows {rows}; HARFE N = {n}, s = {s}, "
+                f"{MAX_ITER} iterations; SHRIMP N = {shrimp_n} ([cos, sin]: "
+                f"{2 * shrimp_n} columns, one TSQR + refit); ridge N = {ridge_n}")
+        ctx.log(f"{'m':>10} {'model':>6} {'chunks':>6} {'pass s':>8} {'overhead':>8} "
+                f"{'total s':>8} {'peak MB/worker':>14} {'train MSE':>10}  other passes")
+        for m in sizes:
+            X, y = _data(m, rows, ctx.seed)
+            for name in ("harfe", "shrimp", "ridge"):
+                if name == "harfe":
+                    est = HARFERegressor(n_features=n, s=s, q=Q, max_iter=MAX_ITER, tol=0.0,
+                                         random_state=ctx.seed)
+                elif name == "shrimp":
+                    est = SHRIMPRegressor(n_features=shrimp_n, q=Q, subsets="random",
+                                          random_state=ctx.seed)
+                else:
+                    est = RandomFeatureRidge(n_features=ridge_n, q=Q, lam=1e-6,
+                                             random_state=ctx.seed)
+                mem = {}
+                t0 = time.perf_counter()
+                with _peak_memory(client, workers, mem):
+                    est.fit(X, y)
+                total = time.perf_counter() - t0
+                mse = float(((est.predict(X) - y) ** 2).mean().compute())
+                summ = _summary(est.dask_passes_)
+                full_kind = {"harfe": "gradient", "shrimp": "tsqr", "ridge": "full_gram"}[name]
+                npass, pass_s = summ[full_kind]
+                cols = {"harfe": n, "shrimp": 2 * shrimp_n, "ridge": ridge_n}[name]
+                # ridge's Gram and SHRIMP's QR cost m N^2, not m N: no kernel-throughput unit
+                overhead = pass_s / (m * cols * t_entry / workers) if name == "harfe" \
+                    else float("nan")
+                others = ", ".join(f"{k} {c}x{t:.3g}s" for k, (c, t) in summ.items()
+                                   if k != full_kind)
+                ctx.log(f"{m:>10d} {name:>6} {X.numblocks[0]:>6d} {pass_s:>8.3f} "
+                        f"{overhead:>8.2f} {total:>8.2f} {mem['peak_mb']:>14.0f} "
+                        f"{mse:>10.4g}  {others}")
+                rows_out.append(dict(m=m, model=name, chunks=int(X.numblocks[0]),
+                                     chunk_rows=rows, n_features=cols, pass_seconds=pass_s,
+                                     n_full_passes=npass, overhead=overhead,
+                                     total_seconds=total, peak_mb_per_worker=mem["peak_mb"],
+                                     train_mse=mse, passes=summ, workers=workers))
+    harfe_rows = [r for r in rows_out if r["model"] == "harfe"]
+    if len(harfe_rows) >= 2:
+        lm = np.log([r["m"] for r in harfe_rows])
+        lt = np.log([r["total_seconds"] for r in harfe_rows])
+        slope = float(np.polyfit(lm, lt, 1)[0])
+        ctx.log(f"HARFE total time vs m: log-log slope {slope:.2f} (1 = linear; small m is "
+                "dominated by per-task overhead)")
+    result = dict(rows=rows_out, kernel_ns_per_entry=t_entry * 1e9, quick=ctx.quick)
+    with atomic_path(ctx.out / "scale.json") as tmp:
+        tmp.write_text(json.dumps(result, indent=1, default=float))
+    return result

@@ -27,6 +27,7 @@ import math
 
 import numpy as np
 import scipy.optimize
+from numba import njit
 
 #: Largest ``m * N`` for which basis pursuit is handed to HiGHS: HiGHS's
 #: simplex on the badly conditioned random-feature LPs took 4 s at 140 x 1,000
@@ -86,7 +87,8 @@ def _bp_linprog_once(A, y, *, feas, tol, ftol):
             return None
     l1 = float(np.abs(coef).sum())
     w = np.asarray(res.eqlin.marginals, dtype=np.float64)
-    dual = _dual_bound(y, w, A.T @ w, float(np.sqrt((A * A).sum(axis=0).max())), coef)
+    dual = _dual_bound(y, w, A.T @ w, float(np.sqrt((A * A).sum(axis=0).max())), coef,
+                       A=A, tol=tol)
     gap = (l1 - dual) / max(l1, 1e-300)
     if not gap <= tol:
         return None
@@ -120,29 +122,118 @@ LP_RANK_RCOND = 1e-8
 LP_ACTIVE = 1e-9
 
 
-def _dual_bound(y, z, h, colnorm, coef):
+def _dual_bound(y, z, h, colnorm, coef, A=None, tol=None):
     r"""Lower bound on the basis pursuit optimum from a dual point, guarded.
 
     The bound is :math:`\min(y^T z,\; c^T h) / \max(1, \|h\|_\infty)` with
-    :math:`h = A^T z`, each inner product corrected by a bound on the
-    rounding error of an m-term dot product, :math:`\sqrt{m}\,u\,\|x\|_2
-    \|z\|_2` (the probabilistic :math:`\sqrt m\,u` of Higham and Mary, SIAM
-    J. Sci. Comput. 41(5), 2019, in place of the worst case :math:`m u` of
-    Higham's book, Sec. 3.1).  :math:`y^T z` is the dual
-    objective; :math:`c^T h = (Ac)^T z` is the same objective for the
-    right-hand side :math:`Ac` that the primal point ``coef`` meets exactly.
-    Both are needed because the two differ by :math:`r^T z`, and on the q = 1
-    dictionaries the restricted LPs' dual points reach :math:`\|z\| \sim
-    10^8`: a residual of 1e-14 then moves :math:`y^T z` by 1e-6, and the
-    unguarded gap of a point 5e-6 above another certified point read 0.
+    :math:`h = A^T z`.  :math:`y^T z` is the dual objective; :math:`c^T h =
+    (Ac)^T z` is the same objective for the right-hand side :math:`Ac` that
+    the primal point ``coef`` meets exactly.  Both are needed because the two
+    differ by :math:`r^T z`, and on the q = 1 dictionaries the restricted LPs'
+    dual points reach :math:`\|z\| \sim 10^{10}`: a residual of 1e-14 then
+    moves :math:`y^T z` by 1e-4.
+
+    Rounding is bounded in one of two ways:
+
+    * by default each inner product is corrected by a bound on the rounding
+      error of an m-term dot product, :math:`\sqrt{m}\,u\,\|x\|_2 \|z\|_2`
+      (the probabilistic :math:`\sqrt m\,u` of Higham and Mary, SIAM J. Sci.
+      Comput. 41(5), 2019, in place of the worst case :math:`m u` of
+      Higham's book, Sec. 3.1).  At :math:`\|z\| = 10^8` this guard alone is
+      about 1e-6 of the bound, so it cannot certify at ``tol = 1e-6``;
+    * when the dense float64 ``A`` is given and the unguarded gap is within
+      ``tol`` (only then is the extra cost worth it), :math:`A^T z` and
+      :math:`y^T z` are recomputed with compensated dot products
+      (:func:`_dot2_cols`, Ogita, Rump and Oishi's Dot2), whose error is
+      bounded by :math:`u|x^T z| + \gamma_m^2 |x|^T|z|` -- about
+      :math:`10^{-28} |x|^T |z|`, negligible at any dual point HiGHS returns.
+      The medium q = 1 problems (40 x 2,000) whose gaps are 1e-7 in exact
+      arithmetic were reported at 2e-6 to 9e-6 by the first guard.
     """
     m = y.size
+    l1 = float(np.abs(coef).sum())
+    if (A is not None and isinstance(A, np.ndarray) and A.dtype == np.float64
+            and A.ndim == 2 and A.shape[0] == m):
+        hmax = float(np.abs(h).max())
+        loose = min(float(y @ z), float(coef @ h)) / max(1.0, hmax)
+        if tol is None or (l1 - loose) <= tol * max(l1, 1e-300):
+            return _dual_bound_dot2(A, y, z, coef)
     err = math.sqrt(m) * np.finfo(np.float64).eps * float(np.linalg.norm(z))
     hmax = float(np.abs(h).max()) + err * colnorm
-    l1 = float(np.abs(coef).sum())
     val = min(float(y @ z) - err * float(np.linalg.norm(y)),
               float(coef @ h) - err * colnorm * l1)
     return val / max(1.0, hmax)
+
+
+def _dual_bound_dot2(A, y, z, coef):
+    """:func:`_dual_bound` with :math:`A^T z`, :math:`y^T z` from :func:`_dot2_cols`, rigorously bounded."""
+    A = np.ascontiguousarray(A, dtype=np.float64)
+    z = np.ascontiguousarray(z, dtype=np.float64)
+    h, eh = _dot2_cols(A, z)
+    yz, eyz = _dot2_cols(np.ascontiguousarray(y, dtype=np.float64).reshape(-1, 1), z)
+    hmax = float((np.abs(h) + eh).max())
+    # c^T h: h_j is known to within eh_j, and the float sum over the support
+    # adds at most gamma_k |c|^T |h| (k nonzeros)
+    S = np.flatnonzero(coef)
+    cS, hS = coef[S], h[S]
+    ch = float(cS @ hS)
+    u = np.finfo(np.float64).eps / 2
+    k = max(S.size, 1)
+    gk = k * u / (1 - k * u)
+    ech = float(np.abs(cS) @ (eh[S] + 2 * gk * np.abs(hS))) + gk * abs(ch)
+    val = min(float(yz[0]) - float(eyz[0]), ch - ech)
+    return val / max(1.0, hmax)
+
+
+@njit(cache=True)
+def _dot2_cols(A, z):  # pragma: no cover - jitted
+    r"""Compensated :math:`h = A^T z` (Dot2) with a rigorous bound on each error.
+
+    Ogita, Rump and Oishi, "Accurate sum and dot product", SIAM J. Sci.
+    Comput. 26(6), 2005, Algorithm 5.3: error-free TwoProduct (Dekker's
+    splitting, no FMA needed) and TwoSum, with the error terms summed
+    separately; the result is as accurate as if computed in twice the working
+    precision.  Their Proposition 5.5 bounds the error of column ``j`` by
+    :math:`u|h_j| + \gamma_m^2 \sum_i |A_{ij} z_i|` (no underflow), returned
+    (inflated by :math:`1/(1-u)` and :math:`1 + \gamma_m` for the rounding of
+    the bound itself, and 1% on top) as ``err``.
+
+    Rows are the outer loop so that ``A`` (C order, m x n) is read once, in
+    memory order.
+    """
+    m, n = A.shape
+    p = np.zeros(n)
+    s = np.zeros(n)
+    t = np.zeros(n)
+    split = 134217729.0  # 2^27 + 1
+    for i in range(m):
+        b = z[i]
+        cb = split * b
+        bh = cb - (cb - b)
+        bl = b - bh
+        ab = abs(b)
+        for j in range(n):
+            a = A[i, j]
+            x = a * b
+            ca = split * a
+            ah = ca - (ca - a)
+            al = a - ah
+            r = al * bl - (((x - ah * bh) - al * bh) - ah * bl)
+            pj = p[j]
+            pn = pj + x
+            bb = pn - pj
+            q = (pj - (pn - bb)) + (x - bb)
+            p[j] = pn
+            s[j] += q + r
+            t[j] += abs(a) * ab
+    u = 2.0 ** -53
+    gm = m * u / (1.0 - m * u)
+    h = np.empty(n)
+    err = np.empty(n)
+    for j in range(n):
+        h[j] = p[j] + s[j]
+        err[j] = 1.01 * (u * abs(h[j]) + gm * gm * t[j] * (1.0 + gm)) / (1.0 - u)
+    return h, err
 
 
 def _bp_colgen(P, op, y, *, feas, tol, columns, colnorm, start=None):
@@ -202,6 +293,10 @@ def _bp_colgen(P, op, y, *, feas, tol, columns, colnorm, start=None):
     gap of a few percent, returned uncertified.
     """
     m, n = op.shape
+    if isinstance(op, np.ndarray) and op.dtype == np.float64 and op.ndim == 2:
+        out = _bp_colgen_precond(P, op, y, feas=feas, tol=tol, start=start)
+        if out is not None:
+            return out
     k0 = min(n, LP_WS_SIZE * m)
     W = np.unique(np.linspace(0, n - 1, k0).round().astype(np.int64))
     if start is not None and start.size:
@@ -221,7 +316,8 @@ def _bp_colgen(P, op, y, *, feas, tol, columns, colnorm, start=None):
         coef[W] = c_W
         rnorm = float(np.linalg.norm(y - P.A(coef)))
         l1 = float(np.abs(c_W).sum())
-        dual = _dual_bound(y, z, h, colnorm, coef)
+        dual = _dual_bound(y, z, h, colnorm, coef,
+                           A=op if isinstance(op, np.ndarray) else None, tol=tol)
         gap = (l1 - dual) / max(l1, 1e-300)
         if rnorm <= feas and l1 > 0.0:
             if best is None or gap < best[3]:
@@ -232,9 +328,143 @@ def _bp_colgen(P, op, y, *, feas, tol, columns, colnorm, start=None):
         cand = np.flatnonzero(np.abs(h) > 1.0)
         if cand.size == 0 or W.size * m >= LP_MAX_WS_ENTRIES:
             break
-        k = min(cand.size, LP_ADD * m)
+        k = min(cand.size, int(LP_ADD * m))
         add = cand[np.argpartition(-np.abs(h[cand]), k - 1)[:k]]
         W = np.sort(np.concatenate([W, add]))
+    return best, deficient
+
+
+#: Preconditioned column generation (:func:`_bp_colgen_precond`): singular
+#: values of ``A`` below this fraction of the largest are dropped from the
+#: preconditioner (exactly rank-deficient dictionaries give ~1e-17; the
+#: 140 x 20,000 SHRIMP q = 1 matrix has 8.5e-15 and keeps all its rows).
+LP_PRECOND_RCOND = 1e-15
+#: Rounds of the preconditioned restricted LPs (the 140 x 20,000 SHRIMP q = 1
+#: problem is certified after 17 rounds of ``m`` added columns).
+LP_PRECOND_ROUNDS = 40
+#: ... and stop growing the working set once ``m * |W|`` exceeds this (the
+#: certified 140 x 20,000 problem ends at |W| = 2,696: 377,000 entries; each
+#: restricted LP there takes ~2 s of HiGHS's dual simplex, from scratch).
+LP_PRECOND_MAX_WS_ENTRIES = 700_000
+#: The certificate of a round is evaluated in double-double arithmetic only
+#: when the float64 estimate of ``max |A^T z|`` is below ``1 + LP_DD_PRICE``
+#: (the float64 product is off by up to ~1e-2 at ``||z|| ~ 1e12``).
+LP_DD_PRICE = 0.05
+
+
+def _rows_dot2(M, B):
+    """``M @ B`` with every entry by a compensated dot product (:func:`_dot2_cols`)."""
+    B = np.ascontiguousarray(B, dtype=np.float64)
+    out = np.empty((M.shape[0], B.shape[1]))
+    for i in range(M.shape[0]):
+        out[i] = _dot2_cols(B, np.ascontiguousarray(M[i]))[0]
+    return out
+
+
+def _bp_colgen_precond(P, A, y, *, feas, tol, start=None):
+    r"""Column generation on the row-preconditioned LP, certified in double-double.
+
+    Basis pursuit is unchanged by an invertible row transformation:
+    :math:`Ac = y \iff MAc = My`.  With the SVD :math:`A = U\Sigma V^T` and
+    :math:`M = \Sigma^{-1} U^T` (the computed factors: any invertible
+    ``M`` will do), :math:`MA \approx V^T` has orthonormal rows.  The catch on
+    the q = 1 dictionaries (condition number ~1e14) is that :math:`MA`
+    and :math:`My` formed in float64 are wrong by :math:`u\,s_{max}/s_i`,
+    1e-2 in the last rows -- the restricted LPs of :func:`_restricted_lp`
+    were a different LP at that level (their optimal values moved up and down
+    by 2e-5 from round to round and the dual points violated 3-20 % of the
+    constraints off the working set).  Here each entry of :math:`M A_W` and
+    :math:`My` is a compensated dot product (:func:`_dot2_cols`: as if
+    computed with twice the precision), rounded once, so the restricted LP is
+    the exact LP up to relative perturbations of ``u`` in a well-conditioned
+    form (cond(:math:`MA_W`) about 7), and HiGHS solves it to its own
+    accuracy.  Its dual point :math:`\zeta` maps back to
+    :math:`z = M^T\zeta` (:math:`\|z\| \sim 10^{12}`), formed in
+    double-double (:func:`_dd_cols`), and the certificate
+    :math:`\min(y^Tz, c^T A^T z) / \max(1, \|A^T z\|_\infty)` is evaluated
+    with :func:`_dd_cols` on the original ``A`` and ``y`` with rigorous error
+    bounds: nothing in it relies on ``M``, the SVD or HiGHS.  The primal
+    :math:`c` is polished in the preconditioned form (least squares on the
+    active columns), so that :math:`M(y - Ac)` is ~1e-15 and the two dual
+    objectives agree.
+
+    Columns are generated as in :func:`_bp_colgen`: the ``LP_ADD * m`` most
+    violated dual constraints per round, found with the float64 product
+    :math:`A^T z` (error ~1e-2 at these norms: enough to find violations);
+    the double-double certificate is computed when the float64 estimate is
+    within ``LP_DD_PRICE`` of feasibility.
+
+    Returns ``(best, deficient)`` as :func:`_bp_colgen`, or ``None`` when the
+    SVD or the first LP fails (the caller then runs the plain rounds).
+    """
+    m, n = A.shape
+    try:
+        U, s, _ = np.linalg.svd(A, full_matrices=False)
+    except np.linalg.LinAlgError:
+        return None
+    if s.size == 0 or not s[0] > 0.0:
+        return None
+    deficient = bool(s[-1] < LP_RANK_RCOND * s[0]) or s.size < m
+    r = int((s > LP_PRECOND_RCOND * s[0]).sum())
+    M = np.ascontiguousarray((U[:, :r] / s[:r]).T)  # diag(1/s) U^T, r x m
+    b = _rows_dot2(M, y.reshape(-1, 1))[:, 0]
+    y2 = np.ascontiguousarray(y, dtype=np.float64).reshape(-1, 1)
+    k0 = min(n, LP_WS_SIZE * m)
+    W = np.unique(np.linspace(0, n - 1, k0).round().astype(np.int64))
+    if start is not None and start.size:
+        W = np.union1d(W, start)
+    B_W = _rows_dot2(M, A[:, W])
+    best = None
+    for rnd in range(1, LP_PRECOND_ROUNDS + 1):
+        k = W.size
+        res = scipy.optimize.linprog(-b, A_ub=np.vstack([B_W.T, -B_W.T]), b_ub=np.ones(2 * k),
+                                     bounds=(None, None), method="highs-ds")
+        if res.status != 0 or res.x is None:
+            if rnd == 1:
+                return None
+            break
+        mu = np.asarray(res.ineqlin.marginals, dtype=np.float64)
+        c_W = mu[k:] - mu[:k]
+        zeta = np.asarray(res.x, dtype=np.float64)
+        # polish: the preconditioned residual on the columns that can carry
+        # the solution (support and active dual constraints)
+        T = np.flatnonzero((c_W != 0) | (np.abs(B_W.T @ zeta) >= 1.0 - LP_ACTIVE))
+        if T.size:
+            delta, *_ = np.linalg.lstsq(B_W[:, T], b - B_W @ c_W, rcond=None)
+            c_W[T] += delta
+        coef = np.zeros(n)
+        coef[W] = c_W
+        rnorm = float(np.linalg.norm(y - P.A(coef)))
+        l1 = float(np.abs(c_W).sum())
+        h = P.AH(M.T @ zeta)  # float64 estimate, for pricing
+        gap = math.inf
+        if float(np.abs(h).max()) <= 1.0 + LP_DD_PRICE:
+            zh, zl, _ = _dd_cols(M, zeta, np.zeros_like(zeta))
+            h, _, eh = _dd_cols(A, zh, zl)
+            yz, _, eyz = _dd_cols(y2, zh, zl)
+            hmax = float((np.abs(h) + eh).max())
+            S = np.flatnonzero(coef)
+            cS, hS = coef[S], h[S]
+            ch = float(cS @ hS)
+            u = np.finfo(np.float64).eps / 2
+            g = max(S.size, 1) * u / (1 - max(S.size, 1) * u)
+            ech = float(np.abs(cS) @ (eh[S] + 2 * g * np.abs(hS))) + g * abs(ch)
+            dual = min(float(yz[0]) - float(eyz[0]), ch - ech) / max(1.0, hmax)
+            gap = (l1 - dual) / max(l1, 1e-300)
+        if rnorm <= feas and l1 > 0.0:
+            if best is None or gap < best[3] or (gap == best[3] and l1 < best[2]):
+                best = (coef, rnorm, l1, max(gap, 0.0), rnd)
+            if gap <= tol:
+                break
+        h = np.abs(h)
+        h[W] = 0.0
+        cand = np.flatnonzero(h > 1.0)
+        if cand.size == 0 or W.size * m >= LP_PRECOND_MAX_WS_ENTRIES:
+            break
+        kk = min(cand.size, max(1, int(LP_ADD * m)))
+        add = cand[np.argpartition(-h[cand], kk - 1)[:kk]]
+        B_W = np.hstack([B_W, _rows_dot2(M, A[:, add])])
+        W = np.concatenate([W, add])
     return best, deficient
 
 
@@ -292,3 +522,57 @@ def _restricted_lp(A_W, y, feas):
             c[T] += delta
     srel = float(s[-1] / s[0]) if s.size >= A_W.shape[0] else 0.0
     return c, z, srel
+
+
+@njit(cache=True)
+def _dd_cols(A, zh, zl):  # pragma: no cover - jitted
+    r""":math:`A^T (z_h + z_l)` for a double-double vector, compensated (Dot2), with bounds.
+
+    As :func:`_dot2_cols` on the stacked product :math:`[A; A]^T [z_h; z_l]`
+    (2m terms), and the result returned in double-double too: ``(hi, lo,
+    err)`` with :math:`|hi + lo - (A^T z)_j| \le` ``err[j]`` (Ogita, Rump and
+    Oishi 2005, Prop. 5.5, inflated as there; ``hi + lo`` is the compensated
+    sum before its last rounding, so the bound covers it).
+    """
+    m, n = A.shape
+    p = np.zeros(n)
+    s = np.zeros(n)
+    t = np.zeros(n)
+    split = 134217729.0
+    for part in range(2):
+        for i in range(m):
+            b = zh[i] if part == 0 else zl[i]
+            if b == 0.0:
+                continue
+            cb = split * b
+            bh = cb - (cb - b)
+            bl = b - bh
+            ab = abs(b)
+            for j in range(n):
+                a = A[i, j]
+                x = a * b
+                ca = split * a
+                ah = ca - (ca - a)
+                al = a - ah
+                r = al * bl - (((x - ah * bh) - al * bh) - ah * bl)
+                pj = p[j]
+                pn = pj + x
+                bb = pn - pj
+                q = (pj - (pn - bb)) + (x - bb)
+                p[j] = pn
+                s[j] += q + r
+                t[j] += abs(a) * ab
+    u = 2.0 ** -53
+    k = 2 * m
+    gm = k * u / (1.0 - k * u)
+    hi = np.empty(n)
+    lo = np.empty(n)
+    err = np.empty(n)
+    for j in range(n):
+        h = p[j] + s[j]
+        hi[j] = h
+        lo[j] = (p[j] - h) + s[j]
+        # the bound on |p + s - exact| (before the final rounding, which the
+        # double-double result does not suffer up to u^2 |h|)
+        err[j] = 1.01 * (4.0 * u * u * abs(h) + gm * gm * t[j] * (1.0 + gm)) / (1.0 - u)
+    return hi, lo, err

@@ -425,14 +425,22 @@ def _bp_colgen_precond(P, A, y, *, feas, tol, start=None):
     deficient = bool(s[-1] < LP_RANK_RCOND * s[0]) or s.size < m
     r = int((s > LP_PRECOND_RCOND * s[0]).sum())
     M = np.ascontiguousarray((U[:, :r] / s[:r]).T)  # diag(1/s) U^T, r x m
-    b = _rows_dot2(M, y.reshape(-1, 1))[:, 0]
+    if s[r - 1] < LP_RANK_RCOND * s[0]:
+        transform = _rows_dot2
+    else:
+        # well-conditioned A: float64 products are off by u s_max / s_min
+        # <= 1e-8 relative, harmless to the LP (the certificate does not use
+        # M), and m^2 |W| compensated products would dominate at large m
+        def transform(M, B):
+            return M @ np.asarray(B, dtype=np.float64)
+    b = transform(M, y.reshape(-1, 1))[:, 0]
     y2 = np.ascontiguousarray(y, dtype=np.float64).reshape(-1, 1)
     colmax = float(np.sqrt(np.einsum("ij,ij->j", A, A).max()))
     k0 = min(n, LP_WS_SIZE * m)
     W = np.unique(np.linspace(0, n - 1, k0).round().astype(np.int64))
     if start is not None and start.size:
         W = np.union1d(W, start)
-    B_W = _rows_dot2(M, A[:, W])
+    B_W = transform(M, A[:, W])
     best = None
     basis = None  # (positions in W, signs) of the last optimal simplex basis
     for rnd in range(1, LP_PRECOND_ROUNDS + 1):
@@ -498,7 +506,7 @@ def _bp_colgen_precond(P, A, y, *, feas, tol, start=None):
             break
         kk = min(cand.size, max(1, int(LP_ADD * m)))
         add = cand[np.argpartition(-h[cand], kk - 1)[:kk]]
-        B_W = np.hstack([B_W, _rows_dot2(M, A[:, add])])
+        B_W = np.hstack([B_W, transform(M, A[:, add])])
         W = np.concatenate([W, add])
     return best, deficient
 

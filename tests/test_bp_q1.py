@@ -175,3 +175,16 @@ def test_preconditioned_column_generation_certifies(pivots, monkeypatch):
         assert res.stop_reason == "linprog" and res.duality_gap <= bp.OPT_TOL
         assert np.linalg.norm(A @ res.coef - y) <= bp.BP_TOL * np.linalg.norm(y)
         assert_allclose(res.l1_norm, full_linprog(A, y), rtol=1e-6)
+
+
+def test_well_conditioned_column_generation_matches_linprog():
+    """A Gaussian 25 x 2,400 basis pursuit (above the single-LP size; well
+    conditioned, so the restricted LPs use float64 products with M): certified,
+    HiGHS's full-LP optimum."""
+    rng = np.random.default_rng(5)
+    A = rng.standard_normal((25, 2400))
+    y = A[:, :6] @ rng.standard_normal(6) + 0.1 * rng.standard_normal(25)
+    res = basis_pursuit(A, y)
+    assert res.stop_reason == "linprog" and res.duality_gap <= bp.OPT_TOL
+    assert np.linalg.norm(A @ res.coef - y) <= bp.BP_TOL * np.linalg.norm(y)
+    assert_allclose(res.l1_norm, full_linprog(A, y), rtol=1e-6)

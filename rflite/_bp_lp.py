@@ -167,7 +167,7 @@ def _dual_bound(y, z, h, colnorm, coef, A=None, tol=None):
 
 
 def _dual_bound_dot2(A, y, z, coef):
-    """:func:`_dual_bound` with :math:`A^T z`, :math:`y^T z` from :func:`_dot2_cols`, rigorously bounded."""
+    """:func:`_dual_bound` with :math:`A^T z`, :math:`y^T z` by :func:`_dot2_cols` (rigorous)."""
     A = np.ascontiguousarray(A, dtype=np.float64)
     z = np.ascontiguousarray(z, dtype=np.float64)
     h, eh = _dot2_cols(A, z)
@@ -280,6 +280,10 @@ def _bp_colgen(P, op, y, *, feas, tol, columns, colnorm, start=None):
         Largest column norm of ``A`` (for the rounding bound of :func:`_dual_bound`).
     start : ndarray of int, optional
         Columns to include in the first working set (e.g. a previous support).
+
+    A dense float64 ``op`` goes to :func:`_bp_colgen_precond` (preconditioned
+    rounds, warm-started simplex, double-double certificate) and comes back
+    here only if that fails; the rounds below serve operators.
 
     Returns
     -------

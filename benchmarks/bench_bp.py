@@ -241,7 +241,8 @@ def test_q1_bpdn_vs_spgl1(which, q1_problem, request):
     larger than spgl1's.  Basis pursuit (sigma = 0) on this matrix
     (condition number ~1e14) goes through the preconditioned column-generation
     LPs (``rflite._bp_lp._bp_colgen_precond``): asserted certified in the full
-    run (gap 6e-13 measured, 16 rounds) and feasible (residual <= BP_TOL ||y||)
+    run (measured: gap 7e-14 after 16 rounds, 2.0 s CPU against spgl1's
+    6.8 s) and feasible (residual <= BP_TOL ||y||)
     with ||c||_1 no larger than spgl1's when spgl1's point is feasible too.
     """
     spgl1 = pytest.importorskip("spgl1")

@@ -90,19 +90,22 @@ here from HiGHS's duals (``stop_reason="linprog"``).
 
 Large basis pursuit (real, ``m * N > LP_MAX_ENTRIES``, dense or an operator
 with ``columns`` and ``column_norms``) is solved by column generation
-(``rflite._bp_lp._bp_colgen``): HiGHS on restricted LPs of a few hundred to a
-few thousand columns (``LP_MAX_WS_ENTRIES``), each in the orthonormal form :math:`V_r^T c =
-\Sigma_r^{-1} U_r^T y` of its SVD (several times faster than the raw form at
-condition numbers ~1e14, and with consistent primal and dual values), the
-primal polished by least squares on the active columns, the dual point
-checked against the whole dictionary with one product, violated columns
-added.  Certified (``"linprog"``) when the guarded gap
-(``rflite._bp_lp._dual_bound``: rounding of :math:`y^T z` and :math:`A^T z`,
-and the primal's own right-hand side :math:`Ac`) is within ``tol``; else,
-on numerically rank-deficient dictionaries, the best feasible round is
-returned as ``"lp_inexact"`` with its finite gap (140 x 20,000 SHRIMP q = 1:
-feasible to 1e-13, ||c||_1 = 2.015, gap 0.03 in 2 s CPU, where the path took 87 s to
-stop infeasible); on others the path runs and the better point is kept.
+(``rflite._bp_lp._bp_colgen``).  For a dense ``A`` the restricted LPs are
+posed on the row-preconditioned system :math:`MAc = My`,
+:math:`M = \Sigma^{-1}U^T` from the SVD of ``A``, with :math:`MA_W` and
+:math:`My` formed by compensated dot products (exact to one rounding, where
+float64 products are off by :math:`u s_{max}/s_i`, 1e-2 on the q = 1
+dictionaries with condition numbers ~1e14), solved by HiGHS in the first
+round and by a primal simplex warm-started at the previous optimal basis
+afterwards; the dual point :math:`z = M^T\zeta` is formed in double-double and
+the certificate (``rflite._bp_lp._dual_bound``'s guarded bound) evaluated with
+compensated products on the original ``A`` and ``y``, with rigorous rounding
+bounds (``"linprog"`` when the gap is within ``tol``).  140 x 20,000 SHRIMP
+q = 1: certified, gap 7e-14, ``||c||_1 = 2.000180``, residual 3e-15, 2.4 s
+CPU (``benchmarks/bench_bp.py``).  Operators without a dense matrix use the
+unpreconditioned rounds (SVD form of each restricted matrix, HiGHS), whose
+best feasible point is returned as ``"lp_inexact"`` with its finite gap when
+it cannot be certified on numerically rank-deficient dictionaries.
 
 Honest results: a result is certified (:attr:`L1Result.certified`) only when
 a feasible point's gap was checked; anything else keeps the stop reason of the
@@ -1238,7 +1241,8 @@ def _solve(op, y, cplx, *, sigma, tau, tol, max_iter, x0, polish, method) -> L1R
     when the dictionary is numerically rank-deficient: there the homotopy's
     support solves lose their accuracy before lambda reaches 0 (on the
     140 x 20,000 SHRIMP q = 1 problem the path and its SPGL1 fallback took
-    87 s to stop at ``max_iter`` with a residual of 1e-3 ``‖y‖``).
+    87 s to stop at ``max_iter`` with a residual of 1e-3 ``‖y‖``; the
+    preconditioned rounds certify it).
     Otherwise the path runs and the LP point is kept if the path's end is
     not certified and the LP point is feasible with no larger l1 norm.
     """

@@ -979,10 +979,8 @@ def _follow_splits(splits, w, order):
         owner = np.arange(order.size)
     else:
         keep = w > 0
-        kept_index = np.cumsum(keep) - 1
         reps = np.rint(w[keep]).astype(np.int64)
         owner = np.repeat(np.flatnonzero(keep), reps)  # given row of every repeated row
-        del kept_index
     owner = owner[order]  # given row of every fitted row
     out = []
     for train, test in splits:

@@ -780,10 +780,16 @@ class GFCRegressor(RandomFeatureModel):
     ``ValueError``) equals the repeated-rows fit exactly; the ``cv`` folds
     are taken on the rows as given and follow them.
 
-    Reproducing the paper's code path: :func:`gfc` with its defaults (the
-    experiments in :mod:`rflite.experiments.gfc` call it), or this class
-    with ``cv=None`` (random folds for :math:`\\nu` as :func:`gfc`) on data
-    of at least 250 rows in canonical order.
+    Departures from the paper's settings, both measured (see the constants):
+    every greedy step starts its spectrum at :math:`w \\sim N(0, s^2 I/d)`
+    with ``s =`` :data:`GFC_INIT_SCALE` = 0.1 instead of 1 (with the paper's
+    start the spectra kept most of their weight on irrelevant inputs), and
+    :math:`\\nu` is chosen from the wider :data:`NU_GRID_ESTIMATOR`.
+
+    Reproducing the paper: :func:`gfc` with its defaults (the experiments in
+    :mod:`rflite.experiments.gfc` call it); this class equals
+    ``gfc(X, y, nu_grid=NU_GRID_ESTIMATOR, init_scale=GFC_INIT_SCALE, ...)``
+    on the rows in canonical order when ``cv=None``.
 
     Parameters
     ----------
@@ -973,10 +979,8 @@ def _follow_splits(splits, w, order):
         owner = np.arange(order.size)
     else:
         keep = w > 0
-        kept_index = np.cumsum(keep) - 1
         reps = np.rint(w[keep]).astype(np.int64)
         owner = np.repeat(np.flatnonzero(keep), reps)  # given row of every repeated row
-        del kept_index
     owner = owner[order]  # given row of every fitted row
     out = []
     for train, test in splits:

@@ -1160,18 +1160,12 @@ class _ARFFBase(RandomFeatureModel):
         if self.method == "fixed":
             return fixed_rff(Xn, Tn, n_features=self.n_features, scale=self.scale, lam=lam,
                              activation=self.activation, rng=rng)
-        callback = None
-        if progress:
-            n_iter = self.n_iter
-
-            def callback(i, omega, beta):  # noqa: ARG001 - the error is the chain's
-                progress.line(f"iteration {i}/{n_iter}")
         return arff(Xn, Tn, n_features=self.n_features, n_iter=self.n_iter,
                     delta=self.delta, gamma=self.gamma, lam=lam,
                     refit_every=self.refit_every,
                     adaptive_covariance=self.adaptive_covariance, burn_in=self.burn_in,
                     omega_max=self.omega_max, activation=self.activation, rng=rng,
-                    callback=callback)
+                    _monitor=_ProgressMonitor(progress, self.n_iter) if progress else None)
 
     def _fit_early_stopping(self, Xn, Tn, lam, lam_grid, rng, progress):
         """Sampler on a training part, stopped and ``lam`` chosen on the validation part.
@@ -1606,6 +1600,18 @@ class _ValidationMonitor:
                            f"validation {score:.4g}"
                            + (f" (lam {lam:.3g})" if lam is not None else ""))
         return self.no_change >= self.n_iter_no_change
+
+
+class _ProgressMonitor:
+    """One progress line per iteration of a run without early stopping (never stops it)."""
+
+    def __init__(self, progress, n_iter):
+        self.progress, self.n_iter = progress, n_iter
+
+    def __call__(self, i, chain) -> bool:
+        if i:
+            self.progress.line(f"iteration {i}/{self.n_iter}  train {chain.train_error():.4g}")
+        return False
 
 
 def _validation_mse(pred, Y, part) -> float:

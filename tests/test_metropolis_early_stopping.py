@@ -128,8 +128,12 @@ def test_verbose_prints_one_line_per_iteration(capsys, early_stopping):
     assert len(lines) == model.n_iter_ + (1 if early_stopping else 0)
     assert lines[-1].startswith(f"[ARFFRegressor] iteration {model.n_iter_}/20")
     assert " s" in lines[-1]
+    assert "train" in lines[-1]
     if early_stopping:
-        assert "train" in lines[-1] and "validation" in lines[-1]
+        assert "validation" in lines[-1]
+    else:  # printing does not change the paper's run
+        quiet = ARFFRegressor(8, n_iter=20, early_stopping=False, random_state=0).fit(X, y)
+        assert_array_equal(quiet.coef_, model.coef_)
     assert ARFFRegressor(8, n_iter=5, random_state=0).fit(X, y) is not None
     assert capsys.readouterr().err == ""  # silent by default
 

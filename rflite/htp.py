@@ -697,8 +697,8 @@ class HARFERegressor(RandomFeatureModel):
     s : int or "auto", default "auto"
         Sparsity level (number of features kept), ``<= n_features``.
         ``"auto"``: chosen from ``round(f * m)`` for f in
-        :data:`S_FRACTIONS` (1/8, 1/4, 1/2 of the training rows m), see
-        "The default" below.
+        :data:`S_FRACTIONS` (1/8, 1/4, 1/2 of the training rows m, the sum
+        of ``sample_weight`` when given), see "The default" below.
     lam : float or "auto", default "auto"
         Ridge parameter :math:`\lambda` (the penalty is ``m * lam``).  HARFE's
         tables print :math:`m\lambda`: pass ``printed / m_train``.
@@ -846,7 +846,7 @@ class HARFERegressor(RandomFeatureModel):
         train = np.flatnonzero(labels != 0)
         if test.size == 0 or train.size == 0:
             raise ValueError("the automatic choice of s / lam needs at least 2 distinct rows "
-                             "of X; pass s and lam explicitly")
+                             f"of X (got n_samples={len(X)}); pass s and lam explicitly")
         return [(train, test)]
 
     def _rule(self):
@@ -922,10 +922,9 @@ class HARFERegressor(RandomFeatureModel):
         if search is not None:
             from rflite._parallel import check_executor
 
-            if matrix_free:
-                raise ValueError("matrix_free=True needs explicit s and lam (the automatic "
-                                 "choice of s / lam uses the dense feature matrix)")
-            points, ss, lams = self._grid_points(search, m, n_columns)
+            # relative grids scale with the weighted row count, so that integer
+            # weights give the grid of the repeated rows
+            points, ss, lams = self._grid_points(search, total, n_columns)
             rule = self._rule()
             check_executor(self._n_jobs())
             check_int(self.max_iter, "max_iter", minimum=1)
@@ -936,6 +935,9 @@ class HARFERegressor(RandomFeatureModel):
             raise ValueError("sample_weight other than 0/1 is not supported with "
                              "matrix_free=True (the operator cannot scale rows)")
         self._check_feature_memory(*X.shape, dense=not matrix_free)
+        if matrix_free and search is not None:
+            raise ValueError("matrix_free=True needs explicit s and lam (the automatic "
+                             "choice of s / lam uses the dense feature matrix)")
         rng = self._rng()
         fmap = self._draw_features(X.shape[1], rng)
         if search is not None:

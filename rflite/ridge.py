@@ -35,7 +35,7 @@ import numpy as np
 
 from rflite._base import RandomFeatureModel
 from rflite._cv import Progress, choose, cross_validate_grid, cv_splits
-from rflite._numerics import check_int, check_real, check_rng, ridge_fit
+from rflite._numerics import blas_threads, check_int, check_real, check_rng, ridge_fit
 
 __all__ = ["RandomFeatureRidge", "RandomFeatureRidgeCV", "LAMBDA_GRID", "row_folds"]
 
@@ -75,14 +75,34 @@ def grouped_splits(X, n_folds, rng) -> list[tuple[np.ndarray, np.ndarray]]:
         if test.size and train.size:
             splits.append((train, test))
     if not splits:
-        raise ValueError("a validation split needs at least 2 distinct rows of X")
+        raise ValueError("a validation split needs at least 2 distinct rows of X, got "
+                         f"n_samples={len(X)} with {np.unique(labels).size} distinct")
     return splits
 
 
+class _ExplicitSplits:
+    """An iterable of ``(train, test)`` pairs as a splitter (scikit-learn accepts those)."""
+
+    def __init__(self, pairs):
+        self.pairs = list(pairs)
+
+    def split(self, X, y=None, groups=None):
+        yield from self.pairs
+
+
 def resolve_splits(cv, X, Y, rng, *, name="cv"):
-    """``cv=None``: :func:`grouped_splits` (5 folds); else :func:`rflite._cv.cv_splits`."""
+    """The folds of ``cv``.
+
+    ``None``: :func:`grouped_splits` (5 folds over distinct rows); an int or
+    an object with ``split``: :func:`rflite._cv.cv_splits`; an iterable of
+    ``(train, test)`` index pairs (as scikit-learn's ``check_cv`` accepts,
+    and its estimator checks pass) is used as given.
+    """
     if cv is None:
         return grouped_splits(X, DEFAULT_FOLDS, rng)
+    if not isinstance(cv, (str, bytes, numbers.Integral)) and not callable(
+            getattr(cv, "split", None)) and hasattr(cv, "__iter__"):
+        cv = _ExplicitSplits(cv)
     return cv_splits(cv, X, Y[:, 0] if Y.ndim == 2 else Y, name=name)
 
 
@@ -151,8 +171,11 @@ def _ridge_fold_scores(train, test, A, Y, w, lams, fit_intercept):
 
     w_tr = None if w is None else w[train]
     total = train.size if w_tr is None else float(w_tr.sum())
-    preds = _ridge_grid_predict(A[train], Y[train], w_tr, A[test],
-                                [total * lam for lam in lams], fit_intercept)
+    # many small eigendecompositions: BLAS threads cost more than they give
+    # (an 80 x 80 eigh took 0.13 s with threads on a busy machine, 1 ms without)
+    with blas_threads(1):
+        preds = _ridge_grid_predict(A[train], Y[train], w_tr, A[test],
+                                    [total * lam for lam in lams], fit_intercept)
     w_te = None if w is None else w[test]
     return [weighted_mse(Y[test], p, w_te) for p in preds]
 
@@ -172,7 +195,8 @@ def cv_results(grid: dict, scores, choice) -> dict:
     """``cv_results_``: the grid, mean / std / standard error and the per-fold errors."""
     res = {k: np.asarray(v) for k, v in grid.items()}
     res["mean_test_mse"] = choice.mean
-    res["std_test_mse"] = scores.std(axis=0)
+    finite = np.all(np.isfinite(scores), axis=0)
+    res["std_test_mse"] = np.where(finite, np.where(finite, scores, 0.0).std(axis=0), np.inf)
     res["se_test_mse"] = choice.se
     for k, row in enumerate(scores):
         res[f"split{k}_test_mse"] = row

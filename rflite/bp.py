@@ -530,7 +530,10 @@ def _srfe(A, y, *, eta, s, refit, lam, tol, max_iter, polish) -> SRFEResult:
 
 #: Default ``eta`` grid of the automatic choice, as fractions of the (weighted)
 #: standard deviation of the training targets, largest (simplest) first.
-ETA_FRACTIONS = tuple(np.logspace(0, -3, 13)[1:])
+#: Finer near the top, where the noisy real sets choose (their noise is a
+#: large share of the variance of y); 1.0 itself would give c = 0.
+ETA_FRACTIONS = tuple(np.concatenate([np.linspace(0.95, 0.5, 10),
+                                      np.logspace(np.log10(0.4), -3, 11)]))
 
 #: Share of the distinct rows held out by ``SRFERegressor(eta="auto")``.
 VALIDATION_FRACTION = 0.2
@@ -809,8 +812,9 @@ def _srfe_fold_scores(train, test, A, Y, w, etas, ss, fit_intercept, normalize, 
     n_s = len(ss)
     # per output and grid point: squared errors (inf where the path stopped)
     err = np.full((len(etas) * n_s, Y.shape[1]), np.inf)
-    sigmas = np.asarray(etas) * math.sqrt(total)
+    etas = np.asarray(etas, dtype=float).reshape(len(etas), -1)  # (n_eta, 1 or n_targets)
     for k in range(Y.shape[1]):
+        sigmas = etas[:, min(k, etas.shape[1] - 1)] * math.sqrt(total)
         yk, tk = Yc[:, k], Y[test, k]
         state = {"best": np.inf, "bad": 0}
 
@@ -828,7 +832,7 @@ def _srfe_fold_scores(train, test, A, Y, w, etas, ss, fit_intercept, normalize, 
         for e in np.flatnonzero(~path.reached):
             if not np.isfinite(err[e * n_s, k]) and np.any(path.coefs[:, e]):
                 score(int(e), path.coefs[:, e])  # ended above sigma: its last point
-    return list(err.mean(axis=1))
+    return list(err.ravel())  # grid-major, one error per output
 
 
 class SRFERegressor(RandomFeatureModel):
@@ -884,7 +888,7 @@ class SRFERegressor(RandomFeatureModel):
     features; integer ``sample_weight`` equals repeated rows), follows one
     homotopy path on the rest (:func:`bpdn_path`), which gives the BPDN
     solution at every ``eta`` of the grid :data:`ETA_FRACTIONS` x the
-    standard deviation of ``y`` (1/1.8 ... 1/1000 of it), takes the lowest
+    standard deviation of ``y`` (0.95 ... 1/1000 of it), takes the lowest
     validation MSE (:func:`rflite._cv.choose`, rule ``"min"``) and refits on
     all rows by the same path, stopped at ``eta_`` (:func:`_srfe_by_path`:
     the exact homotopy point, ``result_.bpdn.stop_reason == "path"``, not
@@ -904,8 +908,9 @@ class SRFERegressor(RandomFeatureModel):
         The full solver output (``result_.bpdn.n_iter``, ``stop_reason`` ...);
         a list over outputs for a 2-d ``y`` (each output an independent fit;
         ``support_`` is the union, ``coef_`` (len(support_), n_targets)).
-    eta_ : float
-        The ``eta`` used (chosen for ``"auto"``; one value for all outputs).
+    eta_ : float or ndarray (n_targets,)
+        The ``eta`` used (chosen for ``"auto"``; one per output of a 2-d
+        ``y``, each output being an independent fit with its own choice).
     cv_results_ : dict
         ``eta="auto"`` only: the grid and hold-out errors (see :class:`SRFECV`).
     n_features_in_, feature_names_in_, q_
@@ -977,6 +982,9 @@ class SRFERegressor(RandomFeatureModel):
         """Draw the features, centre, choose ``eta`` if asked, solve SRFE; returns ``self``."""
         from rflite._cv import Progress
 
+        from rflite.ridge import kept_rows
+
+        self._kept = kept_rows(sample_weight)
         X, Y, w = self._validate_fit(X, y, sample_weight)
         m = X.shape[0]
         n_features = check_int(self.n_features, "n_features", minimum=1)
@@ -991,7 +999,7 @@ class SRFERegressor(RandomFeatureModel):
             from rflite.ridge import check_grid
 
             grid, is_fraction, s_grid = search
-            grid = np.sort(check_grid(grid, "etas"))[::-1]
+            grid = np.sort(check_grid(grid, "etas"))[::-1].astype(float)
             s_grid = [None if s is None else check_int(s, "s", minimum=1, maximum=n_columns)
                       for s in s_grid]
             rule = self._rule()
@@ -1020,15 +1028,22 @@ class SRFERegressor(RandomFeatureModel):
         s_final = self.s
         if search is not None:
             if is_fraction:
+                # per output: each output's grid is relative to its own spread
                 yc = Y - (Y.mean(axis=0) if w is None else (w @ Y) / w.sum())
-                sd = float(np.sqrt(np.mean(yc ** 2 if w is None
-                                           else (w[:, None] * yc ** 2) / w.mean())))
-                grid = grid * (sd if sd > 0 else 1.0)
-            eta, s_final = self._choose(fmap, X, Y, w, rng, grid, s_grid, rule,
-                                        fit_intercept, normalize, progress)
-        elif hasattr(self, "cv_results_"):
-            del self.cv_results_
-        self.eta_ = eta
+                sd = np.sqrt(np.mean(yc ** 2 if w is None
+                                     else (w[:, None] * yc ** 2) / w.mean(), axis=0))
+                grid = np.outer(grid, np.where(sd > 0, sd, 1.0))
+            else:
+                grid = np.repeat(grid[:, None], Y.shape[1], axis=1)
+            chosen = self._choose(fmap, X, Y, w, rng, grid, s_grid, rule,
+                                  fit_intercept, normalize, progress)
+        else:
+            chosen = [(eta, s_final)] * Y.shape[1]
+            if hasattr(self, "cv_results_"):
+                del self.cv_results_
+        del self._kept
+        one = getattr(self, "_one_d", True)
+        self.eta_ = chosen[0][0] if one else np.array([c[0] for c in chosen])
         if self.matrix_free and fit_intercept:
             # the centred operator: the same centring as the dense route
             from rflite._base import _centered_operator
@@ -1045,10 +1060,11 @@ class SRFERegressor(RandomFeatureModel):
         else:
             A, Yc, a_mean, y_mean, scale = _prepare(
                 fmap.transform(X), Y, w, fit_intercept=fit_intercept, normalize=normalize)
-        # sigma = eta * sqrt(rows) in the solver: make it eta * sqrt(sum w)
-        eta_eff = eta * math.sqrt(total / m)
         supports, coefs, results = [], [], []
         for k in range(Yc.shape[1]):
+            eta, s_final = chosen[k]
+            # sigma = eta * sqrt(rows) in the solver: make it eta * sqrt(sum w)
+            eta_eff = eta * math.sqrt(total / m)
             if search is not None:
                 res = _srfe_by_path(A, Yc[:, k], eta_eff, s_final, self.refit, self.lam)
             else:
@@ -1062,8 +1078,7 @@ class SRFERegressor(RandomFeatureModel):
             coefs.append(coef[support])
             progress.line(f"final fit, output {k + 1}/{Yc.shape[1]}: "
                           f"{res.bpdn.stop_reason}, {support.size} nonzero", level=2)
-        one = getattr(self, "_one_d", True)
-        self.s_ = s_final
+        self.s_ = chosen[0][1] if one else [c[1] for c in chosen]
         self.result_ = results[0] if one else results
         self.n_iter_ = results[0].bpdn.n_iter if one else [r.bpdn.n_iter for r in results]
         return self._finish(fmap, supports, coefs, a_mean, y_mean)
@@ -1073,34 +1088,40 @@ class SRFERegressor(RandomFeatureModel):
         """Score the ``(eta, s)`` grid from one path per split; set ``cv_results_``."""
         import functools
 
-        from rflite._cv import choose, cross_validate_grid
-        from rflite.ridge import cv_results, fold_baseline
+        from rflite._cv import cross_validate_grid
+        from rflite.ridge import choose_per_output, cv_results_per_output
 
         A = fmap.transform(X)
         splits = self._splits(X, Y, rng)
         func = functools.partial(
-            _srfe_fold_scores, A=A, Y=Y, w=w, etas=list(etas), ss=list(s_grid),
+            _srfe_fold_scores, A=A, Y=Y, w=w, etas=np.asarray(etas), ss=list(s_grid),
             fit_intercept=fit_intercept, normalize=normalize, refit=self.refit, lam=self.lam)
         with warnings.catch_warnings():
             # IllConditionedWarning of the refits is reported by the final fit
             warnings.simplefilter("ignore", RuntimeWarning)
             scores = cross_validate_grid(func, splits, n_jobs=self._n_jobs(),
                                          progress=progress if progress else None)
-        base = np.array([fold_baseline(Y, w, tr, te) for tr, te in splits])
-        choice = choose(scores, rule=rule, baseline=base)
-        points = [(e, s) for e in etas for s in s_grid]
+        # etas: (n_eta, n_targets); a point is (row of etas, s)
+        points = [(i, s) for i in range(len(etas)) for s in s_grid]
+        S, choices = choose_per_output(scores, len(points), Y, w, splits, rule)
         if progress:
             for i, (e, s) in enumerate(points):
-                progress.line(f"eta={e:.3g}" + ("" if s is None else f" s={s}"),
-                              error=float(choice.mean[i]))
-        grid = {"eta": np.array([p[0] for p in points])}
+                progress.line(f"eta={etas[e, 0]:.3g}" + ("" if s is None else f" s={s}"),
+                              error=float(np.mean([c.mean[i] for c in choices])))
+        eta_col = np.array([etas[p[0]] for p in points])
+        grid = {"eta": eta_col[:, 0] if eta_col.shape[1] == 1 else eta_col}
         if any(s is not None for s in s_grid):
             grid["s"] = np.array([-1 if p[1] is None else p[1] for p in points])
-        self.cv_results_ = cv_results(grid, scores, choice)
-        eta, s = points[choice.index]
-        progress.line(f"chose eta={eta:.3g}" + ("" if s is None else f" s={s}"),
-                      error=float(choice.mean[choice.index]))
-        return float(eta), s
+        self.cv_results_ = cv_results_per_output(grid, S, choices)
+        out = []
+        for t, c in enumerate(choices):
+            row, s = points[c.index]
+            eta = float(etas[row, t])
+            out.append((eta, s))
+            progress.line(f"chose eta={eta:.3g}" + ("" if s is None else f" s={s}")
+                          + (f" for output {t}" if len(choices) > 1 else ""),
+                          error=float(c.mean[c.index]))
+        return out
 
 
 class SRFECV(SRFERegressor):
@@ -1193,7 +1214,7 @@ class SRFECV(SRFERegressor):
     def _splits(self, X, Y, rng):
         from rflite.ridge import resolve_splits
 
-        return resolve_splits(self.cv, X, Y, rng)
+        return resolve_splits(self.cv, X, Y, rng, kept=getattr(self, "_kept", None))
 
     def _rule(self):
         if self.rule not in ("min", "1se"):

@@ -146,22 +146,21 @@ def test_integer_weights_equal_repeated_rows_and_zero_weight_drops(name):
 
 
 @pytest.mark.parametrize("name", list(ALL_MAKERS))
-def test_two_d_y_is_one_choice_and_independent_fits(name):
+def test_two_d_y_equals_per_column_fits(name):
     X, y = _data()
     Y = np.column_stack([y, np.cos(3 * X[:, 2])])
     est = ALL_MAKERS[name]().fit(X, Y)
-    assert est.predict(X).shape == Y.shape
-    # given the (shared) choice, each output is the 1-d fit of that column
-    fixed = {"s_": "s", "lam_": "lam", "eta_": "eta"}
-    params = {fixed[a]: getattr(est, a) for a in CHOSEN[name]}
-    base = {"HARFECV": HARFERegressor, "SRFECV": SRFERegressor,
-            "RandomFeatureRidgeCV": RandomFeatureRidge}.get(name)
+    P = est.predict(X)
+    assert P.shape == Y.shape
+    assert est.cv_results_["mean_test_mse"].shape[-1] == 2
+    # each output is an independent fit with its own choice: the 1-d fit of its column
     for k in range(2):
-        if base is None:
-            one = ALL_MAKERS[name](**params).fit(X, Y[:, k])
-        else:
-            one = base(n_features=120, random_state=0, **params).fit(X, Y[:, k])
-        assert_allclose(est.predict(X)[:, k], one.predict(X), rtol=1e-6, atol=1e-6)
+        one = ALL_MAKERS[name]().fit(X, Y[:, k])
+        for a in CHOSEN[name]:
+            assert np.ravel(getattr(est, a))[k] == pytest.approx(getattr(one, a), rel=1e-12)
+        assert_allclose(one.cv_results_["mean_test_mse"],
+                        est.cv_results_["mean_test_mse"][:, k], rtol=1e-8)
+        assert_allclose(P[:, k], one.predict(X), rtol=1e-6, atol=1e-8)
 
 
 def test_auto_equals_explicit_values_it_chose():

@@ -682,6 +682,40 @@ def _harfe_fold_scores(train, test, A, Y, w, points, fit_intercept, normalize, m
     return scores
 
 
+def _harfe_fold_scores_mf(train, test, fmap, X, Y, points, fit_intercept, normalize, mu,
+                          max_iter, tol):
+    """:func:`_harfe_fold_scores` of a matrix-free fit (0/1 weights only: ``w`` is None)."""
+    from rflite._base import _centered_operator
+    from rflite._cv import weighted_mse
+
+    Xtr = X[train]
+    if fit_intercept:
+        op, a_mean, scale = _centered_operator(fmap, Xtr, normalize=normalize)
+        y_mean = Y[train].mean(axis=0)
+    else:
+        a_mean, y_mean = None, np.zeros(Y.shape[1])
+        op = fmap.operator(Xtr)
+        scale = np.ones(fmap.n_columns)
+        if normalize:
+            norms = op.column_norms()
+            nz = norms > 0
+            scale[nz] = 1.0 / norms[nz]
+            op = fmap.operator(Xtr, col_scale=scale)
+    Yc = Y[train] - y_mean
+    with blas_threads(1):
+        results = harfe_grid(op, Yc, train.size, points, mu=mu, max_iter=max_iter, tol=tol)
+    scores = []
+    for i in range(len(points)):
+        for k in range(Y.shape[1]):
+            S = results[k][i].support
+            cols = fmap.columns(X[test], S)
+            if a_mean is not None:
+                cols = cols - a_mean[S]
+            pred = (cols @ (results[k][i].coef[S] * scale[S])).real + y_mean[k]
+            scores.append(weighted_mse(Y[test, k], pred))
+    return scores
+
+
 class HARFERegressor(RandomFeatureModel):
     r"""HARFE: sparse random-feature regression by hard thresholding pursuit.
 
@@ -940,9 +974,6 @@ class HARFERegressor(RandomFeatureModel):
             raise ValueError("sample_weight other than 0/1 is not supported with "
                              "matrix_free=True (the operator cannot scale rows)")
         self._check_feature_memory(*X.shape, dense=not matrix_free)
-        if matrix_free and search is not None:
-            raise ValueError("matrix_free=True needs explicit s and lam (the automatic "
-                             "choice of s / lam uses the dense feature matrix)")
         rng = self._rng()
         fmap = self._draw_features(X.shape[1], rng)
         if search is not None:
@@ -1000,11 +1031,18 @@ class HARFERegressor(RandomFeatureModel):
         from rflite._cv import cross_validate_grid
         from rflite.ridge import choose_per_output, cv_results_per_output
 
-        A = fmap.transform(X)
         splits = self._splits(X, Y, rng)
-        func = functools.partial(
-            _harfe_fold_scores, A=A, Y=Y, w=w, points=points, fit_intercept=fit_intercept,
-            normalize=normalize, mu=self.mu, max_iter=self.max_iter, tol=self.tol)
+        if check_bool(self.matrix_free, "matrix_free"):
+            # the same choice through operators on the training rows (no m x N matrix)
+            func = functools.partial(
+                _harfe_fold_scores_mf, fmap=fmap, X=X, Y=Y, points=points,
+                fit_intercept=fit_intercept, normalize=normalize, mu=self.mu,
+                max_iter=self.max_iter, tol=self.tol)
+        else:
+            func = functools.partial(
+                _harfe_fold_scores, A=fmap.transform(X), Y=Y, w=w, points=points,
+                fit_intercept=fit_intercept, normalize=normalize, mu=self.mu,
+                max_iter=self.max_iter, tol=self.tol)
         scores = cross_validate_grid(func, splits, n_jobs=self._n_jobs(),
                                      progress=progress if progress else None)
         S, choices = choose_per_output(scores, len(points), Y, w, splits, rule)

@@ -92,12 +92,13 @@ class _ExplicitSplits:
 
 def kept_rows(sample_weight):
     """Mask of the rows ``fit`` keeps (zero weights are dropped), or None (all kept)."""
-    if sample_weight is None or np.ndim(sample_weight) == 0:
+    if sample_weight is None:
         return None
     try:
-        return np.asarray(sample_weight, dtype=float) > 0
+        w = np.asarray(sample_weight, dtype=float)
     except (TypeError, ValueError):
-        return None
+        return None  # fit's own validation reports it
+    return None if w.ndim != 1 else w > 0
 
 
 def resolve_splits(cv, X, Y, rng, *, name="cv", kept=None):

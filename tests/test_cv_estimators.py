@@ -108,7 +108,6 @@ def test_bad_parameters_name_themselves(name, bad, match):
 @pytest.mark.parametrize("est,match", [
     (HARFERegressor(50, s="many"), "s must"), (HARFERegressor(50, lam="big"), "lam must"),
     (SRFERegressor(50, eta="big"), "eta must"), (RandomFeatureRidge(50, lam="x"), "lam must"),
-    (HARFERegressor(50, matrix_free=True), "matrix_free"),
     (SRFERegressor(50, matrix_free=True), "matrix_free"),
 ])
 def test_bad_auto_values(est, match):
@@ -172,6 +171,15 @@ def test_auto_equals_explicit_values_it_chose():
                 **{v: getattr(a, k) for k, v in keys.items()}).fit(X, y)
         assert_allclose(a.predict(X), b.predict(X), rtol=1e-10)
         assert hasattr(a, "cv_results_") and not hasattr(b, "cv_results_")
+
+
+def test_matrix_free_auto_choice_equals_dense():
+    X, y = _data()
+    a = HARFERegressor(n_features=80, random_state=0).fit(X, y + 5.0)
+    b = HARFERegressor(n_features=80, matrix_free=True, random_state=0).fit(X, y + 5.0)
+    assert (a.s_, a.lam_) == (b.s_, b.lam_)
+    assert_allclose(a.cv_results_["mean_test_mse"], b.cv_results_["mean_test_mse"], rtol=1e-8)
+    assert_allclose(a.predict(X), b.predict(X), rtol=1e-9)
 
 
 def test_harfecv_two_jobs_equal_serial():

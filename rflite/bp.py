@@ -163,6 +163,7 @@ from rflite._bp_homotopy import (  # noqa: F401 - constants and kernels re-expor
 )
 from rflite._bp_lp import LP_MAX_ENTRIES, _bp_colgen, _bp_linprog
 from rflite._numerics import (
+    blas_threads,
     check_array,
     check_bool,
     check_choice,
@@ -532,7 +533,10 @@ def _srfe(A, y, *, eta, s, refit, lam, tol, max_iter, polish) -> SRFEResult:
 
 #: Default ``eta`` grid of the automatic choice, as fractions of the (weighted)
 #: standard deviation of the training targets, largest (simplest) first.
-ETA_FRACTIONS = tuple(np.logspace(0, -3, 13)[1:])
+#: Finer near the top, where the noisy real sets choose (their noise is a
+#: large share of the variance of y); 1.0 itself would give c = 0.
+ETA_FRACTIONS = tuple(np.concatenate([np.linspace(0.95, 0.5, 10),
+                                      np.logspace(np.log10(0.4), -3, 11)]))
 
 #: Share of the distinct rows held out by ``SRFERegressor(eta="auto")``.
 VALIDATION_FRACTION = 0.2
@@ -558,7 +562,7 @@ class BPDNPath(NamedTuple):
     n_steps: int
 
 
-def bpdn_path(A, y, sigmas, *, max_steps=None) -> BPDNPath:
+def bpdn_path(A, y, sigmas, *, max_steps=None, callback=None) -> BPDNPath:
     r"""BPDN solutions for many ``sigma`` from one LASSO homotopy path (real data).
 
     .. math::
@@ -582,6 +586,12 @@ def bpdn_path(A, y, sigmas, *, max_steps=None) -> BPDNPath:
         Residual bounds, any order.
     max_steps : int, optional
         Breakpoint cap (default ``HOMOTOPY_STEPS * m + 100``, as :func:`bpdn`).
+    callback : callable, optional
+        ``callback(k, coef) -> bool`` is called as the path reaches
+        ``sigmas[k]`` (in decreasing order of sigma); returning True stops
+        the path there (the remaining points are not reached).  The
+        estimators stop a fold's path once its validation error has clearly
+        passed its minimum.
 
     Returns
     -------
@@ -633,6 +643,7 @@ def bpdn_path(A, y, sigmas, *, max_steps=None) -> BPDNPath:
     steps = 0
     refused = []
     last = np.zeros(n)
+    stopped = False
     while pending:
         zS = np.asarray(z)
         u = scipy.linalg.solve_triangular(R, zS, trans="T", check_finite=False)
@@ -668,6 +679,11 @@ def bpdn_path(A, y, sigmas, *, max_steps=None) -> BPDNPath:
             k = pending.pop(0)
             coefs[np.asarray(S), k] = cS + ts * d
             reached[k] = True
+            if callback is not None and callback(int(k), coefs[:, k]):
+                stopped = True
+                break
+        if stopped:
+            break
         last[:] = 0.0
         last[np.asarray(S)] = cS + t * d
         if not pending or t >= lam - 1e-12 * lam0:
@@ -710,8 +726,9 @@ def bpdn_path(A, y, sigmas, *, max_steps=None) -> BPDNPath:
             in_S[j_join] = True
             excluded = -1
             just_added = True
-    for k in pending:  # not reached: the path's last point
-        coefs[:, k] = last
+    if not stopped:
+        for k in pending:  # not reached: the path's last point
+            coefs[:, k] = last
     return BPDNPath(coefs, reached, steps)
 
 
@@ -730,6 +747,28 @@ def _threshold_refit(A, y, coef, s, refit, lam):
         coef[support] = min_norm_solve(A_S, y) if refit == "lstsq" else \
             ridge_on_columns(A_S, y, lam)
     return coef
+
+
+def _srfe_by_path(A, y, eta, s, refit, lam) -> SRFEResult:
+    """SRFE at one ``eta`` by :func:`bpdn_path` (the final fit of the automatic choice).
+
+    The same homotopy point the choice scored, without :func:`bpdn`'s SPGL1
+    fallback (which can run ``max_iter`` iterations on tall, badly
+    conditioned matrices: 220 s on a 2000 x 1000 fold of ccpp).  Not
+    certified by a duality gap: ``stop_reason`` is ``"path"`` (or
+    ``"sigma_unreachable"`` when the path ended above ``sigma``, at the
+    least-squares point), ``duality_gap`` NaN.
+    """
+    m = A.shape[0]
+    sigma = eta * math.sqrt(m)
+    path = bpdn_path(A, y, [sigma])
+    coef = path.coefs[:, 0]
+    rnorm = float(np.linalg.norm(A @ coef - y))
+    reason = "path" if path.reached[0] else "sigma_unreachable"
+    res = L1Result(coef, rnorm, _l1(coef), math.nan, path.n_steps, 2 * path.n_steps + 1,
+                   _l1(coef), reason)
+    final = _threshold_refit(A, y, coef, s, refit, lam)
+    return SRFEResult(final, np.flatnonzero(final), res)
 
 
 def _prepare(A, Y, w, *, fit_intercept, normalize):
@@ -753,6 +792,14 @@ def _prepare(A, Y, w, *, fit_intercept, normalize):
     return A, Y, a_mean, y_mean, scale
 
 
+#: A fold's path stops once the validation MSE of ``PATH_PATIENCE``
+#: consecutive ``eta`` values exceeds ``PATH_STOP_FACTOR`` times the best so
+#: far (smaller ``eta`` only fits more noise); the points not reached score
+#: ``inf`` on that fold.
+PATH_STOP_FACTOR = 1.25
+PATH_PATIENCE = 2
+
+
 def _srfe_fold_scores(train, test, A, Y, w, etas, ss, fit_intercept, normalize, refit, lam):
     """Validation MSE of every ``(eta, s)`` point on one fold from one path per output."""
     from rflite._cv import weighted_mse
@@ -764,19 +811,31 @@ def _srfe_fold_scores(train, test, A, Y, w, etas, ss, fit_intercept, normalize, 
     A_te = A[test] if a_mean is None else A[test] - a_mean
     if scale is not None:
         A_te = A_te * scale
-    n_pts = len(etas) * len(ss)
-    preds = np.empty((n_pts, test.size, Y.shape[1]))
-    sigmas = np.asarray(etas) * math.sqrt(total)
-    for k in range(Y.shape[1]):
-        path = bpdn_path(At, Yc[:, k], sigmas)
-        i = 0
-        for e in range(len(etas)):
-            for s in ss:
-                c = _threshold_refit(At, Yc[:, k], path.coefs[:, e], s, refit, lam)
-                preds[i, :, k] = A_te @ c + y_mean[k]
-                i += 1
     w_te = None if w is None else w[test]
-    return [weighted_mse(Y[test], p, w_te) for p in preds]
+    n_s = len(ss)
+    # per output and grid point: squared errors (inf where the path stopped)
+    err = np.full((len(etas) * n_s, Y.shape[1]), np.inf)
+    etas = np.asarray(etas, dtype=float).reshape(len(etas), -1)  # (n_eta, 1 or n_targets)
+    for k in range(Y.shape[1]):
+        sigmas = etas[:, min(k, etas.shape[1] - 1)] * math.sqrt(total)
+        yk, tk = Yc[:, k], Y[test, k]
+        state = {"best": np.inf, "bad": 0}
+
+        def score(e, coef, yk=yk, tk=tk, k=k, state=state):
+            for i, s in enumerate(ss):
+                c = _threshold_refit(At, yk, coef, s, refit, lam)
+                err[e * n_s + i, k] = weighted_mse(tk, A_te @ c + y_mean[k], w_te)
+            cur = float(err[e * n_s:(e + 1) * n_s, k].min())
+            state["bad"] = state["bad"] + 1 if cur > PATH_STOP_FACTOR * state["best"] else 0
+            state["best"] = min(state["best"], cur)
+            return state["bad"] >= PATH_PATIENCE
+
+        with blas_threads(1):  # many small QR updates
+            path = bpdn_path(At, yk, sigmas, callback=score)
+        for e in np.flatnonzero(~path.reached):
+            if not np.isfinite(err[e * n_s, k]) and np.any(path.coefs[:, e]):
+                score(int(e), path.coefs[:, e])  # ended above sigma: its last point
+    return list(err.ravel())  # grid-major, one error per output
 
 
 class SRFERegressor(RandomFeatureModel):
@@ -832,10 +891,15 @@ class SRFERegressor(RandomFeatureModel):
     features; integer ``sample_weight`` equals repeated rows), follows one
     homotopy path on the rest (:func:`bpdn_path`), which gives the BPDN
     solution at every ``eta`` of the grid :data:`ETA_FRACTIONS` x the
-    standard deviation of ``y`` (1/1.8 ... 1/1000 of it), takes the lowest
+    standard deviation of ``y`` (0.95 ... 1/1000 of it), takes the lowest
     validation MSE (:func:`rflite._cv.choose`, rule ``"min"``) and refits on
-    all rows with the certified solver at that ``eta_``; :class:`SRFECV` is
-    the K-fold version.  The papers' settings are explicit values: the
+    all rows by the same path, stopped at ``eta_`` (:func:`_srfe_by_path`:
+    the exact homotopy point, ``result_.bpdn.stop_reason == "path"``, not
+    certified by a duality gap; pass ``eta=model.eta_`` to refit with the
+    certified :func:`bpdn`); :class:`SRFECV` is the K-fold version.  A
+    fold's path stops once its validation error has risen clearly past its
+    minimum (:data:`PATH_STOP_FACTOR`), so small ``eta`` values that only
+    fit noise cost nothing.  The papers' settings are explicit values: the
     HARFE Table 2 SRFE row is ``SRFERegressor(N, eta=noise_sd, q=2,
     distribution=Uniform(-1, 1), bias="weights", normalize=True,
     fit_intercept=False)``; before 0.2 the defaults were ``eta=1e-3``,
@@ -847,8 +911,9 @@ class SRFERegressor(RandomFeatureModel):
         The full solver output (``result_.bpdn.n_iter``, ``stop_reason`` ...);
         a list over outputs for a 2-d ``y`` (each output an independent fit;
         ``support_`` is the union, ``coef_`` (len(support_), n_targets)).
-    eta_ : float
-        The ``eta`` used (chosen for ``"auto"``; one value for all outputs).
+    eta_ : float or ndarray (n_targets,)
+        The ``eta`` used (chosen for ``"auto"``; one per output of a 2-d
+        ``y``, each output being an independent fit with its own choice).
     cv_results_ : dict
         ``eta="auto"`` only: the grid and hold-out errors (see :class:`SRFECV`).
     n_features_in_, feature_names_in_, q_
@@ -906,7 +971,8 @@ class SRFERegressor(RandomFeatureModel):
         test = np.flatnonzero(labels == 0)
         train = np.flatnonzero(labels != 0)
         if test.size == 0 or train.size == 0:
-            raise ValueError("eta='auto' needs at least 2 distinct rows of X; pass eta")
+            raise ValueError("eta='auto' needs at least 2 distinct rows of X (got "
+                             f"n_samples={len(X)}); pass eta")
         return [(train, test)]
 
     def _rule(self):
@@ -919,6 +985,9 @@ class SRFERegressor(RandomFeatureModel):
         """Draw the features, centre, choose ``eta`` if asked, solve SRFE; returns ``self``."""
         from rflite._cv import Progress
 
+        from rflite.ridge import kept_rows
+
+        self._kept = kept_rows(sample_weight)
         X, Y, w = self._validate_fit(X, y, sample_weight)
         m = X.shape[0]
         n_features = check_int(self.n_features, "n_features", minimum=1)
@@ -933,14 +1002,11 @@ class SRFERegressor(RandomFeatureModel):
             from rflite.ridge import check_grid
 
             grid, is_fraction, s_grid = search
-            grid = np.sort(check_grid(grid, "etas"))[::-1]
+            grid = np.sort(check_grid(grid, "etas"))[::-1].astype(float)
             s_grid = [None if s is None else check_int(s, "s", minimum=1, maximum=n_columns)
                       for s in s_grid]
             rule = self._rule()
             check_executor(self._n_jobs())
-            if self.matrix_free:
-                raise ValueError("matrix_free=True needs an explicit eta (the automatic "
-                                 "choice uses the dense feature matrix)")
             if self.activation == "exp":
                 raise ValueError("the automatic choice of eta follows the real homotopy "
                                  "path; activation='exp' (complex) needs an explicit eta")
@@ -957,20 +1023,30 @@ class SRFERegressor(RandomFeatureModel):
         fit_intercept = check_bool(self.fit_intercept, "fit_intercept")
         progress = Progress(getattr(self, "verbose", False), type(self).__name__)
         self._check_feature_memory(*X.shape, dense=not self.matrix_free)
+        if self.matrix_free and search is not None:
+            raise ValueError("matrix_free=True needs an explicit eta (the automatic "
+                             "choice uses the dense feature matrix)")
         rng = self._rng()
         fmap = self._draw_features(X.shape[1], rng)
         s_final = self.s
         if search is not None:
             if is_fraction:
+                # per output: each output's grid is relative to its own spread
                 yc = Y - (Y.mean(axis=0) if w is None else (w @ Y) / w.sum())
-                sd = float(np.sqrt(np.mean(yc ** 2 if w is None
-                                           else (w[:, None] * yc ** 2) / w.mean())))
-                grid = grid * (sd if sd > 0 else 1.0)
-            eta, s_final = self._choose(fmap, X, Y, w, rng, grid, s_grid, rule,
-                                        fit_intercept, normalize, progress)
-        elif hasattr(self, "cv_results_"):
-            del self.cv_results_
-        self.eta_ = eta
+                sd = np.sqrt(np.mean(yc ** 2 if w is None
+                                     else (w[:, None] * yc ** 2) / w.mean(), axis=0))
+                grid = np.outer(grid, np.where(sd > 0, sd, 1.0))
+            else:
+                grid = np.repeat(grid[:, None], Y.shape[1], axis=1)
+            chosen = self._choose(fmap, X, Y, w, rng, grid, s_grid, rule,
+                                  fit_intercept, normalize, progress)
+        else:
+            chosen = [(eta, s_final)] * Y.shape[1]
+            if hasattr(self, "cv_results_"):
+                del self.cv_results_
+        del self._kept
+        one = getattr(self, "_one_d", True)
+        self.eta_ = chosen[0][0] if one else np.array([c[0] for c in chosen])
         if self.matrix_free and fit_intercept:
             # the centred operator: the same centring as the dense route
             from rflite._base import _centered_operator
@@ -987,12 +1063,16 @@ class SRFERegressor(RandomFeatureModel):
         else:
             A, Yc, a_mean, y_mean, scale = _prepare(
                 fmap.transform(X), Y, w, fit_intercept=fit_intercept, normalize=normalize)
-        # sigma = eta * sqrt(rows) in the solver: make it eta * sqrt(sum w)
-        eta_eff = eta * math.sqrt(total / m)
         supports, coefs, results = [], [], []
         for k in range(Yc.shape[1]):
-            res = _srfe(A, Yc[:, k], eta=eta_eff, s=s_final, refit=self.refit, lam=self.lam,
-                        tol=self.tol, max_iter=self.max_iter, polish=True)
+            eta, s_final = chosen[k]
+            # sigma = eta * sqrt(rows) in the solver: make it eta * sqrt(sum w)
+            eta_eff = eta * math.sqrt(total / m)
+            if search is not None:
+                res = _srfe_by_path(A, Yc[:, k], eta_eff, s_final, self.refit, self.lam)
+            else:
+                res = _srfe(A, Yc[:, k], eta=eta_eff, s=s_final, refit=self.refit,
+                            lam=self.lam, tol=self.tol, max_iter=self.max_iter, polish=True)
             _warn_unreachable(res.bpdn, eta * math.sqrt(total), total)
             coef = res.coef if scale is None else res.coef * scale
             support = np.flatnonzero(coef)
@@ -1001,8 +1081,7 @@ class SRFERegressor(RandomFeatureModel):
             coefs.append(coef[support])
             progress.line(f"final fit, output {k + 1}/{Yc.shape[1]}: "
                           f"{res.bpdn.stop_reason}, {support.size} nonzero", level=2)
-        one = getattr(self, "_one_d", True)
-        self.s_ = s_final
+        self.s_ = chosen[0][1] if one else [c[1] for c in chosen]
         self.result_ = results[0] if one else results
         self.n_iter_ = results[0].bpdn.n_iter if one else [r.bpdn.n_iter for r in results]
         return self._finish(fmap, supports, coefs, a_mean, y_mean)
@@ -1012,34 +1091,40 @@ class SRFERegressor(RandomFeatureModel):
         """Score the ``(eta, s)`` grid from one path per split; set ``cv_results_``."""
         import functools
 
-        from rflite._cv import choose, cross_validate_grid
-        from rflite.ridge import cv_results, fold_baseline
+        from rflite._cv import cross_validate_grid
+        from rflite.ridge import choose_per_output, cv_results_per_output
 
         A = fmap.transform(X)
         splits = self._splits(X, Y, rng)
         func = functools.partial(
-            _srfe_fold_scores, A=A, Y=Y, w=w, etas=list(etas), ss=list(s_grid),
+            _srfe_fold_scores, A=A, Y=Y, w=w, etas=np.asarray(etas), ss=list(s_grid),
             fit_intercept=fit_intercept, normalize=normalize, refit=self.refit, lam=self.lam)
         with warnings.catch_warnings():
             # IllConditionedWarning of the refits is reported by the final fit
             warnings.simplefilter("ignore", RuntimeWarning)
             scores = cross_validate_grid(func, splits, n_jobs=self._n_jobs(),
                                          progress=progress if progress else None)
-        base = np.array([fold_baseline(Y, w, tr, te) for tr, te in splits])
-        choice = choose(scores, rule=rule, baseline=base)
-        points = [(e, s) for e in etas for s in s_grid]
+        # etas: (n_eta, n_targets); a point is (row of etas, s)
+        points = [(i, s) for i in range(len(etas)) for s in s_grid]
+        S, choices = choose_per_output(scores, len(points), Y, w, splits, rule)
         if progress:
             for i, (e, s) in enumerate(points):
-                progress.line(f"eta={e:.3g}" + ("" if s is None else f" s={s}"),
-                              error=float(choice.mean[i]))
-        grid = {"eta": np.array([p[0] for p in points])}
+                progress.line(f"eta={etas[e, 0]:.3g}" + ("" if s is None else f" s={s}"),
+                              error=float(np.mean([c.mean[i] for c in choices])))
+        eta_col = np.array([etas[p[0]] for p in points])
+        grid = {"eta": eta_col[:, 0] if eta_col.shape[1] == 1 else eta_col}
         if any(s is not None for s in s_grid):
             grid["s"] = np.array([-1 if p[1] is None else p[1] for p in points])
-        self.cv_results_ = cv_results(grid, scores, choice)
-        eta, s = points[choice.index]
-        progress.line(f"chose eta={eta:.3g}" + ("" if s is None else f" s={s}"),
-                      error=float(choice.mean[choice.index]))
-        return float(eta), s
+        self.cv_results_ = cv_results_per_output(grid, S, choices)
+        out = []
+        for t, c in enumerate(choices):
+            row, s = points[c.index]
+            eta = float(etas[row, t])
+            out.append((eta, s))
+            progress.line(f"chose eta={eta:.3g}" + ("" if s is None else f" s={s}")
+                          + (f" for output {t}" if len(choices) > 1 else ""),
+                          error=float(c.mean[c.index]))
+        return out
 
 
 class SRFECV(SRFERegressor):
@@ -1052,8 +1137,8 @@ class SRFECV(SRFERegressor):
     residual decreases through every :math:`\sigma = \eta\sqrt{m}`; each is
     thresholded to every ``s`` of ``ss`` (and refitted if ``refit``) and
     scored on the fold's validation rows.  :func:`rflite._cv.choose` picks
-    ``eta_`` (and ``s_``), and the model is refitted on all rows with the
-    certified solver (:func:`srfe`).
+    ``eta_`` (and ``s_``), and the model is refitted on all rows by the path
+    stopped at ``eta_`` (as ``SRFERegressor(eta="auto")``, see there).
 
     Parameters
     ----------
@@ -1132,7 +1217,7 @@ class SRFECV(SRFERegressor):
     def _splits(self, X, Y, rng):
         from rflite.ridge import resolve_splits
 
-        return resolve_splits(self.cv, X, Y, rng)
+        return resolve_splits(self.cv, X, Y, rng, kept=getattr(self, "_kept", None))
 
     def _rule(self):
         if self.rule not in ("min", "1se"):

@@ -680,7 +680,42 @@ def _harfe_fold_scores(train, test, A, Y, w, points, fit_intercept, normalize, m
             coef = res.coef[S] * scale[S]
             cols = A_te[:, S] if a_mean is None else A_te[:, S] - a_mean[S]
             pred[:, k] = (cols @ coef).real + y_mean[k]
-        scores.append(weighted_mse(Y[test], pred, w_te))
+        # one error per output: each output of a 2-d y gets its own choice
+        scores.extend(weighted_mse(Y[test, k], pred[:, k], w_te) for k in range(Y.shape[1]))
+    return scores
+
+
+def _harfe_fold_scores_mf(train, test, fmap, X, Y, points, fit_intercept, normalize, mu,
+                          max_iter, tol):
+    """:func:`_harfe_fold_scores` of a matrix-free fit (0/1 weights only: ``w`` is None)."""
+    from rflite._base import _centered_operator
+    from rflite._cv import weighted_mse
+
+    Xtr = X[train]
+    if fit_intercept:
+        op, a_mean, scale = _centered_operator(fmap, Xtr, normalize=normalize)
+        y_mean = Y[train].mean(axis=0)
+    else:
+        a_mean, y_mean = None, np.zeros(Y.shape[1])
+        op = fmap.operator(Xtr)
+        scale = np.ones(fmap.n_columns)
+        if normalize:
+            norms = op.column_norms()
+            nz = norms > 0
+            scale[nz] = 1.0 / norms[nz]
+            op = fmap.operator(Xtr, col_scale=scale)
+    Yc = Y[train] - y_mean
+    with blas_threads(1):
+        results = harfe_grid(op, Yc, train.size, points, mu=mu, max_iter=max_iter, tol=tol)
+    scores = []
+    for i in range(len(points)):
+        for k in range(Y.shape[1]):
+            S = results[k][i].support
+            cols = fmap.columns(X[test], S)
+            if a_mean is not None:
+                cols = cols - a_mean[S]
+            pred = (cols @ (results[k][i].coef[S] * scale[S])).real + y_mean[k]
+            scores.append(weighted_mse(Y[test, k], pred))
     return scores
 
 
@@ -700,8 +735,8 @@ class HARFERegressor(RandomFeatureModel):
     s : int or "auto", default "auto"
         Sparsity level (number of features kept), ``<= n_features``.
         ``"auto"``: chosen from ``round(f * m)`` for f in
-        :data:`S_FRACTIONS` (1/8, 1/4, 1/2 of the training rows m), see
-        "The default" below.
+        :data:`S_FRACTIONS` (1/8, 1/4, 1/2 of the training rows m, the sum
+        of ``sample_weight`` when given), see "The default" below.
     lam : float or "auto", default "auto"
         Ridge parameter :math:`\lambda` (the penalty is ``m * lam``).  HARFE's
         tables print :math:`m\lambda`: pass ``printed / m_train``.
@@ -762,8 +797,9 @@ class HARFERegressor(RandomFeatureModel):
         supports and ``coef_`` has shape (len(support_), n_targets) (zero
         where an output does not use a column).
     s_, lam_
-        The values used (the chosen ones for ``"auto"``; one choice for all
-        outputs of a 2-d ``y``, on the mean validation MSE over outputs).
+        The values used (the chosen ones for ``"auto"``); arrays with one
+        entry per output for a 2-d ``y`` (each output is an independent fit
+        with its own choice).
     cv_results_ : dict
         With an automatic choice: the grid (``s``, ``lam``), ``mean_test_mse``
         (the hold-out MSE), ``split0_test_mse`` ... (see :class:`HARFECV`).
@@ -849,7 +885,7 @@ class HARFERegressor(RandomFeatureModel):
         train = np.flatnonzero(labels != 0)
         if test.size == 0 or train.size == 0:
             raise ValueError("the automatic choice of s / lam needs at least 2 distinct rows "
-                             "of X; pass s and lam explicitly")
+                             f"of X (got n_samples={len(X)}); pass s and lam explicitly")
         return [(train, test)]
 
     def _rule(self):
@@ -911,6 +947,9 @@ class HARFERegressor(RandomFeatureModel):
 
         if _dask.is_dask_array(X):  # distributed fit (issue 16): all logic in rflite._dask
             return _dask.fit_harfe(self, X, y, sample_weight)
+        from rflite.ridge import kept_rows
+
+        self._kept = kept_rows(sample_weight)
         X, Y, w = self._validate_fit(X, y, sample_weight)
         m = X.shape[0]
         n_features = check_int(self.n_features, "n_features", minimum=1)
@@ -927,10 +966,9 @@ class HARFERegressor(RandomFeatureModel):
         if search is not None:
             from rflite._parallel import check_executor
 
-            if matrix_free:
-                raise ValueError("matrix_free=True needs explicit s and lam (the automatic "
-                                 "choice of s / lam uses the dense feature matrix)")
-            points, ss, lams = self._grid_points(search, m, n_columns)
+            # relative grids scale with the weighted row count, so that integer
+            # weights give the grid of the repeated rows
+            points, ss, lams = self._grid_points(search, total, n_columns)
             rule = self._rule()
             check_executor(self._n_jobs())
             check_int(self.max_iter, "max_iter", minimum=1)
@@ -944,13 +982,16 @@ class HARFERegressor(RandomFeatureModel):
         rng = self._rng()
         fmap = self._draw_features(X.shape[1], rng)
         if search is not None:
-            s, lam = self._choose(fmap, X, Y, w, rng, points, rule, fit_intercept, normalize,
+            chosen = self._choose(fmap, X, Y, w, rng, points, rule, fit_intercept, normalize,
                                   progress)
         else:
-            s, lam = int(self.s), float(self.lam)
+            chosen = [(int(self.s), float(self.lam))] * Y.shape[1]
             if hasattr(self, "cv_results_"):
                 del self.cv_results_
-        self.s_, self.lam_ = s, lam
+        del self._kept
+        one = getattr(self, "_one_d", True)
+        self.s_ = chosen[0][0] if one else np.array([c[0] for c in chosen])
+        self.lam_ = chosen[0][1] if one else np.array([c[1] for c in chosen])
         if matrix_free and fit_intercept:
             # the centred operator: the same centring as the dense route
             from rflite._base import _centered_operator
@@ -969,10 +1010,11 @@ class HARFERegressor(RandomFeatureModel):
         else:
             A, Yc, a_mean, y_mean, scale = _prepare(
                 fmap.transform(X), Y, w, fit_intercept=fit_intercept, normalize=normalize)
-        # the solver's penalty is A.shape[0] * lam: make it lam * sum(w)
-        lam_eff = lam * total / m
         supports, coefs, results = [], [], []
         for k in range(Yc.shape[1]):
+            s, lam = chosen[k]
+            # the solver's penalty is A.shape[0] * lam: make it lam * sum(w)
+            lam_eff = lam * total / m
             res = harfe(A, Yc[:, k], s=s, lam=lam_eff, mu=self.mu,
                         max_iter=self.max_iter, tol=self.tol)
             results.append(res)
@@ -981,7 +1023,6 @@ class HARFERegressor(RandomFeatureModel):
             progress.line(f"final fit, output {k + 1}/{Yc.shape[1]}: {res.n_iter} iterations, "
                           f"{res.stop_reason}", error=float(res.residuals[-1])
                           if res.residuals.size else 0.0, level=2)
-        one = getattr(self, "_one_d", True)
         self.n_iter_ = results[0].n_iter if one else [r.n_iter for r in results]
         self.converged_ = results[0].converged if one else [r.converged for r in results]
         self.stop_reason_ = results[0].stop_reason if one else [r.stop_reason for r in results]
@@ -989,30 +1030,41 @@ class HARFERegressor(RandomFeatureModel):
         return self._finish(fmap, supports, coefs, a_mean, y_mean)
 
     def _choose(self, fmap, X, Y, w, rng, points, rule, fit_intercept, normalize, progress):
-        """Score ``points`` on the splits, set ``cv_results_``; return the chosen (s, lam)."""
+        """Score ``points`` on the splits, set ``cv_results_``; the chosen (s, lam) per output."""
         import functools
 
-        from rflite._cv import choose, cross_validate_grid
-        from rflite.ridge import cv_results, fold_baseline
+        from rflite._cv import cross_validate_grid
+        from rflite.ridge import choose_per_output, cv_results_per_output
 
-        A = fmap.transform(X)
         splits = self._splits(X, Y, rng)
-        func = functools.partial(
-            _harfe_fold_scores, A=A, Y=Y, w=w, points=points, fit_intercept=fit_intercept,
-            normalize=normalize, mu=self.mu, max_iter=self.max_iter, tol=self.tol)
+        if check_bool(self.matrix_free, "matrix_free"):
+            # the same choice through operators on the training rows (no m x N matrix)
+            func = functools.partial(
+                _harfe_fold_scores_mf, fmap=fmap, X=X, Y=Y, points=points,
+                fit_intercept=fit_intercept, normalize=normalize, mu=self.mu,
+                max_iter=self.max_iter, tol=self.tol)
+        else:
+            func = functools.partial(
+                _harfe_fold_scores, A=fmap.transform(X), Y=Y, w=w, points=points,
+                fit_intercept=fit_intercept, normalize=normalize, mu=self.mu,
+                max_iter=self.max_iter, tol=self.tol)
         scores = cross_validate_grid(func, splits, n_jobs=self._n_jobs(),
                                      progress=progress if progress else None)
-        base = np.array([fold_baseline(Y, w, tr, te) for tr, te in splits])
-        choice = choose(scores, rule=rule, baseline=base)
+        S, choices = choose_per_output(scores, len(points), Y, w, splits, rule)
         if progress:
             for i, (s, lam) in enumerate(points):
-                progress.line(f"s={s} lam={lam:.3g}", error=float(choice.mean[i]))
-        self.cv_results_ = cv_results(
+                progress.line(f"s={s} lam={lam:.3g}",
+                              error=float(np.mean([c.mean[i] for c in choices])))
+        self.cv_results_ = cv_results_per_output(
             {"s": np.array([p[0] for p in points]), "lam": np.array([p[1] for p in points])},
-            scores, choice)
-        s, lam = points[choice.index]
-        progress.line(f"chose s={s} lam={lam:.3g}", error=float(choice.mean[choice.index]))
-        return int(s), float(lam)
+            S, choices)
+        out = []
+        for t, c in enumerate(choices):
+            s, lam = points[c.index]
+            out.append((int(s), float(lam)))
+            progress.line(f"chose s={s} lam={lam:.3g}" + (f" for output {t}" if len(choices) > 1
+                                                          else ""), error=float(c.mean[c.index]))
+        return out
 
 
 class HARFECV(HARFERegressor):
@@ -1024,7 +1076,7 @@ class HARFECV(HARFERegressor):
     ``s`` (ascending) and within one ``s`` from the largest ``lam`` down,
     each fit warm-started from the previous solution (:func:`harfe_grid`,
     :func:`harfe`'s ``c0``).  The validation MSE (weighted by
-    ``sample_weight``, mean over outputs) of every point goes to
+    ``sample_weight``; per output for a 2-d ``y``) of every point goes to
     :func:`rflite._cv.choose`; the model is refitted on all rows with the
     chosen ``s_`` and ``lam_``.
 
@@ -1052,7 +1104,7 @@ class HARFECV(HARFERegressor):
 
     Attributes
     ----------
-    s_, lam_ : int, float
+    s_, lam_ : int, float (arrays over outputs for a 2-d ``y``)
         The chosen values.
     cv_results_ : dict
         ``s``, ``lam`` (one entry per grid point, in the visiting order),
@@ -1104,7 +1156,7 @@ class HARFECV(HARFERegressor):
     def _splits(self, X, Y, rng):
         from rflite.ridge import resolve_splits
 
-        return resolve_splits(self.cv, X, Y, rng)
+        return resolve_splits(self.cv, X, Y, rng, kept=getattr(self, "_kept", None))
 
     def _rule(self):
         if self.rule not in ("min", "1se"):

@@ -36,7 +36,7 @@ import numpy as np
 from rflite import _dask
 from rflite._base import RandomFeatureModel
 from rflite._cv import Progress, choose, cross_validate_grid, cv_splits
-from rflite._numerics import check_int, check_real, check_rng, ridge_fit
+from rflite._numerics import blas_threads, check_int, check_real, check_rng, ridge_fit
 
 __all__ = ["RandomFeatureRidge", "RandomFeatureRidgeCV", "LAMBDA_GRID", "row_folds"]
 
@@ -76,14 +76,50 @@ def grouped_splits(X, n_folds, rng) -> list[tuple[np.ndarray, np.ndarray]]:
         if test.size and train.size:
             splits.append((train, test))
     if not splits:
-        raise ValueError("a validation split needs at least 2 distinct rows of X")
+        raise ValueError("a validation split needs at least 2 distinct rows of X, got "
+                         f"n_samples={len(X)} with {np.unique(labels).size} distinct")
     return splits
 
 
-def resolve_splits(cv, X, Y, rng, *, name="cv"):
-    """``cv=None``: :func:`grouped_splits` (5 folds); else :func:`rflite._cv.cv_splits`."""
+class _ExplicitSplits:
+    """An iterable of ``(train, test)`` pairs as a splitter (scikit-learn accepts those)."""
+
+    def __init__(self, pairs):
+        self.pairs = list(pairs)
+
+    def split(self, X, y=None, groups=None):
+        yield from self.pairs
+
+
+def kept_rows(sample_weight):
+    """Mask of the rows ``fit`` keeps (zero weights are dropped), or None (all kept)."""
+    if sample_weight is None:
+        return None
+    try:
+        w = np.asarray(sample_weight, dtype=float)
+    except (TypeError, ValueError):
+        return None  # fit's own validation reports it
+    return None if w.ndim != 1 else w > 0
+
+
+def resolve_splits(cv, X, Y, rng, *, name="cv", kept=None):
+    """The folds of ``cv``.
+
+    ``None``: :func:`grouped_splits` (5 folds over distinct rows); an int or
+    an object with ``split``: :func:`rflite._cv.cv_splits`; an iterable of
+    ``(train, test)`` index pairs (as scikit-learn's ``check_cv`` accepts,
+    and its estimator checks pass) is used as given.
+    """
     if cv is None:
         return grouped_splits(X, DEFAULT_FOLDS, rng)
+    if not isinstance(cv, (str, bytes, numbers.Integral)) and not callable(
+            getattr(cv, "split", None)) and hasattr(cv, "__iter__"):
+        pairs = [(np.asarray(tr), np.asarray(te)) for tr, te in cv]
+        if kept is not None and not kept.all():
+            # the pairs index the rows as given; fit dropped the zero-weight ones
+            new = np.cumsum(kept) - 1
+            pairs = [(new[tr[kept[tr]]], new[te[kept[te]]]) for tr, te in pairs]
+        cv = _ExplicitSplits(pairs)
     return cv_splits(cv, X, Y[:, 0] if Y.ndim == 2 else Y, name=name)
 
 
@@ -152,28 +188,58 @@ def _ridge_fold_scores(train, test, A, Y, w, lams, fit_intercept):
 
     w_tr = None if w is None else w[train]
     total = train.size if w_tr is None else float(w_tr.sum())
-    preds = _ridge_grid_predict(A[train], Y[train], w_tr, A[test],
-                                [total * lam for lam in lams], fit_intercept)
+    # many small eigendecompositions: BLAS threads cost more than they give
+    # (an 80 x 80 eigh took 0.13 s with threads on a busy machine, 1 ms without)
+    with blas_threads(1):
+        preds = _ridge_grid_predict(A[train], Y[train], w_tr, A[test],
+                                    [total * lam for lam in lams], fit_intercept)
     w_te = None if w is None else w[test]
-    return [weighted_mse(Y[test], p, w_te) for p in preds]
+    # grid-major, one error per output: each output gets its own choice
+    return [weighted_mse(Y[test, t], p[:, t], w_te) for p in preds for t in range(Y.shape[1])]
+
+
+def choose_per_output(scores, n_grid, Y, w, splits, rule):
+    """Per-output choices from fold scores laid out grid-major (n_folds, n_grid * n_targets).
+
+    Returns ``(S, choices)`` with ``S`` of shape (n_folds, n_grid, n_targets)
+    and one :class:`rflite._cv.CVChoice` per output (each output of a 2-d
+    ``y`` is an independent fit, so it gets its own regularisation, as
+    scikit-learn's ``RidgeCV(alpha_per_target=True)``).
+    """
+    T = Y.shape[1]
+    S = np.asarray(scores, dtype=float).reshape(len(splits), n_grid, T)
+    base = np.array([[fold_baseline(Y[:, [t]], w, tr, te) for t in range(T)]
+                     for tr, te in splits])
+    return S, [choose(S[:, :, t], rule=rule, baseline=base[:, t]) for t in range(T)]
+
+
+def cv_results_per_output(grid: dict, S, choices) -> dict:
+    """:func:`cv_results` for one output; with several, each entry gets a trailing output axis."""
+    if S.shape[2] == 1:
+        return cv_results(grid, S[:, :, 0], choices[0])
+    per = [cv_results(grid, S[:, :, t], c) for t, c in enumerate(choices)]
+    res = {k: np.asarray(v) for k, v in grid.items()}
+    for key in per[0]:
+        if key not in grid:
+            res[key] = np.stack([r[key] for r in per], axis=-1)
+    return res
 
 
 def select_lambda(A, Y, w, lams, splits, *, fit_intercept, rule="min", n_jobs=None,
                   progress=None):
-    """``(index, scores, baseline, choice)`` of the ridge grid ``lams`` over ``splits``."""
+    """``(S, choices)`` of the ridge grid ``lams`` over ``splits`` (:func:`choose_per_output`)."""
     func = functools.partial(_ridge_fold_scores, A=A, Y=Y, w=w, lams=list(lams),
                              fit_intercept=fit_intercept)
     scores = cross_validate_grid(func, splits, n_jobs=n_jobs, progress=progress)
-    base = np.array([fold_baseline(Y, w, tr, te) for tr, te in splits])
-    choice = choose(scores, rule=rule, baseline=base)
-    return choice, scores, base
+    return choose_per_output(scores, len(lams), Y, w, splits, rule)
 
 
 def cv_results(grid: dict, scores, choice) -> dict:
     """``cv_results_``: the grid, mean / std / standard error and the per-fold errors."""
     res = {k: np.asarray(v) for k, v in grid.items()}
     res["mean_test_mse"] = choice.mean
-    res["std_test_mse"] = scores.std(axis=0)
+    finite = np.all(np.isfinite(scores), axis=0)
+    res["std_test_mse"] = np.where(finite, np.where(finite, scores, 0.0).std(axis=0), np.inf)
     res["se_test_mse"] = choice.se
     for k, row in enumerate(scores):
         res[f"split{k}_test_mse"] = row
@@ -221,11 +287,12 @@ class RandomFeatureRidge(RandomFeatureModel):
     ----------
     feature_map_, support_, coef_, intercept_
         ``coef_`` is (N,) for a 1-d ``y`` and (N, n_targets) for a 2-d one
-        (one ridge solve with n_targets right-hand sides: the outputs are
-        independent given ``lam``).
-    lam_ : float
+        (the outputs are independent fits; with one ``lam`` for all of them,
+        one solve with n_targets right-hand sides).
+    lam_ : float or ndarray (n_targets,)
         The ``lam`` used (the chosen one for ``"auto"``; with a 2-d ``y``
-        one value for all outputs, chosen on the mean MSE over outputs).
+        one per output, each chosen on its own validation errors, since the
+        outputs are independent fits).
     cv_results_ : dict
         ``lam="auto"`` only: see :class:`RandomFeatureRidgeCV`.
     n_features_in_, feature_names_in_, q_
@@ -304,6 +371,7 @@ class RandomFeatureRidge(RandomFeatureModel):
         """Draw the features, choose ``lam`` if asked, solve the (weighted, centred) ridge problem."""
         if _dask.is_dask_array(X):  # distributed fit (issue 16): all logic in rflite._dask
             return _dask.fit_ridge(self, X, y, sample_weight)
+        kept = kept_rows(sample_weight)
         X, Y, w = self._validate_fit(X, y, sample_weight)
         check_int(self.n_features, "n_features", minimum=1)
         grid = self._grid()
@@ -327,20 +395,29 @@ class RandomFeatureRidge(RandomFeatureModel):
         if grid is not None:
             from rflite._numerics import check_bool
 
-            splits = resolve_splits(self._cv(), X, Y, rng)
-            choice, scores, _ = select_lambda(
+            splits = resolve_splits(self._cv(), X, Y, rng, kept=kept)
+            S, choices = select_lambda(
                 A, Y, w, grid, splits, rule=rule, n_jobs=self._n_jobs(),
                 fit_intercept=check_bool(self.fit_intercept, "fit_intercept"),
                 progress=progress if progress else None)
-            lam = float(grid[choice.index])
-            self.cv_results_ = cv_results({"lam": grid}, scores, choice)
-            progress.line(f"chose lam={lam:.3g}", error=float(choice.mean[choice.index]))
-        elif hasattr(self, "cv_results_"):
-            del self.cv_results_
-        self.lam_ = lam
+            lams = [float(grid[c.index]) for c in choices]
+            self.cv_results_ = cv_results_per_output({"lam": grid}, S, choices)
+            for t, c in enumerate(choices):
+                progress.line(f"chose lam={lams[t]:.3g}" + (f" for output {t}" if len(lams) > 1
+                                                              else ""),
+                              error=float(c.mean[c.index]))
+        else:
+            lams = [lam] * Y.shape[1]
+            if hasattr(self, "cv_results_"):
+                del self.cv_results_
+        self.lam_ = lams[0] if getattr(self, "_one_d", True) else np.array(lams)
         A, Yc, a_mean, y_mean = self._center_and_weight(A, Y, w)
-        # one solve for all outputs: the Gram matrix is shared
-        C = ridge_fit(A, Yc, total * lam).reshape(fmap.n_columns, -1)
+        if len(set(lams)) == 1:
+            # one solve for all outputs: the Gram matrix is shared
+            C = ridge_fit(A, Yc, total * lams[0]).reshape(fmap.n_columns, -1)
+        else:
+            C = np.column_stack([ridge_fit(A, Yc[:, t], total * lams[t])
+                                 for t in range(Yc.shape[1])])
         cols = np.arange(fmap.n_columns)
         return self._finish(fmap, [cols] * C.shape[1], list(C.T), a_mean, y_mean)
 
@@ -375,11 +452,12 @@ class RandomFeatureRidgeCV(RandomFeatureRidge):
 
     Attributes
     ----------
-    lam_ : float
-        The chosen ``lam``.
+    lam_ : float or ndarray (n_targets,)
+        The chosen ``lam`` (one per output of a 2-d ``y``).
     cv_results_ : dict
         ``lam`` (the grid), ``mean_test_mse``, ``std_test_mse``,
-        ``se_test_mse``, ``split<k>_test_mse``, ``rank_test_mse``.
+        ``se_test_mse``, ``split<k>_test_mse``, ``rank_test_mse`` (shape
+        (n_grid,), or (n_grid, n_targets) for a 2-d ``y``).
     feature_map_, support_, coef_, intercept_, n_features_in_, feature_names_in_, q_
         Of the final fit on all rows.
     """

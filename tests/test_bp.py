@@ -484,7 +484,7 @@ def test_unreachable_sigma_warns_and_stops_up_front():
     ls, *_ = np.linalg.lstsq(A, y, rcond=None)
     assert_allclose(res.residual_norm, np.linalg.norm(A @ ls - y), rtol=1e-8)
     with pytest.warns(bp.SigmaUnreachableWarning):
-        model = SRFERegressor(n_features=150, q=2, random_state=1).fit(X, y)
+        model = SRFERegressor(n_features=150, q=2, eta=1e-3, random_state=1).fit(X, y)
     assert model.result_.bpdn.stop_reason == "sigma_unreachable"
     assert issubclass(bp.SigmaUnreachableWarning, RuntimeWarning)
 

@@ -33,13 +33,13 @@ import scipy.sparse
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rflite.bp import SRFERegressor, bpdn, srfe
+from rflite.bp import SRFECV, SRFERegressor, bpdn, srfe
 from rflite.features import random_feature_map
 from rflite.greedy import GFCRegressor, gfc, greedy_descent
-from rflite.htp import HARFERegressor, harfe
+from rflite.htp import HARFECV, HARFERegressor, harfe
 from rflite.imp import SHRIMPRegressor, shrimp_path
 from rflite.metropolis import ARFFClassifier, ARFFRegressor, arff
-from rflite.ridge import RandomFeatureRidge
+from rflite.ridge import RandomFeatureRidge, RandomFeatureRidgeCV
 from rflite.theory import coherence, rip_lower_bound
 
 M, D, N = 30, 4, 24  # samples, input dimension, columns of a solver's matrix A
@@ -388,6 +388,9 @@ ESTIMATORS = {
     "ARFFRegressor": lambda: ARFFRegressor(random_state=0),
     "ARFFClassifier": lambda: ARFFClassifier(random_state=0),
     "GFCRegressor": lambda: GFCRegressor(random_state=0),
+    "HARFECV": lambda: HARFECV(n_features=200, random_state=0),
+    "SRFECV": lambda: SRFECV(n_features=200, random_state=0),
+    "RandomFeatureRidgeCV": lambda: RandomFeatureRidgeCV(n_features=200, random_state=0),
 }
 
 #: Checks each estimator is allowed to fail, with the reason.  Empty unless a

@@ -51,9 +51,38 @@ Solvers
 The Dask fits set ``dask_passes_`` (a list of ``(kind, seconds)``, one
 per distributed pass) and ``dask_fit_seconds_`` on the estimator.
 
+Self-tuning defaults
+--------------------
+The default estimators choose their regularisation from the data on Dask
+input too, in the spirit of the in-memory choice:
+
+* ``RandomFeatureRidge(lam="auto")`` (and ``RandomFeatureRidgeCV`` with
+  ``cv=None``): 5-fold validation over the same grid with the same rule, from
+  *one* extra pass of per-fold sufficient statistics (:func:`choose_ridge_lam`).
+* ``HARFERegressor(s="auto", lam="auto")``: the in-memory grid (s as
+  fractions of m, shifts / m), scored on a hold-out fifth of the rows,
+  warm-started along the grid, one validation pass for the whole grid per
+  fold (:func:`choose_harfe`); ``HARFECV`` with ``cv=None`` uses all five
+  folds.  About 2 passes per HARFE iteration per grid point: pin ``s`` and
+  ``lam`` for large m.
+* ``SHRIMPRegressor``: ``n_features=None`` is resolved by the in-memory rule
+  (on the m rows; in memory on the distinct rows), and the guarded
+  ``refit="auto"`` / ``"ridge"`` choice runs on the TSQR factors
+  (:func:`fit_shrimp`).
+
+The folds are not the in-memory ones: :func:`rflite.ridge.row_folds` needs a
+global ``unique`` over the m rows, so on Dask each row's fold is a hash of
+its values (:class:`_RowSplit`: equal rows share a fold, independent of the
+chunking and the row order).  With those folds passed to the in-memory CV
+estimator the choices are identical (tests).  SHRIMP's split is the
+in-memory one when the rows are distinct and sorted (the in-memory fit
+sorts its distinct rows first; on Dask the client draws a permutation of
+the m rows).  ``cv`` other than None is refused with a ``ValueError``, as
+is ``lam="auto"`` with complex features (``activation="exp"``).
+
 Not done: ``sample_weight`` with Dask input (refused with a ``ValueError``),
-ARFF's Metropolis fit and GFC's fit on Dask arrays (their *predictions* are
-lazy), and CV estimators.
+ARFF's Metropolis fit, GFC's fit and the SHRIMPCV / other CV estimators on
+Dask arrays (their *predictions* are lazy).
 
 Accuracy
 --------
@@ -90,6 +119,8 @@ __all__ = [
     "as_linear_operator",
     "fit_shrimp",
     "SPLIT_EVERY",
+    "choose_ridge_lam",
+    "choose_harfe",
 ]
 
 #: Fan-in of the tree sums over chunks (partial sums combined per task).
@@ -727,7 +758,10 @@ def fit_harfe(est, X, y, sample_weight=None):
     ``y`` and gives the column means and ``y``'s mean (``fit_intercept``),
     one gives the centred column norms (``normalize``), then
     :func:`harfe_dask` per output.  ``matrix_free`` is irrelevant (Dask
-    fits are always matrix-free) and ``sample_weight`` is refused.
+    fits are always matrix-free) and ``sample_weight`` is refused.  With
+    ``s`` / ``lam`` ``"auto"`` (the defaults, or :class:`rflite.htp.HARFECV`
+    with ``cv=None``) they are first chosen by :func:`choose_harfe`; ``s_``,
+    ``lam_`` and ``cv_results_`` are set as in memory.
     """
     from rflite.htp import _check_shift
 
@@ -805,7 +839,10 @@ def fit_ridge(est, X, y, sample_weight=None):
     (N x N) and :math:`A_c^* Y_c` by tree sums, and the primal system
     :math:`(A_c^* A_c + m\\lambda I) C = A_c^* Y_c` is solved on the client
     (:func:`rflite._numerics.ridge_solve`).  Every task holds an N x N
-    partial Gram matrix, so this suits N up to a few thousand.
+    partial Gram matrix, so this suits N up to a few thousand.  ``lam="auto"``
+    (the default; :class:`rflite.ridge.RandomFeatureRidgeCV` with ``cv=None``)
+    first chooses ``lam_`` by :func:`choose_ridge_lam` (one more pass, five
+    N x N partial Gram matrices per task).
     """
     from rflite.ridge import check_grid
 
@@ -850,7 +887,7 @@ def fit_ridge(est, X, y, sample_weight=None):
 
 # ------------------------------------------------- automatic regularisation
 class _RowSplit:
-    r"""Fold labels of rows from a deterministic hash of their values (``lam="auto"``, ``s="auto"``).
+    r"""Fold labels of rows from a deterministic hash of their values (the ``"auto"`` choices).
 
     The in-memory choice deals the *distinct* rows of ``X`` to folds in a
     random order (:func:`rflite.ridge.row_folds`), which needs a global
@@ -962,7 +999,7 @@ def _k_masked_y(Xb, Yb, split, fold, y_mean):
 
 
 def _k_val_sse(Xb, Yb, state, split, fold, U, a_mean, C, y_mean):
-    """Squared validation errors (rows of ``fold``) of the predictions ``(A_U - a_mean) C + y_mean``."""
+    """Squared validation errors (rows of ``fold``) of ``(A_U - a_mean) C + y_mean``."""
     r = split.labels(Xb) == fold
     if not r.any():
         return np.zeros((1, C.shape[1]))
@@ -988,7 +1025,7 @@ def _fold_stats(op, X, Y, split):
 
 
 def _baselines(n, sy, syy, folds):
-    """Validation MSE of predicting the training mean, per fold (:func:`rflite.ridge.fold_baseline`)."""
+    """Validation MSE of predicting the training mean, per fold (as ``ridge.fold_baseline``)."""
     out = []
     for f in folds:
         n_t = n.sum() - n[f]
@@ -1276,7 +1313,9 @@ def _tsqr(X, Y, V, state_node, cols, y_mean, split, split_every=SPLIT_EVERY):
 def fit_shrimp(est, X, y, sample_weight=None):
     r""":meth:`rflite.imp.SHRIMPRegressor.fit` on a Dask ``X``: one TSQR, then the path on the client.
 
-    For the training rows (the same random split as the in-memory fit) and
+    For the training rows (a permutation of the m rows drawn from the
+    in-memory fit's split stream: the in-memory split when the rows are
+    distinct and in ``np.unique`` order, see the module notes) and
     the validation rows, one distributed TSQR (:func:`_tsqr`) gives the
     upper-triangular factors :math:`R` of :math:`[A_c,\ y_c]` (centred
     features and targets), L x L with ``L = n_columns + n_targets``.  Since
@@ -1292,6 +1331,17 @@ def fit_shrimp(est, X, y, sample_weight=None):
     over the kept columns only.  Two passes plus the refit in all; memory
     per task one chunk of features plus a few L x L factors, so this suits
     ``n_columns`` up to a few thousand.  ``sample_weight`` is refused.
+
+    Defaults: ``n_features=None`` takes the in-memory rule's N on the m rows
+    (10^4 weights once m >= 5000: a 2 x 10^4-column factor, so pass
+    ``n_features`` for large m).  ``refit="auto"`` / ``"ridge"`` run the
+    in-memory guarded choice (:func:`rflite.imp._guarded_step_scores`,
+    :func:`rflite.imp._guarded_refit`) on the factors, which stand for the
+    rows in every least-squares, ridge and norm quantity; the mean errors
+    over the L rows of a factor are rescaled to the true row counts.  Only
+    the power iterations for :math:`\sigma_{\max}` start from another
+    vector (:math:`R^T 1` instead of :math:`A^T 1`), so the guard's ridge
+    penalties agree with the in-memory ones to about 1e-3 (tests).
 
     Accuracy: the factors are backward stable (Householder QR), so on
     well-conditioned dictionaries the path agrees with the in-memory one

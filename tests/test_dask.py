@@ -540,6 +540,50 @@ def test_auto_options_not_supported_on_dask_are_named(sync, data):
 
 
 # ----------------------------------------------------------- LocalCluster
+# The worker-kill test runs on a cluster of its own: the nanny of an in-process
+# LocalCluster may fail to respawn the killed worker ("cannot pickle
+# '_asyncio.Future'", dask/distributed#3345), which would leave a shared cluster
+# with one worker for the tests after it.
+def _crash_once(block, flag):
+    """Kill the worker process computing this chunk, the first time only."""
+    if not os.path.exists(flag):
+        open(flag, "w").close()
+        os._exit(1)
+    return block
+
+
+@pytest.fixture
+def own_cluster():
+    """A fresh 2-worker LocalCluster for one test, closed after it (whatever it leaves)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cluster = distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
+                                           dashboard_address=None, silence_logs=50)
+        client = distributed.Client(cluster, set_as_default=False)
+    try:
+        with client.as_current(), dask.config.set(scheduler=client):
+            yield client
+    finally:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            client.close()
+            cluster.close()
+
+
+def test_worker_killed_during_fit_gives_the_same_result(own_cluster, data):
+    X, y = data
+    kw = dict(n_features=100, s=10, lam=1e-4, random_state=0)
+    ref = HARFERegressor(**kw).fit(X, y)
+    with tempfile.TemporaryDirectory() as tmp:
+        flag = os.path.join(tmp, "crashed")
+        Xd = da.from_array(X, chunks=(70, -1)).map_blocks(_crash_once, flag, dtype=float,
+                                                               meta=np.empty((0, 0)))
+        est = HARFERegressor(**kw).fit(Xd, da.from_array(y, chunks=70))
+        assert os.path.exists(flag)  # a worker did die mid-pass
+    np.testing.assert_array_equal(est.support_, ref.support_)
+    assert rel(est.coef_, ref.coef_) < RTOL
+
+
 def test_cluster_matches_in_memory_and_sync(on_cluster, data):
     X, y = data
     kw = dict(n_features=150, s=15, lam=1e-4, q=2, random_state=0)
@@ -596,28 +640,3 @@ def test_scale_experiment_quick(tmp_path, cluster_client, monkeypatch, capsys):
     assert "peak MB/worker" in capsys.readouterr().out
     # the experiment's client is gone, the cluster is not
     assert len(cluster_client.scheduler_info()["workers"]) == 2
-
-
-# the last test of the module: it leaves the module cluster with one worker (the nanny
-# of an in-process LocalCluster fails to respawn it in distributed 2026.8:
-# "cannot pickle '_asyncio.Future'", dask/distributed#3345)
-def _crash_once(block, flag):
-    """Kill the worker process computing this chunk, the first time only."""
-    if not os.path.exists(flag):
-        open(flag, "w").close()
-        os._exit(1)
-    return block
-
-
-def test_worker_killed_during_fit_gives_the_same_result(on_cluster, data):
-    X, y = data
-    kw = dict(n_features=100, s=10, lam=1e-4, random_state=0)
-    ref = HARFERegressor(**kw).fit(X, y)
-    with tempfile.TemporaryDirectory() as tmp:
-        flag = os.path.join(tmp, "crashed")
-        Xd = da.from_array(X, chunks=(70, -1)).map_blocks(_crash_once, flag, dtype=float,
-                                                               meta=np.empty((0, 0)))
-        est = HARFERegressor(**kw).fit(Xd, da.from_array(y, chunks=70))
-        assert os.path.exists(flag)  # a worker did die mid-pass
-    np.testing.assert_array_equal(est.support_, ref.support_)
-    assert rel(est.coef_, ref.coef_) < RTOL

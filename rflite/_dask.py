@@ -51,9 +51,38 @@ Solvers
 The Dask fits set ``dask_passes_`` (a list of ``(kind, seconds)``, one
 per distributed pass) and ``dask_fit_seconds_`` on the estimator.
 
+Self-tuning defaults
+--------------------
+The default estimators choose their regularisation from the data on Dask
+input too, in the spirit of the in-memory choice:
+
+* ``RandomFeatureRidge(lam="auto")`` (and ``RandomFeatureRidgeCV`` with
+  ``cv=None``): 5-fold validation over the same grid with the same rule, from
+  *one* extra pass of per-fold sufficient statistics (:func:`choose_ridge_lam`).
+* ``HARFERegressor(s="auto", lam="auto")``: the in-memory grid (s as
+  fractions of m, shifts / m), scored on a hold-out fifth of the rows,
+  warm-started along the grid, one validation pass for the whole grid per
+  fold (:func:`choose_harfe`); ``HARFECV`` with ``cv=None`` uses all five
+  folds.  About 2 passes per HARFE iteration per grid point: pin ``s`` and
+  ``lam`` for large m.
+* ``SHRIMPRegressor``: ``n_features=None`` is resolved by the in-memory rule
+  (on the m rows; in memory on the distinct rows), and the guarded
+  ``refit="auto"`` / ``"ridge"`` choice runs on the TSQR factors
+  (:func:`fit_shrimp`).
+
+The folds are not the in-memory ones: :func:`rflite.ridge.row_folds` needs a
+global ``unique`` over the m rows, so on Dask each row's fold is a hash of
+its values (:class:`_RowSplit`: equal rows share a fold, independent of the
+chunking and the row order).  With those folds passed to the in-memory CV
+estimator the choices are identical (tests).  SHRIMP's split is the
+in-memory one when the rows are distinct and sorted (the in-memory fit
+sorts its distinct rows first; on Dask the client draws a permutation of
+the m rows).  ``cv`` other than None is refused with a ``ValueError``, as
+is ``lam="auto"`` with complex features (``activation="exp"``).
+
 Not done: ``sample_weight`` with Dask input (refused with a ``ValueError``),
-ARFF's Metropolis fit and GFC's fit on Dask arrays (their *predictions* are
-lazy), and CV estimators.
+ARFF's Metropolis fit, GFC's fit and the SHRIMPCV / other CV estimators on
+Dask arrays (their *predictions* are lazy).
 
 Accuracy
 --------
@@ -78,7 +107,7 @@ import time
 
 import numpy as np
 
-from rflite._numerics import MAX_ABS, check_bool, check_int, check_real, ridge_solve
+from rflite._numerics import MAX_ABS, check_bool, check_int, check_real, ridge_fit, ridge_solve
 
 __all__ = [
     "DaskFeatureOperator",
@@ -90,6 +119,8 @@ __all__ = [
     "as_linear_operator",
     "fit_shrimp",
     "SPLIT_EVERY",
+    "choose_ridge_lam",
+    "choose_harfe",
 ]
 
 #: Fan-in of the tree sums over chunks (partial sums combined per task).
@@ -727,27 +758,54 @@ def fit_harfe(est, X, y, sample_weight=None):
     ``y`` and gives the column means and ``y``'s mean (``fit_intercept``),
     one gives the centred column norms (``normalize``), then
     :func:`harfe_dask` per output.  ``matrix_free`` is irrelevant (Dask
-    fits are always matrix-free) and ``sample_weight`` is refused.
+    fits are always matrix-free) and ``sample_weight`` is refused.  With
+    ``s`` / ``lam`` ``"auto"`` (the defaults, or :class:`rflite.htp.HARFECV`
+    with ``cv=None``) they are first chosen by :func:`choose_harfe`; ``s_``,
+    ``lam_`` and ``cv_results_`` are set as in memory.
     """
     from rflite.htp import _check_shift
 
     X, Y, one_d = _prepare(est, X, y, sample_weight)
     m = X.shape[0]
     n_features = check_int(est.n_features, "n_features", minimum=1)
-    check_int(est.s, "s", minimum=1,
-              maximum=n_features * (2 if est.activation == "fourier" else 1))
-    lam = check_real(est.lam, "lam", minimum=0.0)
-    _check_shift(m, lam, check_real(est.mu, "mu", minimum=0.0, strict=True))
+    n_columns = n_features * (2 if est.activation == "fourier" else 1)
+    search = est._search()
+    est._check_s_lam(n_columns, m, search)
+    check_real(est.mu, "mu", minimum=0.0, strict=True)
+    check_int(est.max_iter, "max_iter", minimum=1)
+    check_real(est.tol, "tol", minimum=0.0)
     normalize = check_bool(est.normalize, "normalize")
     check_bool(est.matrix_free, "matrix_free")
     fit_intercept = check_bool(est.fit_intercept, "fit_intercept")
-    fmap = est._draw_features(X.shape[1], est._rng())
+    if search is not None:
+        if getattr(est, "cv", None) is not None:
+            raise ValueError(f"cv={est.cv!r} is not supported for Dask input (the folds are "
+                             "the rows' hash labels); pass cv=None")
+        points, _, lams = est._grid_points(search, m, n_columns)
+        rule = est._rule()
+        for lam0 in lams[:1]:
+            _check_shift(m, lam0, est.mu)
+    rng = est._rng()
+    fmap = est._draw_features(X.shape[1], rng)
     t0 = time.perf_counter()
+    # validation (NaN / inf named) before anything else, then the means of all rows
     y_mean, a_mean, first = _first_pass(fmap, X, Y, fit_intercept)
+    passes = []
+    if search is not None:
+        # HARFECV: every label is a validation fold; HARFERegressor: label 0 (a fifth)
+        folds = list(range(5)) if hasattr(est, "cv") else [0]
+        s, lam, passes = choose_harfe(est, fmap, X, Y, rng, points, rule, fit_intercept,
+                                      normalize, 5, folds)
+    else:
+        s, lam = int(est.s), float(est.lam)
+        if hasattr(est, "cv_results_"):
+            del est.cv_results_
+    est.s_, est.lam_ = s, lam
+    _check_shift(m, lam, est.mu)
     if not fit_intercept:
         y_mean = np.zeros(Y.shape[1])
     scale = np.ones(fmap.n_columns)
-    passes = list(first.pass_seconds)
+    passes = first.pass_seconds + passes
     if normalize:
         op0 = DaskFeatureOperator(fmap, X, col_mean=a_mean)
         norms = op0.column_norms()
@@ -758,7 +816,7 @@ def fit_harfe(est, X, y, sample_weight=None):
     Yc = Y - y_mean if fit_intercept else Y
     supports, coefs, results = [], [], []
     for k in range(Y.shape[1]):
-        res = harfe_dask(op, Yc[:, k], s=est.s, lam=lam, mu=est.mu, max_iter=est.max_iter,
+        res = harfe_dask(op, Yc[:, k], s=s, lam=lam, mu=est.mu, max_iter=est.max_iter,
                          tol=est.tol)
         results.append(res)
         supports.append(res.support)
@@ -781,28 +839,359 @@ def fit_ridge(est, X, y, sample_weight=None):
     (N x N) and :math:`A_c^* Y_c` by tree sums, and the primal system
     :math:`(A_c^* A_c + m\\lambda I) C = A_c^* Y_c` is solved on the client
     (:func:`rflite._numerics.ridge_solve`).  Every task holds an N x N
-    partial Gram matrix, so this suits N up to a few thousand.
+    partial Gram matrix, so this suits N up to a few thousand.  ``lam="auto"``
+    (the default; :class:`rflite.ridge.RandomFeatureRidgeCV` with ``cv=None``)
+    first chooses ``lam_`` by :func:`choose_ridge_lam` (one more pass, five
+    N x N partial Gram matrices per task).
     """
+    from rflite.ridge import check_grid
+
     X, Y, one_d = _prepare(est, X, y, sample_weight)
     m = X.shape[0]
     check_int(est.n_features, "n_features", minimum=1)
-    lam = check_real(est.lam, "lam", minimum=0.0)
+    grid = est._grid()
+    if grid is not None:
+        grid = check_grid(grid, "lams")
+        rule = est._rule()
+        if est._cv() is not None:
+            raise ValueError(f"cv={est._cv()!r} is not supported for Dask input (the folds "
+                             "are the rows' hash labels); pass cv=None")
+        lam = float(grid.max())
+    else:
+        lam = est._check_lam()
     if not np.isfinite(m * lam):
         raise ValueError(f"lam={lam:g} overflows float64 in the penalty m * lam "
                          f"(m={m:g}); lam must be far smaller")
     fit_intercept = check_bool(est.fit_intercept, "fit_intercept")
-    fmap = est._draw_features(X.shape[1], est._rng())
+    rng = est._rng()
+    fmap = est._draw_features(X.shape[1], rng)
     t0 = time.perf_counter()
+    # validation (NaN / inf named) before anything else, then the means of all rows
     y_mean, a_mean, first = _first_pass(fmap, X, Y, fit_intercept)
+    passes = []
+    if grid is not None:
+        lam, passes = choose_ridge_lam(est, fmap, X, Y, rng, grid, rule, fit_intercept)
+    elif hasattr(est, "cv_results_"):
+        del est.cv_results_
+    est.lam_ = lam
     if not fit_intercept:
         y_mean = np.zeros(Y.shape[1])
     op = DaskFeatureOperator(fmap, X, col_mean=a_mean)
     G, B = op.full_gram(Y - y_mean if fit_intercept else Y)
     C = ridge_solve(G, B, m * lam).reshape(fmap.n_columns, -1)
-    est.dask_passes_ = first.pass_seconds + op.pass_seconds
+    est.dask_passes_ = first.pass_seconds + passes + op.pass_seconds
     est.dask_fit_seconds_ = time.perf_counter() - t0
     cols = np.arange(fmap.n_columns)
     return est._finish(fmap, [cols] * C.shape[1], list(C.T), a_mean, y_mean)
+
+
+# ------------------------------------------------- automatic regularisation
+class _RowSplit:
+    r"""Fold labels of rows from a deterministic hash of their values (the ``"auto"`` choices).
+
+    The in-memory choice deals the *distinct* rows of ``X`` to folds in a
+    random order (:func:`rflite.ridge.row_folds`), which needs a global
+    ``unique`` over all m rows.  On Dask every chunk labels its own rows:
+    :math:`v_i = \langle x_i, g\rangle` with ``g`` standard normal (drawn from
+    the estimator's stream right after the features, like ``row_folds``), and
+    the label is a 64-bit hash (splitmix64) of the bits of :math:`v_i` mixed
+    with a seed drawn from the same stream, modulo the number of folds.  As in
+    memory, equal rows get equal labels (integer ``sample_weight`` would equal
+    repeated rows) and the labels do not depend on the row order; unlike in
+    memory they also do not depend on the chunking or on the other rows, and
+    the folds are equal in size only on average (multinomial).  :meth:`labels`
+    on a NumPy ``X`` gives the same labels, so an in-memory fit with these
+    folds (:class:`rflite.ridge.RandomFeatureRidgeCV` or
+    :class:`rflite.htp.HARFECV` with ``cv`` yielding them) reproduces the Dask
+    choice.  The projection is summed column by column in a fixed order, so
+    that a row's ``v`` is bitwise the same whatever chunk it lies in.
+    """
+
+    def __init__(self, rng, d, n_folds):
+        self.g = rng.standard_normal(d)
+        self.seed = np.uint64(rng.integers(0, 2**63, dtype=np.int64))
+        self.n_folds = int(n_folds)
+
+    def labels(self, Xb):
+        Xb = np.asarray(Xb, dtype=np.float64)
+        v = np.zeros(Xb.shape[0])
+        for j in range(Xb.shape[1]):  # fixed order: independent of the chunking
+            v += Xb[:, j] * self.g[j]
+        v += 0.0  # -0.0 -> 0.0: equal values, equal bits
+        with np.errstate(over="ignore"):
+            h = v.view(np.uint64) ^ self.seed
+            h = (h ^ (h >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+            h = (h ^ (h >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+            h = h ^ (h >> np.uint64(31))
+        return (h % np.uint64(self.n_folds)).astype(np.int64)
+
+    def splits(self, X):
+        """``(train, test)`` index pairs of an in-memory ``X`` (empty folds skipped)."""
+        lab = self.labels(X)
+        out = []
+        for f in range(self.n_folds):
+            te, tr = np.flatnonzero(lab == f), np.flatnonzero(lab != f)
+            if te.size and tr.size:
+                out.append((tr, te))
+        return out
+
+
+class _MaskedState(_State):
+    """A :class:`_State` whose features are zero on the rows of fold ``fold`` (training rows)."""
+
+    def __init__(self, fmap, mean, scale, n_threads, split, fold):
+        super().__init__(fmap, mean, scale, n_threads)
+        self.split = split
+        self.fold = fold
+
+    def features(self, Xb, cols=None):
+        out = super().features(Xb, cols)
+        out[self.split.labels(Xb) == self.fold] = 0
+        return out
+
+
+class _MaskedOperator(DaskFeatureOperator):
+    """The operator of the training rows of a fold: the other rows' features are zero."""
+
+    def __init__(self, fmap, X, split, fold, **kwargs):
+        super().__init__(fmap, X, **kwargs)
+        self.split, self.fold = split, fold
+
+    def _state_node(self):
+        client = _client()
+        if self._state is None or self._state[1] is not client:
+            state = _MaskedState(self.fmap, self.col_mean, self.col_scale, _n_threads(),
+                                 self.split, self.fold)
+            self._state = _broadcast(state)
+        return self._state[0]
+
+
+def _k_fold_counts(Xb, Yb, state, split):
+    """Per fold: row count, sums of y (k) and of y^2 (k); a (1, K (1 + 2k)) row."""
+    lab = split.labels(Xb)
+    Yb = np.asarray(Yb, dtype=np.float64)
+    parts = []
+    for f in range(split.n_folds):
+        Yf = Yb[lab == f]
+        parts += [[float(Yf.shape[0])], Yf.sum(axis=0), (Yf * Yf).sum(axis=0)]
+    return np.concatenate(parts).reshape(1, -1)
+
+
+def _k_fold_gram(Xb, Yb, state, split):
+    """Per fold: count, column sums, y sums, y^2 sums, A^T A, A^T Y (uncentred features)."""
+    lab = split.labels(Xb)
+    A = state.features(Xb)
+    Yb = np.asarray(Yb, dtype=np.float64)
+    parts = []
+    for f in range(split.n_folds):
+        r = lab == f
+        Af, Yf = A[r], Yb[r]
+        parts += [[float(Af.shape[0])], Af.sum(axis=0), Yf.sum(axis=0), (Yf * Yf).sum(axis=0),
+                  (Af.T @ Af).ravel(), (Af.T @ Yf).ravel()]
+    return np.concatenate(parts).reshape(1, -1)
+
+
+def _k_masked_y(Xb, Yb, split, fold, y_mean):
+    """``Y - y_mean`` on the training rows of ``fold``, zero on its validation rows."""
+    out = np.asarray(Yb, dtype=np.float64) - y_mean
+    out[split.labels(Xb) == fold] = 0
+    return out
+
+
+def _k_val_sse(Xb, Yb, state, split, fold, U, a_mean, C, y_mean):
+    """Squared validation errors (rows of ``fold``) of ``(A_U - a_mean) C + y_mean``."""
+    r = split.labels(Xb) == fold
+    if not r.any():
+        return np.zeros((1, C.shape[1]))
+    B = state.features(np.asarray(Xb)[r], U)
+    if a_mean is not None:
+        B -= a_mean
+    E = (B @ C).real + y_mean - np.asarray(Yb, dtype=np.float64)[r][:, _target_index(C, Yb)]
+    return np.einsum("ij,ij->j", E, E).reshape(1, -1)
+
+
+def _target_index(C, Yb):
+    """Column ``j`` of ``C`` predicts target ``j % k`` (grid points outer, targets inner)."""
+    k = np.shape(Yb)[1]
+    return np.arange(C.shape[1]) % k
+
+
+def _fold_stats(op, X, Y, split):
+    """One pass without features: per fold (count, sum y, sum y^2)."""
+    K, k = split.n_folds, Y.shape[1]
+    out = op._reduce(_k_fold_counts, [Y], K * (1 + 2 * k), np.float64, split=split)
+    out = out.reshape(K, 1 + 2 * k)
+    return out[:, 0], out[:, 1:1 + k], out[:, 1 + k:]
+
+
+def _baselines(n, sy, syy, folds):
+    """Validation MSE of predicting the training mean, per fold (as ``ridge.fold_baseline``)."""
+    out = []
+    for f in folds:
+        n_t = n.sum() - n[f]
+        ym = (sy.sum(axis=0) - sy[f]) / n_t
+        sse = syy[f] - 2 * ym * sy[f] + n[f] * ym ** 2
+        out.append(float(sse.sum() / (n[f] * sy.shape[1])))
+    return np.array(out)
+
+
+def _check_auto_input(est, fmap, what):
+    if fmap.is_complex:
+        raise ValueError(f"{what} on Dask input needs real features, got activation="
+                         f"{est.activation!r}; pass {what.split('=')[0]} explicitly")
+
+
+def choose_ridge_lam(est, fmap, X, Y, rng, grid, rule, fit_intercept):
+    r"""``lam="auto"`` on Dask: K-fold validation errors from one pass of fold statistics.
+
+    One pass accumulates, for each of the K = 5 folds of :class:`_RowSplit`,
+    the row count, the column sums, :math:`\sum y`, :math:`\sum y^2`, the
+    uncentred Gram :math:`A_f^T A_f` and :math:`A_f^T Y_f` (K N x N partial
+    Gram matrices per task).  On the client, fold f's training statistics are
+    the totals minus fold f's; they are centred with the training means by
+    rank-one corrections, the centred training Gram is diagonalised once and
+    the validation error of every ``lam`` is
+    :math:`\|\tilde Y\|^2 - 2\,\mathrm{tr}(C^T \tilde A^T \tilde Y) +
+    \mathrm{tr}(C^T \tilde A^T \tilde A C)` with the validation rows centred
+    by the training means.  The rule and the predict-the-mean guard are
+    :func:`rflite._cv.choose`'s, as in memory.  Errors computed as these
+    differences lose about :math:`10^{-16}\|y\|^2` absolutely, which matters
+    only for near-interpolating fits of noise-free data.
+    """
+    from rflite._cv import choose
+    from rflite.ridge import DEFAULT_FOLDS, cv_results
+
+    _check_auto_input(est, fmap, "lam='auto'")
+    split = _RowSplit(rng, X.shape[1], DEFAULT_FOLDS)
+    op = DaskFeatureOperator(fmap, X)
+    n, k, K = fmap.n_columns, Y.shape[1], split.n_folds
+    width = 1 + n + 2 * k + n * n + n * k
+    out = op._reduce(_k_fold_gram, [Y], K * width, np.float64, split=split).reshape(K, width)
+    cnt = out[:, 0]
+    sa = out[:, 1:1 + n]
+    sy = out[:, 1 + n:1 + n + k]
+    syy = out[:, 1 + n + k:1 + n + 2 * k]
+    G = out[:, 1 + n + 2 * k:1 + n + 2 * k + n * n].reshape(K, n, n)
+    B = out[:, 1 + n + 2 * k + n * n:].reshape(K, n, k)
+    folds = [f for f in range(K) if 0 < cnt[f] < cnt.sum()]
+    if not folds:
+        raise ValueError("lam='auto' needs at least 2 distinct rows of X (a validation split)")
+    scores = np.empty((len(folds), len(grid)))
+    for i, f in enumerate(folds):
+        n_t, n_v = cnt.sum() - cnt[f], cnt[f]
+        sa_t, sy_t = sa.sum(axis=0) - sa[f], sy.sum(axis=0) - sy[f]
+        G_t, B_t = G.sum(axis=0) - G[f], B.sum(axis=0) - B[f]
+        mu = sa_t / n_t if fit_intercept else np.zeros(n)
+        ym = sy_t / n_t if fit_intercept else np.zeros(k)
+        Gc = G_t - n_t * np.outer(mu, mu)
+        Bc = B_t - n_t * np.outer(mu, ym)
+        # validation rows centred by the training means
+        Gv = G[f] - np.outer(mu, sa[f]) - np.outer(sa[f], mu) + n_v * np.outer(mu, mu)
+        Bv = B[f] - np.outer(mu, sy[f]) - np.outer(sa[f], ym) + n_v * np.outer(mu, ym)
+        yy = syy[f] - 2 * ym * sy[f] + n_v * ym ** 2
+        e, V = np.linalg.eigh((Gc + Gc.T) / 2)
+        e = np.maximum(e, 0.0)
+        b = V.T @ Bc
+        H = V.T @ Gv @ V
+        h = V.T @ Bv
+        for j, lam in enumerate(grid):
+            Z = b / (e + n_t * lam)[:, None]
+            sse = yy - 2 * np.einsum("ij,ij->j", Z, h) + np.einsum("ij,ij->j", Z, H @ Z)
+            scores[i, j] = max(float(sse.sum()), 0.0) / (n_v * k)
+    base = _baselines(cnt, sy, syy, folds)
+    choice = choose(scores, rule=rule, baseline=base)
+    est.cv_results_ = cv_results({"lam": np.asarray(grid)}, scores, choice)
+    return float(grid[choice.index]), op.pass_seconds
+
+
+def choose_harfe(est, fmap, X, Y, rng, points, rule, fit_intercept, normalize, n_folds, folds):
+    r"""``s`` / ``lam`` ``"auto"`` on Dask: the in-memory hold-out (or K-fold) choice, distributed.
+
+    The rows are labelled by :class:`_RowSplit` (5 labels; the hold-out is
+    label 0, a fifth of the rows, like :func:`rflite.ridge.row_folds` in
+    memory; :class:`~rflite.htp.HARFECV` uses every label).  For each
+    validation fold: one pass for the training means (column sums over the
+    training rows), one for the training-centred column norms (``normalize``),
+    then HARFE (:func:`harfe_dask`) on the training-rows operator (features
+    of the validation rows are zero, the targets too) at every grid point,
+    warm-started along the grid exactly like :func:`rflite.htp.harfe_grid`,
+    and finally *one* pass scoring every grid point on the validation rows
+    (the union of the supports, all coefficient vectors at once).  The
+    choice rule and guard are :func:`rflite._cv.choose`'s.  Every HARFE
+    iteration is two passes, so the grid (15 points by default) costs about
+    15 x (iterations) x 2 passes: on a cluster pass explicit ``s`` and
+    ``lam`` when that is too slow.
+    """
+    from rflite._cv import choose
+    from rflite.ridge import cv_results
+
+    split = _RowSplit(rng, X.shape[1], n_folds)
+    op0 = DaskFeatureOperator(fmap, X)
+    cnt, sy, syy = _fold_stats(op0, X, Y, split)
+    folds = [f for f in folds if 0 < cnt[f] < cnt.sum()]
+    if not folds:
+        raise ValueError("the automatic choice of s / lam needs at least 2 distinct rows "
+                         "of X; pass s and lam explicitly")
+    m, k, n = X.shape[0], Y.shape[1], fmap.n_columns
+    passes = list(op0.pass_seconds)
+    scores = np.empty((len(folds), len(points)))
+    for i, f in enumerate(folds):
+        n_t = cnt.sum() - cnt[f]
+        a_mean, y_mean = None, np.zeros(k)
+        if fit_intercept:
+            y_mean = (sy.sum(axis=0) - sy[f]) / n_t
+            ones = _MaskedOperator(fmap, X, split, f)
+            a_mean = ones.rmatmat(_ones_like_rows(X))[:, 0] / n_t
+            passes += ones.pass_seconds
+        scale = np.ones(n)
+        if normalize:
+            opn = _MaskedOperator(fmap, X, split, f, col_mean=a_mean)
+            norms = opn.column_norms()
+            passes += opn.pass_seconds
+            nz = norms > 0
+            scale[nz] = 1.0 / norms[nz]
+        op = _MaskedOperator(fmap, X, split, f, col_mean=a_mean, col_scale=scale)
+        Yc = _masked_y(X, Y, split, f, y_mean)
+        # (n, n_points * k) coefficients of the raw features, column j * k + t
+        C = np.zeros((n, len(points) * k), dtype=op.dtype)
+        for t in range(k):
+            prev = None
+            for j, (s, lam) in enumerate(points):
+                res = harfe_dask(op, Yc[:, t], s=int(s), lam=lam * n_t / m, mu=est.mu,
+                                 max_iter=est.max_iter, tol=est.tol, c0=prev)
+                prev = res.coef
+                C[res.support, j * k + t] = res.coef[res.support] * scale[res.support]
+        passes += op.pass_seconds
+        U = np.flatnonzero(np.any(C != 0, axis=1))
+        if U.size == 0:
+            U = np.zeros(1, dtype=np.int64)
+        plain = DaskFeatureOperator(fmap, X)
+        sse = plain._reduce(_k_val_sse, [Y], C.shape[1], np.float64, split=split, fold=f, U=U,
+                            a_mean=None if a_mean is None else a_mean[U], C=C[U],
+                            y_mean=np.tile(y_mean, len(points)))
+        passes += plain.pass_seconds
+        scores[i] = sse.reshape(len(points), k).sum(axis=1) / (cnt[f] * k)
+    base = _baselines(cnt, sy, syy, folds)
+    choice = choose(scores, rule=rule, baseline=base)
+    est.cv_results_ = cv_results(
+        {"s": np.array([p[0] for p in points]), "lam": np.array([p[1] for p in points])},
+        scores, choice)
+    s, lam = points[choice.index]
+    return int(s), float(lam), passes
+
+
+def _ones_like_rows(X):
+    import dask.array as da
+
+    return da.ones((X.shape[0], 1), chunks=(X.chunks[0], (1,)))
+
+
+def _masked_y(X, Y, split, fold, y_mean):
+    import dask.array as da
+
+    return da.map_blocks(_k_masked_y, X, Y, split=split, fold=fold, y_mean=y_mean,
+                         chunks=Y.chunks, dtype=np.float64, meta=np.empty((0, 0)),
+                         token="rflite-masked-y")
 
 
 # ---------------------------------------------------------------- prediction
@@ -924,7 +1313,9 @@ def _tsqr(X, Y, V, state_node, cols, y_mean, split, split_every=SPLIT_EVERY):
 def fit_shrimp(est, X, y, sample_weight=None):
     r""":meth:`rflite.imp.SHRIMPRegressor.fit` on a Dask ``X``: one TSQR, then the path on the client.
 
-    For the training rows (the same random split as the in-memory fit) and
+    For the training rows (a permutation of the m rows drawn from the
+    in-memory fit's split stream: the in-memory split when the rows are
+    distinct and in ``np.unique`` order, see the module notes) and
     the validation rows, one distributed TSQR (:func:`_tsqr`) gives the
     upper-triangular factors :math:`R` of :math:`[A_c,\ y_c]` (centred
     features and targets), L x L with ``L = n_columns + n_targets``.  Since
@@ -941,6 +1332,17 @@ def fit_shrimp(est, X, y, sample_weight=None):
     per task one chunk of features plus a few L x L factors, so this suits
     ``n_columns`` up to a few thousand.  ``sample_weight`` is refused.
 
+    Defaults: ``n_features=None`` takes the in-memory rule's N on the m rows
+    (10^4 weights once m >= 5000: a 2 x 10^4-column factor, so pass
+    ``n_features`` for large m).  ``refit="auto"`` / ``"ridge"`` run the
+    in-memory guarded choice (:func:`rflite.imp._guarded_step_scores`,
+    :func:`rflite.imp._guarded_refit`) on the factors, which stand for the
+    rows in every least-squares, ridge and norm quantity; the mean errors
+    over the L rows of a factor are rescaled to the true row counts.  Only
+    the power iterations for :math:`\sigma_{\max}` start from another
+    vector (:math:`R^T 1` instead of :math:`A^T 1`), so the guard's ridge
+    penalties agree with the in-memory ones to about 1e-3 (tests).
+
     Accuracy: the factors are backward stable (Householder QR), so on
     well-conditioned dictionaries the path agrees with the in-memory one
     (the same supports; coefficients to about 1e-9 relative in the tests);
@@ -949,42 +1351,39 @@ def fit_shrimp(est, X, y, sample_weight=None):
     the two paths may then prune differently.
     """
     import dask.array as da
-    import warnings
 
-    from rflite._base import EffectiveFeaturesWarning
-    from rflite._numerics import min_norm_solve, spawn_streams
-    from rflite.imp import _blas_threads, shrimp_path
+    from rflite._numerics import check_choice, min_norm_solve, spawn_streams
+    from rflite.imp import (_auto_n_features, _blas_threads, _check_refit, _guarded_refit,
+                            _guarded_step_scores, _holdout_ridge_errors, _warn_magnitude,
+                            shrimp_path)
 
     X, Y, one_d = _prepare(est, X, y, sample_weight)
     m, d = X.shape
-    check_int(est.n_features, "n_features", minimum=1)
+    if est.n_features is not None:
+        check_int(est.n_features, "n_features", minimum=1)
     if est.q is not None:
         check_int(est.q, "q", minimum=1)
+    check_choice(est.subsets, "subsets", ("auto", "all", "random"))
+    refit = _check_refit(est.refit)
     frac = check_real(est.validation_fraction, "validation_fraction", minimum=0.0, strict=True)
     if not frac < 1.0:
         raise ValueError(f"validation_fraction must be in (0, 1), got {frac}")
-    n_val = int(round(frac * m))
-    if n_val < 1 or m - n_val < 1:
-        raise ValueError(f"validation_fraction={frac} leaves no validation or no training "
-                         f"rows for m={m} samples")
+    if m < 2:
+        raise ValueError(f"X must have at least 2 samples for SHRIMPRegressor's validation "
+                         f"split, got n_samples={m}")
+    # imp._distinct_row_split's count: the prefix of the shuffled rows closest to frac * m
+    n_val = int(np.argmin(np.abs(np.arange(1, m) - frac * m))) + 1
     fit_intercept = check_bool(est.fit_intercept, "fit_intercept")
-    refit = check_bool(est.refit, "refit")
+    # n_features=None: the in-memory rule on the m rows (in memory: the distinct rows)
+    est._n_weights = (est.n_features if est.n_features is not None
+                      else _auto_n_features(m, d, est.q))
     split_rng, feat_rng, path_rng = spawn_streams(est._rng(), 3)
-    perm = split_rng.permutation(m)  # the in-memory fit's split
+    perm = split_rng.permutation(m)
     is_val = np.zeros(m, dtype=bool)
     is_val[perm[:n_val]] = True
     val, tr = np.sort(perm[:n_val]), np.sort(perm[n_val:])
     V = da.from_array(is_val.reshape(m, 1), chunks=(X.chunks[0], (1,)))
     fmap = est._draw_features(d, feat_rng)
-    if fmap.is_complex:
-        raise ValueError(f"activation must give real features, got {est.activation!r}")
-    est.n_features_ = fmap.n_features
-    if fmap.n_features != est.n_features:
-        warnings.warn(
-            f"subsets={est.subsets!r} with q={est.q_} on d={d} inputs keeps "
-            f"{fmap.n_features} weight vectors instead of n_features={est.n_features} "
-            "(n_features // C(d, q) per subset, Def. 3); recorded in n_features_",
-            EffectiveFeaturesWarning, stacklevel=3)
     n, k = fmap.n_columns, Y.shape[1]
     t0 = time.perf_counter()
     op = DaskFeatureOperator(fmap, X)
@@ -1026,26 +1425,83 @@ def fit_shrimp(est, X, y, sample_weight=None):
             bests.append(path.best_step)
             supports.append(path.supports[path.best_step])
             coefs.append(path.coefs[path.best_step])
-    if refit:
+    # the guarded choice of refit="auto" / "ridge" (imp.SHRIMPRegressor._fit) on the
+    # R factors: every least-squares and ridge quantity of [A_c, y_c] (norms, Gram
+    # matrices, residuals) is that of R, whose L rows stand for the m_tr (n_val)
+    # rows; mean errors over L rows are rescaled by L / n_val
+    if fit_intercept:
+        target = np.asarray(abs(Y - y_mean_all).max(axis=0).compute(), dtype=np.float64)
+    else:
+        target = np.asarray(abs(Y).max(axis=0).compute(), dtype=np.float64)
+    target = target.reshape(-1)
+    est.target_scale_ = target
+    val_scale = L / n_val
+    step_lams = [None] * k
+    use_mean = [False] * k
+    mses = [float(p.val_mse[b]) for p, b in zip(paths, bests)]
+    if refit in ("auto", "ridge"):
+        with _blas_threads(L):
+            for j, path in enumerate(paths):
+                scores, lam_at = _guarded_step_scores(
+                    R_tr[:, :n], R_tr[:, n + j], R_val[:, :n], R_val[:, n + j], path._replace(
+                        val_mse=path.val_mse), a_mean, target[j], est.activation, refit,
+                    val_scale)
+                if np.isfinite(scores).any():
+                    bests[j] = int(np.argmin(scores))
+                    step_lams[j] = lam_at[bests[j]]
+                    mses[j] = float(scores[bests[j]])
+                baseline = float(np.sum(R_val[:, n + j] ** 2)) / n_val
+                if fit_intercept and not mses[j] < baseline:
+                    use_mean[j], mses[j] = True, baseline
+    supports = [np.zeros(0, np.int64) if e else p.supports[b]
+                for p, b, e in zip(paths, bests, use_mean)]
+    coefs = [np.zeros(0) if e else p.coefs[b] for p, b, e in zip(paths, bests, use_mean)]
+    used = ["mean" if e else "none" for e in use_mean]
+    lams = [None] * k
+    if refit != "none" and not all(use_mean):
         union = np.unique(np.concatenate(supports))
-        a_mean = None
-        if fit_intercept:
-            a_mean = np.zeros(n)
-            a_mean[union] = a_mean_all[union]
+        held = [(R_tr[:, S], R_tr[:, n + j], R_val[:, S], R_val[:, n + j],
+                 None if a_mean is None else a_mean[S], target[j])
+                for j, S in enumerate(supports)]
         op_all = DaskFeatureOperator(fmap, X, col_mean=a_mean_all)
         t1 = time.perf_counter()
         R = _tsqr(X, Y, V, op_all._state_node(), union, y_mean_all, False)
         passes.append(("tsqr", time.perf_counter() - t1))
         u = union.size
+        a_mean = None
+        if fit_intercept:
+            a_mean = np.zeros(n)
+            a_mean[union] = a_mean_all[union]
         with _blas_threads(u + k):
-            coefs = [min_norm_solve(R[:, np.searchsorted(union, S)], R[:, u + j])
-                     for j, S in enumerate(supports)]
+            for j, S in enumerate(supports):
+                if use_mean[j]:
+                    continue
+                A_S, y_S = R[:, np.searchsorted(union, S)], R[:, u + j]
+                am = None if a_mean is None else a_mean[S]
+                if step_lams[j] is not None:
+                    lam = step_lams[j] * m / m_tr
+                    coefs[j], used[j], lams[j] = ridge_fit(A_S, y_S, lam), "ridge", lam / m
+                    continue
+                if refit == "min_norm":
+                    coefs[j], used[j] = min_norm_solve(A_S, y_S), "min_norm"
+                    continue
+                c, used[j], lam = _guarded_refit(
+                    A_S, y_S, am, refit, target[j], est.activation,
+                    lambda lam_grid, j=j: _holdout_ridge_errors(held[j], lam_grid, m_tr / m,
+                                                                val_scale))
+                coefs[j] = c
+                lams[j] = None if lam is None else lam / m
         y_mean = y_mean_all
+    elif all(use_mean):
+        a_mean, y_mean = None, y_mean_all
+    est.refit_ = used[0] if one_d else used
+    est.ridge_lam_ = lams[0] if one_d else lams
     est.path_ = paths[0] if one_d else paths
     est.best_step_ = bests[0] if one_d else bests
-    mses = [float(p.val_mse[b]) for p, b in zip(paths, bests)]
     est.validation_mse_ = mses[0] if one_d else mses
     est.train_indices_, est.validation_indices_ = tr, val
     est.dask_passes_ = passes
     est.dask_fit_seconds_ = time.perf_counter() - t0
-    return est._finish(fmap, supports, coefs, a_mean, y_mean)
+    est._finish(fmap, supports, coefs, a_mean, y_mean)
+    _warn_magnitude(est)
+    return est

@@ -71,6 +71,34 @@ def to_dask(X, y, rows):
     return da.from_array(X, chunks=(rows, -1)), da.from_array(y, chunks=(rows,))
 
 
+def sorted_rows(X, y):
+    """The distinct rows of ``(X, y)`` in ``np.unique`` order: SHRIMP's in-memory fit
+    sorts its rows first (``imp._collapse_rows``), the Dask fit keeps the given order,
+    so on sorted distinct rows the two draw the same validation split."""
+    key = np.unique(np.column_stack([X, y]), axis=0)
+    return np.ascontiguousarray(key[:, :-1]), np.ascontiguousarray(key[:, -1])
+
+
+class FixedSplits:
+    """A splitter yielding given ``(train, test)`` pairs (the Dask fits' hash folds)."""
+
+    def __init__(self, splits):
+        self.splits = splits
+
+    def split(self, X, y=None, groups=None):
+        return iter(self.splits)
+
+    def get_n_splits(self, X=None, y=None, groups=None):
+        return len(self.splits)
+
+
+def dask_folds(est, d, X, n_folds=5):
+    """The folds of the Dask ``"auto"`` choice of ``est`` (stream after the features)."""
+    rng = est._rng()
+    est._draw_features(d, rng)
+    return _dask._RowSplit(rng, d, n_folds).splits(X)
+
+
 # ------------------------------------------------------------- import policy
 def test_import_rflite_does_not_import_dask():
     code = ("import sys, rflite, rflite.htp, rflite.ridge, rflite.imp, rflite.bp, "
@@ -207,11 +235,11 @@ def test_harfe_regressor_options(sync, data):
 def test_same_seed_same_result(sync, data):
     X, y = data
     Xd, yd = to_dask(X, y, 70)
-    a = HARFERegressor(n_features=100, s=10, random_state=5).fit(Xd, yd)
-    b = HARFERegressor(n_features=100, s=10, random_state=5).fit(Xd, yd)
+    a = HARFERegressor(n_features=100, s=10, lam=1e-4, random_state=5).fit(Xd, yd)
+    b = HARFERegressor(n_features=100, s=10, lam=1e-4, random_state=5).fit(Xd, yd)
     np.testing.assert_array_equal(a.coef_, b.coef_)
     # another chunking sums in another order: the same fit to rounding
-    c = HARFERegressor(n_features=100, s=10, random_state=5).fit(*to_dask(X, y, 33))
+    c = HARFERegressor(n_features=100, s=10, lam=1e-4, random_state=5).fit(*to_dask(X, y, 33))
     np.testing.assert_array_equal(a.support_, c.support_)
     assert rel(a.coef_, c.coef_) < RTOL
 
@@ -251,7 +279,7 @@ def test_shrimp_matches_in_memory(sync, rows, refit):
     """Well-conditioned dictionary (q = 2): the TSQR path equals the in-memory path."""
     from rflite.imp import SHRIMPRegressor
 
-    X, y = make_friedman1(400, d=6, noise=0.1, rng=0)
+    X, y = sorted_rows(*make_friedman1(400, d=6, noise=0.1, rng=0))
     kw = dict(n_features=30, q=2, subsets="random", refit=refit, random_state=0)
     ref = SHRIMPRegressor(**kw).fit(X, y)
     est = SHRIMPRegressor(**kw).fit(*to_dask(X, y, rows))
@@ -381,7 +409,181 @@ def test_predict_checks_X(sync, data):
         est.predict(da.zeros((10, 6), chunks=(5, 3)))
 
 
+# ------------------------------------------------ default (self-tuning) estimators
+def test_row_split_labels_follow_the_rows_not_the_chunks():
+    """Hash labels: the same for equal rows, whatever the chunking or row order."""
+    X, _ = make_friedman1(300, d=5, rng=1)
+    X[10] = X[200]
+    split = _dask._RowSplit(np.random.default_rng(3), 5, 5)
+    lab = split.labels(X)
+    assert lab[10] == lab[200]
+    np.testing.assert_array_equal(np.concatenate([split.labels(X[:7]), split.labels(X[7:])]),
+                                  lab)
+    perm = np.random.default_rng(0).permutation(300)
+    np.testing.assert_array_equal(split.labels(X[perm]), lab[perm])
+    assert set(np.bincount(lab, minlength=5)) and np.bincount(lab).min() > 30
+    # a -0.0 projection labels like 0.0
+    Z = np.zeros((2, 5))
+    Z[1, 0] = -0.0
+    assert split.labels(Z)[0] == split.labels(Z)[1]
+
+
+@pytest.mark.parametrize("rows", [70, 240])
+def test_default_ridge_chooses_lam_like_in_memory(sync, data, rows):
+    """lam="auto" on Dask = RandomFeatureRidgeCV in memory with the same (hash) folds."""
+    from rflite.ridge import LAMBDA_GRID, RandomFeatureRidgeCV
+
+    X, y = data
+    est = RandomFeatureRidge(n_features=60, random_state=0).fit(*to_dask(X, y, rows))
+    folds = dask_folds(RandomFeatureRidge(n_features=60, random_state=0), X.shape[1], X)
+    assert len(folds) == 5
+    ref = RandomFeatureRidgeCV(n_features=60, lams=LAMBDA_GRID, cv=FixedSplits(folds),
+                               random_state=0).fit(X, y)
+    assert est.lam_ == ref.lam_
+    # the chosen lam is small here (coefficients ~1e2): the solve's condition number
+    # times the rounding of the differently ordered sums, ~1e-10
+    assert rel(est.coef_, ref.coef_) < 1e-8
+    assert abs(est.intercept_ - ref.intercept_) < 1e-8 * abs(ref.intercept_)
+    # the errors come from Gram statistics (differences): agreement to ~1e-6 relative
+    np.testing.assert_allclose(est.cv_results_["mean_test_mse"],
+                               ref.cv_results_["mean_test_mse"], rtol=1e-5)
+    np.testing.assert_array_equal(est.cv_results_["rank_test_mse"][:1],
+                                  ref.cv_results_["rank_test_mse"][:1])
+    assert [k for k, _ in est.dask_passes_] == ["first", "fold_gram", "full_gram"]
+    # 2-d y: one lam for both outputs, as in memory
+    Y = np.column_stack([y, np.sin(X[:, 0])])
+    est2 = RandomFeatureRidge(n_features=60, random_state=0).fit(
+        da.from_array(X, chunks=(rows, -1)), da.from_array(Y, chunks=(rows, 2)))
+    ref2 = RandomFeatureRidgeCV(n_features=60, lams=LAMBDA_GRID, cv=FixedSplits(folds),
+                                random_state=0).fit(X, Y)
+    assert est2.lam_ == ref2.lam_ and rel(est2.coef_, ref2.coef_) < 1e-8
+
+
+def test_default_harfe_chooses_s_and_lam_like_in_memory(sync, data):
+    """s="auto", lam="auto" on Dask = HARFECV in memory with the same hold-out rows."""
+    from rflite.htp import HARFECV
+
+    X, y = data
+    est = HARFERegressor(n_features=80, random_state=0).fit(*to_dask(X, y, 70))
+    hold = dask_folds(HARFERegressor(n_features=80, random_state=0), X.shape[1], X)[:1]
+    res = est.cv_results_
+    ref = HARFECV(n_features=80, ss=np.unique(res["s"]), lams=np.unique(res["lam"]),
+                  cv=FixedSplits(hold), random_state=0).fit(X, y)
+    # the grid is the in-memory default's (fractions of m, shifts / m)
+    mem = HARFERegressor(n_features=80, random_state=0).fit(X, y)
+    np.testing.assert_array_equal(res["s"], mem.cv_results_["s"])
+    np.testing.assert_array_equal(res["lam"], mem.cv_results_["lam"])
+    assert (est.s_, est.lam_) == (ref.s_, ref.lam_)
+    np.testing.assert_array_equal(est.support_, ref.support_)
+    assert rel(est.coef_, ref.coef_) < RTOL
+    np.testing.assert_allclose(res["mean_test_mse"], ref.cv_results_["mean_test_mse"],
+                               rtol=1e-9)
+
+
+def test_default_shrimp_resolves_its_defaults_like_in_memory(sync):
+    """refit="auto" (the guarded choice) on Dask = in memory on a well-conditioned dictionary."""
+    from rflite.imp import SHRIMPRegressor
+
+    X, y = sorted_rows(*make_friedman1(400, d=6, noise=0.1, rng=0))
+    kw = dict(n_features=30, q=2, subsets="random", random_state=0)  # refit="auto"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = SHRIMPRegressor(**kw).fit(X, y)
+        est = SHRIMPRegressor(**kw).fit(*to_dask(X, y, 70))
+    assert est.refit_ == ref.refit_
+    assert est.best_step_ == ref.best_step_
+    np.testing.assert_array_equal(est.support_, ref.support_)
+    # the guard's ridge penalties are sigma_max^2 10^-k with sigma_max from 30 power
+    # iterations (imp._spectral_norm) started from A^T 1 in memory and from R^T 1 on
+    # Dask (the TSQR factor stands for A): the same penalty to ~1e-4, hence the
+    # coefficients of a ridge refit to ~1e-3 (a minimum-norm refit agrees to 1e-9)
+    if ref.refit_ == "ridge":
+        assert abs(est.ridge_lam_ - ref.ridge_lam_) < 1e-2 * ref.ridge_lam_
+    assert rel(est.coef_, ref.coef_) < (1e-2 if ref.refit_ == "ridge" else 1e-9)
+    assert abs(est.validation_mse_ - ref.validation_mse_) < 1e-2 * ref.validation_mse_
+    np.testing.assert_allclose(est.target_scale_, ref.target_scale_, rtol=1e-12)
+
+
+def test_default_shrimp_n_features_none(sync):
+    """n_features=None: the in-memory N; the over-parameterised path (4m columns for m
+    rows) is determined only to its condition number times the rounding, so the Dask
+    and in-memory paths may prune differently: compare the quality, not the support."""
+    from rflite.imp import SHRIMPRegressor
+
+    X, y = sorted_rows(*make_friedman1(150, d=5, noise=0.3, rng=2))
+    Xt, yt = make_friedman1(500, d=5, rng=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = SHRIMPRegressor(random_state=0).fit(X, y)
+        est = SHRIMPRegressor(random_state=0).fit(*to_dask(X, y, 40))
+    assert est.n_features_ == ref.n_features_ == 300
+    np.testing.assert_array_equal(est.validation_indices_, ref.validation_indices_)
+    assert est.refit_ in ("min_norm", "ridge", "mean")
+    mse = lambda m: float(np.mean((m.predict(Xt) - yt) ** 2))  # noqa: E731
+    assert mse(est) < 1.5 * mse(ref) and mse(est) < np.var(yt)
+
+
+def test_auto_options_not_supported_on_dask_are_named(sync, data):
+    from rflite.htp import HARFECV
+    from rflite.ridge import RandomFeatureRidgeCV
+
+    X, y = data
+    Xd, yd = to_dask(X, y, 70)
+    with pytest.raises(ValueError, match="cv=3 is not supported for Dask input"):
+        RandomFeatureRidgeCV(n_features=20, cv=3).fit(Xd, yd)
+    with pytest.raises(ValueError, match="cv=3 is not supported for Dask input"):
+        HARFECV(n_features=20, cv=3).fit(Xd, yd)
+    with pytest.raises(ValueError, match="lam='auto' on Dask input needs real features"):
+        RandomFeatureRidge(n_features=20, activation="exp").fit(Xd, yd)
+    with pytest.raises(ValueError, match="s must be an int >= 1 or 'auto'"):
+        HARFERegressor(n_features=20, s="best").fit(Xd, yd)
+
+
 # ----------------------------------------------------------- LocalCluster
+# The worker-kill test runs on a cluster of its own: the nanny of an in-process
+# LocalCluster may fail to respawn the killed worker ("cannot pickle
+# '_asyncio.Future'", dask/distributed#3345), which would leave a shared cluster
+# with one worker for the tests after it.
+def _crash_once(block, flag):
+    """Kill the worker process computing this chunk, the first time only."""
+    if not os.path.exists(flag):
+        open(flag, "w").close()
+        os._exit(1)
+    return block
+
+
+@pytest.fixture
+def own_cluster():
+    """A fresh 2-worker LocalCluster for one test, closed after it (whatever it leaves)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cluster = distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
+                                           dashboard_address=None, silence_logs=50)
+        client = distributed.Client(cluster, set_as_default=False)
+    try:
+        with client.as_current(), dask.config.set(scheduler=client):
+            yield client
+    finally:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            client.close()
+            cluster.close()
+
+
+def test_worker_killed_during_fit_gives_the_same_result(own_cluster, data):
+    X, y = data
+    kw = dict(n_features=100, s=10, lam=1e-4, random_state=0)
+    ref = HARFERegressor(**kw).fit(X, y)
+    with tempfile.TemporaryDirectory() as tmp:
+        flag = os.path.join(tmp, "crashed")
+        Xd = da.from_array(X, chunks=(70, -1)).map_blocks(_crash_once, flag, dtype=float,
+                                                               meta=np.empty((0, 0)))
+        est = HARFERegressor(**kw).fit(Xd, da.from_array(y, chunks=70))
+        assert os.path.exists(flag)  # a worker did die mid-pass
+    np.testing.assert_array_equal(est.support_, ref.support_)
+    assert rel(est.coef_, ref.coef_) < RTOL
+
+
 def test_cluster_matches_in_memory_and_sync(on_cluster, data):
     X, y = data
     kw = dict(n_features=150, s=15, lam=1e-4, q=2, random_state=0)
@@ -397,14 +599,21 @@ def test_cluster_matches_in_memory_and_sync(on_cluster, data):
     assert rel(est.predict(Xd).compute(), ref.predict(X)) < 1e-10
     from rflite.imp import SHRIMPRegressor
 
-    kws = dict(n_features=30, q=2, subsets="random", random_state=0)
-    s_ref = SHRIMPRegressor(**kws).fit(X, y)
-    s_est = SHRIMPRegressor(**kws).fit(Xd, yd)
+    kws = dict(n_features=30, q=2, subsets="random", refit="min_norm", random_state=0)
+    Xs, ys = sorted_rows(X, y)
+    s_ref = SHRIMPRegressor(**kws).fit(Xs, ys)
+    s_est = SHRIMPRegressor(**kws).fit(*to_dask(Xs, ys, 70))
     np.testing.assert_array_equal(s_est.support_, s_ref.support_)
     assert rel(s_est.coef_, s_ref.coef_) < 1e-9
-    r_ref = RandomFeatureRidge(n_features=50, random_state=0).fit(X, y)
+    # ridge lam="auto" on the cluster: the in-memory choice with the same folds
+    from rflite.ridge import LAMBDA_GRID, RandomFeatureRidgeCV
+
     r = RandomFeatureRidge(n_features=50, random_state=0).fit(Xd, yd)
-    assert rel(r.coef_, r_ref.coef_) < RTOL
+    folds = dask_folds(RandomFeatureRidge(n_features=50, random_state=0), X.shape[1], X)
+    r_ref = RandomFeatureRidgeCV(n_features=50, lams=LAMBDA_GRID, cv=FixedSplits(folds),
+                                 random_state=0).fit(X, y)
+    assert r.lam_ == r_ref.lam_
+    assert rel(r.coef_, r_ref.coef_) < 1e-8
     # the complex features on the cluster
     kw["activation"] = "exp"
     ref = HARFERegressor(**kw).fit(X, y)
@@ -431,28 +640,3 @@ def test_scale_experiment_quick(tmp_path, cluster_client, monkeypatch, capsys):
     assert "peak MB/worker" in capsys.readouterr().out
     # the experiment's client is gone, the cluster is not
     assert len(cluster_client.scheduler_info()["workers"]) == 2
-
-
-# the last test of the module: it leaves the module cluster with one worker (the nanny
-# of an in-process LocalCluster fails to respawn it in distributed 2026.8:
-# "cannot pickle '_asyncio.Future'", dask/distributed#3345)
-def _crash_once(block, flag):
-    """Kill the worker process computing this chunk, the first time only."""
-    if not os.path.exists(flag):
-        open(flag, "w").close()
-        os._exit(1)
-    return block
-
-
-def test_worker_killed_during_fit_gives_the_same_result(on_cluster, data):
-    X, y = data
-    kw = dict(n_features=100, s=10, lam=1e-4, random_state=0)
-    ref = HARFERegressor(**kw).fit(X, y)
-    with tempfile.TemporaryDirectory() as tmp:
-        flag = os.path.join(tmp, "crashed")
-        Xd = da.from_array(X, chunks=(70, -1)).map_blocks(_crash_once, flag, dtype=float,
-                                                               meta=np.empty((0, 0)))
-        est = HARFERegressor(**kw).fit(Xd, da.from_array(y, chunks=70))
-        assert os.path.exists(flag)  # a worker did die mid-pass
-    np.testing.assert_array_equal(est.support_, ref.support_)
-    assert rel(est.coef_, ref.coef_) < RTOL

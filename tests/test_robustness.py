@@ -37,7 +37,7 @@ from rflite.bp import SRFECV, SRFERegressor, bpdn, srfe
 from rflite.features import random_feature_map
 from rflite.greedy import GFCRegressor, gfc, greedy_descent
 from rflite.htp import HARFECV, HARFERegressor, harfe
-from rflite.imp import SHRIMPRegressor, shrimp_path
+from rflite.imp import SHRIMPCV, SHRIMPRegressor, shrimp_path
 from rflite.metropolis import ARFFClassifier, ARFFRegressor, arff
 from rflite.ridge import RandomFeatureRidge, RandomFeatureRidgeCV
 from rflite.theory import coherence, rip_lower_bound
@@ -378,19 +378,12 @@ def test_feature_matrix_too_large_for_memory(target):
 # =========================================================================
 # scikit-learn compatibility
 # =========================================================================
-#: Small-but-sensible settings, so that the ~50 checks per estimator stay fast.
+#: Every estimator with its default arguments (issue 14: check_estimator must pass
+#: as users get them; scikit-learn's checks set random_state themselves).
 ESTIMATORS = {
-    "RandomFeatureRidge": lambda: RandomFeatureRidge(n_features=200, random_state=0),
-    "HARFERegressor": lambda: HARFERegressor(n_features=200, s=50, q=1, random_state=0),
-    "SHRIMPRegressor": lambda: SHRIMPRegressor(n_features=20, q=1, random_state=0),
-    "SRFERegressor": lambda: SRFERegressor(n_features=200, eta=0.1, random_state=0),
-    # default arguments: early stopping and the small-sample caps keep them fast
-    "ARFFRegressor": lambda: ARFFRegressor(random_state=0),
-    "ARFFClassifier": lambda: ARFFClassifier(random_state=0),
-    "GFCRegressor": lambda: GFCRegressor(random_state=0),
-    "HARFECV": lambda: HARFECV(n_features=200, random_state=0),
-    "SRFECV": lambda: SRFECV(n_features=200, random_state=0),
-    "RandomFeatureRidgeCV": lambda: RandomFeatureRidgeCV(n_features=200, random_state=0),
+    cls.__name__: cls for cls in (
+        RandomFeatureRidge, RandomFeatureRidgeCV, HARFERegressor, HARFECV, SHRIMPRegressor,
+        SHRIMPCV, SRFERegressor, SRFECV, ARFFRegressor, ARFFClassifier, GFCRegressor)
 }
 
 #: Checks each estimator is allowed to fail, with the reason.  Empty unless a

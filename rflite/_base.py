@@ -163,6 +163,7 @@ class RandomFeatureModel(EstimatorMixin):
             if np.all(w == 1.0):
                 w = None
         self.n_features_in_ = X.shape[1]
+        self._record_input_range(X)  # the training box, for clip_inputs
         if names is not None:
             self.feature_names_in_ = names
         elif hasattr(self, "feature_names_in_"):

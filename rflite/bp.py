@@ -880,6 +880,11 @@ class SRFERegressor(RandomFeatureModel):
         exactly (the intercept is not penalised); matrix-free fits centre
         through an operator :math:`(A - 1\bar a^T)` (the same fit up to
         rounding).  ``False``: the paper's model.
+    clip_inputs : bool, default False
+        Clip each input column of ``predict``'s ``X`` to the training box
+        ``[input_min_, input_max_]`` (see ``RandomFeatureModel._clip_inputs``:
+        far outside the training data a random-feature model extrapolates in
+        no particular way).  Off by default, so that predictions are the model's.
     verbose : bool or int, default False
         ``eta="auto"``: lines for the hold-out path and the choice on stderr
         (:class:`rflite._cv.Progress`).
@@ -938,7 +943,8 @@ class SRFERegressor(RandomFeatureModel):
     def __init__(self, n_features=1000, *, eta="auto", s=None, refit=None, lam=0.0,
                  normalize=False, matrix_free=False, tol=OPT_TOL, max_iter=None, q=2,
                  distribution="normal", bias="uniform", activation="sin", subsets="random",
-                 fit_intercept=True, random_state=None, verbose=False):
+                 fit_intercept=True, random_state=None, verbose=False, clip_inputs=False):
+        self.clip_inputs = clip_inputs
         self.n_features = n_features
         self.eta = eta
         self.s = s
@@ -1175,7 +1181,9 @@ class SRFECV(SRFERegressor):
     def __init__(self, n_features=1000, *, etas=None, ss=None, cv=None, rule="min",
                  refit=None, lam=0.0, normalize=False, tol=OPT_TOL, max_iter=None, q=2,
                  distribution="normal", bias="uniform", activation="sin", subsets="random",
-                 fit_intercept=True, n_jobs=None, verbose=False, random_state=None):
+                 fit_intercept=True, n_jobs=None, verbose=False, random_state=None,
+                 clip_inputs=False):
+        self.clip_inputs = clip_inputs
         self.n_features = n_features
         self.etas = etas
         self.ss = ss

@@ -814,6 +814,11 @@ class GFCRegressor(RandomFeatureModel):
         centred (GFC builds them inside its own solve).  ``False``: the
         paper's algorithm on ``y`` as given (the bias feature still fits an
         offset, penalised by ``nu``).
+    clip_inputs : bool, default False
+        Clip each input column of ``predict``'s ``X`` to the training box
+        ``[input_min_, input_max_]`` (see ``RandomFeatureModel._clip_inputs``:
+        far outside the training data a random-feature model extrapolates in
+        no particular way).  Off by default, so that predictions are the model's.
     verbose : int, default 0
         ``>= 1``: one line per greedy step (worker, step, elapsed seconds,
         training MSE, the step's validation objective) and per pass (the
@@ -854,7 +859,8 @@ class GFCRegressor(RandomFeatureModel):
 
     def __init__(self, *, n_passes=1, max_steps=20, n_workers=5, nu=None, eta=None, eps=0.01,
                  n_folds=5, subsample=None, cv=5, executor=None, fit_intercept=True,
-                 verbose=0, random_state=None):
+                 verbose=0, random_state=None, clip_inputs=False):
+        self.clip_inputs = clip_inputs
         self.n_passes = n_passes
         self.max_steps = max_steps
         self.n_workers = n_workers

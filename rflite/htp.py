@@ -768,6 +768,11 @@ class HARFERegressor(RandomFeatureModel):
         ridge penalty apply to ``c`` only.  Matrix-free fits centre through
         an operator :math:`(A - 1\bar a^T)` (the same fit, up to rounding).
         ``False``: no intercept (the paper's model).
+    clip_inputs : bool, default False
+        Clip each input column of ``predict``'s ``X`` to the training box
+        ``[input_min_, input_max_]`` (see ``RandomFeatureModel._clip_inputs``:
+        far outside the training data a random-feature model extrapolates in
+        no particular way).  Off by default, so that predictions are the model's.
     random_state : None, int, Generator, RandomState or SeedSequence
         See :func:`rflite._numerics.check_rng` (a negative seed is an error).
     verbose : bool or int, default False
@@ -828,7 +833,9 @@ class HARFERegressor(RandomFeatureModel):
     def __init__(self, n_features=10000, *, s="auto", lam="auto", q=2, mu=DEFAULT_MU,
                  max_iter=DEFAULT_MAX_ITER, tol=DEFAULT_TOL, distribution="normal",
                  bias="uniform", activation="sin", subsets="random", normalize=True,
-                 matrix_free=False, fit_intercept=True, random_state=None, verbose=False):
+                 matrix_free=False, fit_intercept=True, random_state=None, verbose=False,
+                 clip_inputs=False):
+        self.clip_inputs = clip_inputs
         self.n_features = n_features
         self.s = s
         self.lam = lam
@@ -1118,7 +1125,8 @@ class HARFECV(HARFERegressor):
                  mu=DEFAULT_MU, max_iter=DEFAULT_MAX_ITER, tol=DEFAULT_TOL,
                  distribution="normal", bias="uniform", activation="sin", subsets="random",
                  normalize=True, fit_intercept=True, n_jobs=None, verbose=False,
-                 random_state=None):
+                 random_state=None, clip_inputs=False):
+        self.clip_inputs = clip_inputs
         self.n_features = n_features
         self.lams = lams
         self.ss = ss

@@ -1063,7 +1063,8 @@ class _ARFFBase(RandomFeatureModel):
                  delta=None, gamma=None, lam="auto", refit_every=10,
                  adaptive_covariance=False, burn_in=None, omega_max=math.inf,
                  activation="exp", early_stopping=True, validation_fraction=0.2,
-                 n_iter_no_change=5, tol=1e-4, verbose=0, random_state=None):
+                 n_iter_no_change=5, tol=1e-4, verbose=0, random_state=None, clip_inputs=False):
+        self.clip_inputs = clip_inputs
         self.n_features = n_features
         self.n_iter = n_iter
         self.method = method
@@ -1411,7 +1412,7 @@ class ARFFRegressor(_ARFFBase):
                  adaptive_covariance=False, burn_in=None, omega_max=math.inf,
                  activation="exp", early_stopping=True, validation_fraction=0.2,
                  n_iter_no_change=5, tol=1e-4, fit_intercept=True, verbose=0,
-                 random_state=None):
+                 random_state=None, clip_inputs=False):
         super().__init__(n_features, n_iter=n_iter, method=method, scale=scale, delta=delta,
                          gamma=gamma, lam=lam, refit_every=refit_every,
                          adaptive_covariance=adaptive_covariance, burn_in=burn_in,
@@ -1420,6 +1421,7 @@ class ARFFRegressor(_ARFFBase):
                          validation_fraction=validation_fraction,
                          n_iter_no_change=n_iter_no_change, tol=tol, verbose=verbose,
                          random_state=random_state)
+        self.clip_inputs = clip_inputs
         self.fit_intercept = fit_intercept
 
     def __sklearn_tags__(self):

@@ -278,6 +278,11 @@ class RandomFeatureRidge(RandomFeatureModel):
         Centre ``y`` and the feature columns (weighted means) before the
         solve and recover the intercept exactly as
         :math:`c_0 = \bar y - \bar a^T c` (the penalty leaves it out).
+    clip_inputs : bool, default False
+        Clip each input column of ``predict``'s ``X`` to the training box
+        ``[input_min_, input_max_]`` (see ``RandomFeatureModel._clip_inputs``:
+        far outside the training data a random-feature model extrapolates in
+        no particular way).  Off by default, so that predictions are the model's.
     random_state : None, int, Generator, RandomState or SeedSequence
         See :func:`rflite._numerics.check_rng` (a negative seed is an error).
     verbose : bool or int, default False
@@ -317,7 +322,8 @@ class RandomFeatureRidge(RandomFeatureModel):
 
     def __init__(self, n_features=1000, *, lam="auto", q=2, distribution="normal",
                  bias="uniform", activation="sin", subsets="random", fit_intercept=True,
-                 random_state=None, verbose=False):
+                 random_state=None, verbose=False, clip_inputs=False):
+        self.clip_inputs = clip_inputs
         self.n_features = n_features
         self.lam = lam
         self.q = q
@@ -464,7 +470,9 @@ class RandomFeatureRidgeCV(RandomFeatureRidge):
 
     def __init__(self, n_features=1000, *, lams=None, cv=None, rule="min", q=2,
                  distribution="normal", bias="uniform", activation="sin", subsets="random",
-                 fit_intercept=True, n_jobs=None, verbose=False, random_state=None):
+                 fit_intercept=True, n_jobs=None, verbose=False, random_state=None,
+                 clip_inputs=False):
+        self.clip_inputs = clip_inputs
         self.n_features = n_features
         self.lams = lams
         self.cv = cv

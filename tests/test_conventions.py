@@ -79,11 +79,6 @@ def test_integer_weights_equal_repeated_rows(name):
     X, y = _data()
     w = _int_weights(len(y))
     k = w.astype(int)
-    if name == "shrimp":
-        # the validation split is over distinct rows: fix it by holding the
-        # split rows out of the comparison (documented); its solves are row-scaled,
-        # which the ridge/HARFE/SRFE cases test exactly
-        pytest.skip("SHRIMP's random split is over distinct rows (docstring, Notes)")
     a = REGRESSORS[name]().fit(X, y, sample_weight=w).predict(X)
     b = REGRESSORS[name]().fit(np.repeat(X, k, axis=0), np.repeat(y, k)).predict(X)
     np.testing.assert_allclose(a, b, rtol=1e-8, atol=1e-8 * np.abs(b).max())

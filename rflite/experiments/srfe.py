@@ -310,6 +310,7 @@ def srfe_time(ctx):
         from rflite.imp import SHRIMPRegressor
 
         makers["SHRIMP"] = lambda N: SHRIMPRegressor(n_features=N, q=1, fit_intercept=False,
+                                                     refit="min_norm", subsets="all",
                                                      random_state=ctx.seed)
     except ImportError as exc:
         ctx.log(f"skipping SHRIMP: {exc}")

@@ -250,3 +250,25 @@ def test_experiments_save_figures_atomically():
             if m and m.group(1) != "tmp":
                 bare.append(f"{path.name}:{lineno}: {line.strip()}")
     assert not bare, "use ctx.savefig(fig, name) or atomic_path(path):\n" + "\n".join(bare)
+
+
+def test_defaults_real_table_marks_misses(monkeypatch, tmp_path, capsys):
+    """The acceptance table of issue 14 on one small problem and two estimators."""
+    pytest.importorskip("sklearn")
+    from rflite.datasets import make_friedman1, target_friedman1
+    from rflite.experiments import defaults
+
+    X, y = make_friedman1(120, d=5, noise=1.0, rng=0)
+    Xt, _ = make_friedman1(200, d=5, rng=1)
+    monkeypatch.setattr(defaults, "_problems",
+                        lambda quick, seed: [("tiny", X, y, Xt, target_friedman1(Xt))])
+    monkeypatch.setattr(defaults, "ESTIMATORS", [("rflite.ridge", "RandomFeatureRidge"),
+                                                 ("rflite.nowhere", "Missing")])
+    rows = run_experiment("defaults-real", Context(quick=True, out=tmp_path))
+    ok = rows[0]
+    assert ok["estimator"] == "RandomFeatureRidge" and ok["test_mse"] > 0
+    assert ok["ok"] == (ok["test_mse"] <= 1.1 * ok["RidgeCV"] and ok["test_mse"] <= ok["mean"])
+    assert "not available" in rows[1]["error"]
+    out = capsys.readouterr().out
+    assert "| RandomFeatureRidge |" in out and "| Missing | n/a |" in out
+    assert (tmp_path / "defaults_real.json").exists()

@@ -36,7 +36,7 @@ import numpy as np
 from rflite._numerics import check_rng
 
 __all__ = [
-    "KFold", "CVChoice", "Progress", "check_cv", "choose", "cross_validate_grid",
+    "KFold", "CVChoice", "Progress", "SplitList", "check_cv", "choose", "cross_validate_grid",
     "cv_splits", "holdout_split", "weighted_mse",
 ]
 
@@ -92,8 +92,23 @@ class KFold:
             start += size
 
 
+class SplitList:
+    """An iterable of ``(train, test)`` pairs as a splitter (scikit-learn accepts these,
+    and its estimator checks pass them)."""
+
+    def __init__(self, splits):
+        self.splits = [(np.asarray(a), np.asarray(b)) for a, b in splits]
+
+    def split(self, X, y=None, groups=None):
+        yield from self.splits
+
+    def get_n_splits(self, X=None, y=None, groups=None):
+        return len(self.splits)
+
+
 def check_cv(cv, *, name: str = "cv"):
-    """``cv`` as an object with ``split``: int K -> :class:`KFold` (K), None -> 5 folds."""
+    """``cv`` as an object with ``split``: int K -> :class:`KFold` (K), None -> 5 folds,
+    an iterable of ``(train, test)`` pairs -> :class:`SplitList`."""
     if cv is None:
         return KFold(5)
     if isinstance(cv, numbers.Integral) and not isinstance(cv, bool):
@@ -102,6 +117,11 @@ def check_cv(cv, *, name: str = "cv"):
         return KFold(int(cv))
     if callable(getattr(cv, "split", None)) and not isinstance(cv, (str, bytes)):
         return cv
+    if hasattr(cv, "__iter__") and not isinstance(cv, (str, bytes)):
+        try:
+            return SplitList(cv)
+        except (TypeError, ValueError):
+            pass
     raise ValueError(
         f"{name} must be None, an int >= 2 or an object with a split(X, y) method "
         f"(e.g. sklearn.model_selection.KFold), got {cv!r}"

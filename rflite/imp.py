@@ -1426,26 +1426,15 @@ def _check_rates(rates):
     return rates
 
 
-class _SplitList:
-    """An iterable of ``(train, test)`` pairs as a splitter (scikit-learn accepts these)."""
-
-    def __init__(self, splits):
-        self.splits = [(np.asarray(a), np.asarray(b)) for a, b in splits]
-
-    def split(self, X, y=None, groups=None):
-        yield from self.splits
-
-    def get_n_splits(self, X=None, y=None, groups=None):
-        return len(self.splits)
-
-
 def _as_splitter(cv):
     """``cv`` for :func:`rflite._cv.cv_splits`; an iterable of splits is wrapped."""
     if cv is None or isinstance(cv, (int, np.integer, str, bytes)) \
             or callable(getattr(cv, "split", None)):
         return cv
     try:
-        return _SplitList(list(cv))
+        from rflite._cv import SplitList
+
+        return SplitList(list(cv))
     except TypeError:
         return cv
 

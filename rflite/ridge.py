@@ -35,7 +35,7 @@ import numpy as np
 
 from rflite import _dask
 from rflite._base import RandomFeatureModel
-from rflite._cv import Progress, choose, cross_validate_grid, cv_splits
+from rflite._cv import Progress, SplitList, choose, cross_validate_grid, cv_splits
 from rflite._numerics import blas_threads, check_int, check_real, check_rng, ridge_fit
 
 __all__ = ["RandomFeatureRidge", "RandomFeatureRidgeCV", "LAMBDA_GRID", "row_folds"]
@@ -81,16 +81,6 @@ def grouped_splits(X, n_folds, rng) -> list[tuple[np.ndarray, np.ndarray]]:
     return splits
 
 
-class _ExplicitSplits:
-    """An iterable of ``(train, test)`` pairs as a splitter (scikit-learn accepts those)."""
-
-    def __init__(self, pairs):
-        self.pairs = list(pairs)
-
-    def split(self, X, y=None, groups=None):
-        yield from self.pairs
-
-
 def kept_rows(sample_weight):
     """Mask of the rows ``fit`` keeps (zero weights are dropped), or None (all kept)."""
     if sample_weight is None:
@@ -119,7 +109,7 @@ def resolve_splits(cv, X, Y, rng, *, name="cv", kept=None):
             # the pairs index the rows as given; fit dropped the zero-weight ones
             new = np.cumsum(kept) - 1
             pairs = [(new[tr[kept[tr]]], new[te[kept[te]]]) for tr, te in pairs]
-        cv = _ExplicitSplits(pairs)
+        cv = SplitList(pairs)
     return cv_splits(cv, X, Y[:, 0] if Y.ndim == 2 else Y, name=name)
 
 

@@ -107,3 +107,10 @@ def test_holdout_and_weighted_mse():
         holdout_split(20, 1.5, np.random.default_rng(0))
     assert weighted_mse([0, 0], [1, 3], [3, 1]) == pytest.approx((3 + 9) / 4)
     assert weighted_mse([0.0], [3 + 4j]) == pytest.approx(25.0)
+
+
+def test_a_list_of_pairs_is_a_splitter():
+    pairs = [(np.array([0, 1, 2]), np.array([3, 4])), (np.array([2, 3, 4]), np.array([0, 1]))]
+    got = cv_splits(pairs, np.zeros((5, 1)))
+    assert len(got) == 2
+    np.testing.assert_array_equal(got[1][1], [0, 1])

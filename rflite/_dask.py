@@ -869,16 +869,19 @@ def fit_ridge(est, X, y, sample_weight=None):
     # validation (NaN / inf named) before anything else, then the means of all rows
     y_mean, a_mean, first = _first_pass(fmap, X, Y, fit_intercept)
     passes = []
+    lams = [lam] * Y.shape[1]
     if grid is not None:
-        lam, passes = choose_ridge_lam(est, fmap, X, Y, rng, grid, rule, fit_intercept)
+        lams, passes = choose_ridge_lam(est, fmap, X, Y, rng, grid, rule, fit_intercept)
     elif hasattr(est, "cv_results_"):
         del est.cv_results_
-    est.lam_ = lam
+    est.lam_ = lams[0] if one_d else np.array(lams)
     if not fit_intercept:
         y_mean = np.zeros(Y.shape[1])
     op = DaskFeatureOperator(fmap, X, col_mean=a_mean)
     G, B = op.full_gram(Y - y_mean if fit_intercept else Y)
-    C = ridge_solve(G, B, m * lam).reshape(fmap.n_columns, -1)
+    # one Gram for every output; one solve per distinct lam
+    C = np.column_stack([ridge_solve(G, B[:, [t]], m * lams[t]).ravel()
+                         for t in range(B.shape[1])])
     est.dask_passes_ = first.pass_seconds + passes + op.pass_seconds
     est.dask_fit_seconds_ = time.perf_counter() - t0
     cols = np.arange(fmap.n_columns)
@@ -1059,7 +1062,7 @@ def choose_ridge_lam(est, fmap, X, Y, rng, grid, rule, fit_intercept):
     only for near-interpolating fits of noise-free data.
     """
     from rflite._cv import choose
-    from rflite.ridge import DEFAULT_FOLDS, cv_results
+    from rflite.ridge import DEFAULT_FOLDS, cv_results_per_output
 
     _check_auto_input(est, fmap, "lam='auto'")
     split = _RowSplit(rng, X.shape[1], DEFAULT_FOLDS)
@@ -1076,7 +1079,8 @@ def choose_ridge_lam(est, fmap, X, Y, rng, grid, rule, fit_intercept):
     folds = [f for f in range(K) if 0 < cnt[f] < cnt.sum()]
     if not folds:
         raise ValueError("lam='auto' needs at least 2 distinct rows of X (a validation split)")
-    scores = np.empty((len(folds), len(grid)))
+    # one score per (fold, lam, output): each output chooses its own lam, as in memory
+    scores = np.empty((len(folds), len(grid), k))
     for i, f in enumerate(folds):
         n_t, n_v = cnt.sum() - cnt[f], cnt[f]
         sa_t, sy_t = sa.sum(axis=0) - sa[f], sy.sum(axis=0) - sy[f]
@@ -1097,11 +1101,12 @@ def choose_ridge_lam(est, fmap, X, Y, rng, grid, rule, fit_intercept):
         for j, lam in enumerate(grid):
             Z = b / (e + n_t * lam)[:, None]
             sse = yy - 2 * np.einsum("ij,ij->j", Z, h) + np.einsum("ij,ij->j", Z, H @ Z)
-            scores[i, j] = max(float(sse.sum()), 0.0) / (n_v * k)
-    base = _baselines(cnt, sy, syy, folds)
-    choice = choose(scores, rule=rule, baseline=base)
-    est.cv_results_ = cv_results({"lam": np.asarray(grid)}, scores, choice)
-    return float(grid[choice.index]), op.pass_seconds
+            scores[i, j] = np.maximum(sse, 0.0) / n_v
+    choices = [choose(scores[:, :, t], rule=rule,
+                      baseline=_baselines(cnt, sy[:, [t]], syy[:, [t]], folds))
+               for t in range(k)]
+    est.cv_results_ = cv_results_per_output({"lam": np.asarray(grid)}, scores, choices)
+    return [float(grid[c.index]) for c in choices], op.pass_seconds
 
 
 def choose_harfe(est, fmap, X, Y, rng, points, rule, fit_intercept, normalize, n_folds, folds):

@@ -36,7 +36,7 @@ import numpy as np
 from rflite._numerics import check_rng
 
 __all__ = [
-    "KFold", "CVChoice", "Progress", "SplitList", "check_cv", "choose", "cross_validate_grid",
+    "AutoChoice", "CVSearch", "KFold", "CVChoice", "Progress", "SplitList", "check_cv", "choose", "cross_validate_grid",
     "cv_splits", "holdout_split", "weighted_mse",
 ]
 
@@ -314,3 +314,57 @@ class Progress:
         if error is not None:
             msg += f"  error {error:.4g}"
         print(msg, file=self.stream or sys.stderr, flush=True)
+
+
+#: Share of the distinct rows the default estimators' automatic choice holds out.
+HOLDOUT_FRACTION = 0.2
+
+
+class AutoChoice:
+    """``_splits`` / ``_rule`` / ``_n_jobs`` of a default estimator's automatic choice.
+
+    One hold-out: :data:`HOLDOUT_FRACTION` of the *distinct* rows of ``X``
+    (:func:`rflite.ridge.row_folds`, so that integer weights equal repeated
+    rows), the ``"min"`` rule, serial.  ``_auto_hint`` says which parameters
+    to pass instead when there are too few distinct rows.
+    """
+
+    _auto_hint = "pass the parameters explicitly"
+
+    def _splits(self, X, Y, rng):
+        from rflite.ridge import row_folds
+
+        labels = row_folds(X, int(round(1.0 / HOLDOUT_FRACTION)), rng)
+        test = np.flatnonzero(labels == 0)
+        train = np.flatnonzero(labels != 0)
+        if test.size == 0 or train.size == 0:
+            raise ValueError("the automatic choice needs at least 2 distinct rows of X (got "
+                             f"n_samples={len(X)}); {self._auto_hint}")
+        return [(train, test)]
+
+    def _rule(self):
+        return "min"
+
+    def _n_jobs(self):
+        return None
+
+
+class CVSearch:
+    """``_splits`` / ``_rule`` / ``_n_jobs`` of the CV estimators: their ``cv``, ``rule``, ``n_jobs``.
+
+    ``cv=None`` is 5 folds over distinct rows (:func:`rflite.ridge.resolve_splits`);
+    explicit pairs follow the zero-weight rows ``fit`` dropped (``self._kept``).
+    """
+
+    def _splits(self, X, Y, rng):
+        from rflite.ridge import resolve_splits
+
+        return resolve_splits(self.cv, X, Y, rng, kept=getattr(self, "_kept", None))
+
+    def _rule(self):
+        if self.rule not in ("min", "1se"):
+            raise ValueError(f"rule must be 'min' or '1se', got {self.rule!r}")
+        return self.rule
+
+    def _n_jobs(self):
+        return self.n_jobs

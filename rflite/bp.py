@@ -148,6 +148,7 @@ import scipy.linalg
 from numba import njit
 from scipy.sparse.linalg import LinearOperator
 
+from rflite._cv import HOLDOUT_FRACTION, AutoChoice, CVSearch
 from rflite._base import RandomFeatureModel
 from rflite._bp_homotopy import (  # noqa: F401 - constants and kernels re-exported
     HOMOTOPY_RCOND,
@@ -539,7 +540,7 @@ ETA_FRACTIONS = tuple(np.concatenate([np.linspace(0.95, 0.5, 10),
                                       np.logspace(np.log10(0.4), -3, 11)]))
 
 #: Share of the distinct rows held out by ``SRFERegressor(eta="auto")``.
-VALIDATION_FRACTION = 0.2
+VALIDATION_FRACTION = HOLDOUT_FRACTION
 
 
 class BPDNPath(NamedTuple):
@@ -838,7 +839,7 @@ def _srfe_fold_scores(train, test, A, Y, w, etas, ss, fit_intercept, normalize, 
     return list(err.ravel())  # grid-major, one error per output
 
 
-class SRFERegressor(RandomFeatureModel):
+class SRFERegressor(AutoChoice, RandomFeatureModel):
     r"""SRFE: random features with coefficients from basis pursuit denoising.
 
     Fits :func:`srfe` on the feature matrix of a random feature map (dense or
@@ -940,6 +941,8 @@ class SRFERegressor(RandomFeatureModel):
     True
     """
 
+    _auto_hint = "pass eta"
+
     def __init__(self, n_features=1000, *, eta="auto", s=None, refit=None, lam=0.0,
                  normalize=False, matrix_free=False, tol=OPT_TOL, max_iter=None, q=2,
                  distribution="normal", bias="uniform", activation="sin", subsets="random",
@@ -968,23 +971,6 @@ class SRFERegressor(RandomFeatureModel):
         """``(eta_grid, eta_is_fraction, s_grid)`` or None for a fixed ``eta``."""
         if isinstance(self.eta, str) and self.eta == "auto":
             return ETA_FRACTIONS, True, [self.s]
-        return None
-
-    def _splits(self, X, Y, rng):
-        from rflite.ridge import row_folds
-
-        labels = row_folds(X, int(round(1.0 / VALIDATION_FRACTION)), rng)
-        test = np.flatnonzero(labels == 0)
-        train = np.flatnonzero(labels != 0)
-        if test.size == 0 or train.size == 0:
-            raise ValueError("eta='auto' needs at least 2 distinct rows of X (got "
-                             f"n_samples={len(X)}); pass eta")
-        return [(train, test)]
-
-    def _rule(self):
-        return "min"
-
-    def _n_jobs(self):
         return None
 
     def fit(self, X, y, sample_weight=None):
@@ -1133,7 +1119,7 @@ class SRFERegressor(RandomFeatureModel):
         return out
 
 
-class SRFECV(SRFERegressor):
+class SRFECV(CVSearch, SRFERegressor):
     r"""SRFE with ``eta`` (and optionally ``s``) chosen by K-fold cross-validation.
 
     One feature map is drawn and shared by the folds.  On each fold (training
@@ -1221,20 +1207,6 @@ class SRFECV(SRFERegressor):
         if self.etas is None:
             return ETA_FRACTIONS, True, s_grid
         return self.etas, False, s_grid
-
-    def _splits(self, X, Y, rng):
-        from rflite.ridge import resolve_splits
-
-        return resolve_splits(self.cv, X, Y, rng, kept=getattr(self, "_kept", None))
-
-    def _rule(self):
-        if self.rule not in ("min", "1se"):
-            raise ValueError(f"rule must be 'min' or '1se', got {self.rule!r}")
-        return self.rule
-
-    def _n_jobs(self):
-        return self.n_jobs
-
 
 # =========================================================================
 # internals: validation and products

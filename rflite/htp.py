@@ -67,6 +67,7 @@ import scipy.linalg
 from numba import njit
 
 from rflite import _dask
+from rflite._cv import HOLDOUT_FRACTION, AutoChoice, CVSearch
 from rflite._base import RandomFeatureModel
 from rflite._numerics import (
     blas_threads,
@@ -600,7 +601,7 @@ SHIFT_GRID = (10.0, 1.0, 0.1, 1e-2, 1e-4)
 S_FRACTIONS = (0.125, 0.25, 0.5)
 
 #: Share of the rows held out by the default (``"auto"``) choice.
-VALIDATION_FRACTION = 0.2
+VALIDATION_FRACTION = HOLDOUT_FRACTION
 
 
 def _prepare(A, Y, w, *, fit_intercept, normalize):
@@ -719,7 +720,7 @@ def _harfe_fold_scores_mf(train, test, fmap, X, Y, points, fit_intercept, normal
     return scores
 
 
-class HARFERegressor(RandomFeatureModel):
+class HARFERegressor(AutoChoice, RandomFeatureModel):
     r"""HARFE: sparse random-feature regression by hard thresholding pursuit.
 
     Draws ``n_features`` random features :math:`\sin(\langle \omega_j, x\rangle + b_j)`
@@ -830,6 +831,8 @@ class HARFERegressor(RandomFeatureModel):
     200
     """
 
+    _auto_hint = "pass s and lam explicitly"
+
     def __init__(self, n_features=10000, *, s="auto", lam="auto", q=2, mu=DEFAULT_MU,
                  max_iter=DEFAULT_MAX_ITER, tol=DEFAULT_TOL, distribution="normal",
                  bias="uniform", activation="sin", subsets="random", normalize=True,
@@ -883,23 +886,6 @@ class HARFERegressor(RandomFeatureModel):
         if not (s_auto or lam_auto):
             return None
         return (S_FRACTIONS if s_auto else None), (SHIFT_GRID if lam_auto else None)
-
-    def _splits(self, X, Y, rng):
-        from rflite.ridge import row_folds
-
-        labels = row_folds(X, int(round(1.0 / VALIDATION_FRACTION)), rng)
-        test = np.flatnonzero(labels == 0)
-        train = np.flatnonzero(labels != 0)
-        if test.size == 0 or train.size == 0:
-            raise ValueError("the automatic choice of s / lam needs at least 2 distinct rows "
-                             f"of X (got n_samples={len(X)}); pass s and lam explicitly")
-        return [(train, test)]
-
-    def _rule(self):
-        return "min"
-
-    def _n_jobs(self):
-        return None
 
     def _check_s_lam(self, n_columns, total, search):
         """Validate fixed ``s`` / ``lam`` (the ones not searched)."""
@@ -1074,7 +1060,7 @@ class HARFERegressor(RandomFeatureModel):
         return out
 
 
-class HARFECV(HARFERegressor):
+class HARFECV(CVSearch, HARFERegressor):
     r"""HARFE with ``s`` and ``lam`` chosen by K-fold cross-validation.
 
     One feature map is drawn (from ``random_state``) and shared by the folds.
@@ -1160,19 +1146,6 @@ class HARFECV(HARFERegressor):
 
     def _lam_is_shift(self):
         return self.lams is None
-
-    def _splits(self, X, Y, rng):
-        from rflite.ridge import resolve_splits
-
-        return resolve_splits(self.cv, X, Y, rng, kept=getattr(self, "_kept", None))
-
-    def _rule(self):
-        if self.rule not in ("min", "1se"):
-            raise ValueError(f"rule must be 'min' or '1se', got {self.rule!r}")
-        return self.rule
-
-    def _n_jobs(self):
-        return self.n_jobs
 
 
 def _column_sq_norms(A):

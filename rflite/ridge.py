@@ -35,7 +35,7 @@ import numpy as np
 
 from rflite import _dask
 from rflite._base import RandomFeatureModel
-from rflite._cv import Progress, SplitList, choose, cross_validate_grid, cv_splits
+from rflite._cv import CVSearch, Progress, SplitList, choose, cross_validate_grid, cv_splits
 from rflite._numerics import blas_threads, check_int, check_real, check_rng, ridge_fit
 
 __all__ = ["RandomFeatureRidge", "RandomFeatureRidgeCV", "LAMBDA_GRID", "row_folds"]
@@ -418,7 +418,7 @@ class RandomFeatureRidge(RandomFeatureModel):
         return self._finish(fmap, [cols] * C.shape[1], list(C.T), a_mean, y_mean)
 
 
-class RandomFeatureRidgeCV(RandomFeatureRidge):
+class RandomFeatureRidgeCV(CVSearch, RandomFeatureRidge):
     r"""Random-feature ridge with ``lam`` chosen by K-fold cross-validation.
 
     Every fold scores the whole grid ``lams`` from one eigendecomposition of
@@ -482,11 +482,3 @@ class RandomFeatureRidgeCV(RandomFeatureRidge):
 
     def _cv(self):
         return self.cv
-
-    def _rule(self):
-        if self.rule not in ("min", "1se"):
-            raise ValueError(f"rule must be 'min' or '1se', got {self.rule!r}")
-        return self.rule
-
-    def _n_jobs(self):
-        return self.n_jobs

@@ -36,6 +36,17 @@ assert np.all(np.isfinite(res.coef))
 print("FIT-OK", flush=True)
 """
 
+def _sigint_default():
+    """``preexec_fn``: SIGINT back to its default in the child.
+
+    A run started in the background by a non-interactive shell (``cmd &``,
+    ``nohup``, some CI runners) inherits SIGINT *ignored*, and Python then
+    installs no KeyboardInterrupt handler, so the test would measure the
+    environment, not rflite.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 
 def _readonly_env(tmp: Path) -> tuple[dict, Path]:
     """An environment in which the package dir and HOME are unwritable, and a cache
@@ -156,7 +167,8 @@ def test_signal_during_pool_start_up_leaves_no_process(tmp_path, sig, group):
     # make the wait below measure the wrong process.
     stdout, stderr = open(tmp_path / "out.txt", "w"), open(tmp_path / "err.txt", "w")
     proc = subprocess.Popen(cmd, stdout=stdout, stderr=stderr,
-                            cwd=Path(__file__).resolve().parents[1], start_new_session=True)
+                            cwd=Path(__file__).resolve().parents[1], start_new_session=True,
+                            preexec_fn=_sigint_default)
     try:
         seen: set[int] = set()
         deadline = time.monotonic() + 120

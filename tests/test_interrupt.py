@@ -44,6 +44,17 @@ CASES = {
     "blas-preactivation": dict(d=1000, q=None, m=2000, n=10000, activation="sin"),
 }
 
+def _sigint_default():
+    """``preexec_fn``: SIGINT back to its default in the child.
+
+    A run started in the background by a non-interactive shell (``cmd &``,
+    ``nohup``, some CI runners) inherits SIGINT *ignored*, and Python then
+    installs no KeyboardInterrupt handler, so the test would measure the
+    environment, not rflite.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 @pytest.mark.parametrize("case", list(CASES))
@@ -52,6 +63,7 @@ def test_sigint_stops_transform_within_seconds(case):
     proc = subprocess.Popen(
         [sys.executable, "-c", CHILD.format(**CASES[case])],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT,
+        preexec_fn=_sigint_default,
     )
     try:
         assert proc.stdout.readline().strip() == "start", proc.stderr.read()

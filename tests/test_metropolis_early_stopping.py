@@ -159,14 +159,3 @@ def test_bad_early_stopping_parameters(kw, match):
     X, y, _ = _noisy(m=30)
     with pytest.raises(ValueError, match=match):
         ARFFRegressor(4, n_iter=2, **kw).fit(X, y)
-
-
-@pytest.mark.filterwarnings("ignore:Estimator .* does not inherit from:UserWarning")
-@pytest.mark.parametrize("est", [ARFFRegressor, ARFFClassifier])
-def test_check_estimator_with_default_arguments(est):
-    from sklearn.utils.estimator_checks import check_estimator
-
-    results = check_estimator(est(), on_fail=None, on_skip=None)
-    failed = {r["check_name"]: repr(r["exception"])[:300]
-              for r in results if r["status"] == "failed"}
-    assert not failed, failed

@@ -17,7 +17,7 @@ import numpy as np
 
 from rflite import _dask
 from rflite._numerics import (
-    check_array, check_bool, check_rng, check_sample_weight, check_targets, weighted_mean,
+    check_array, check_bool, check_rng, check_sample_weight, check_targets, center_and_weight,
 )
 from rflite._estimator import EstimatorMixin, FeatureNamesWarning, feature_names
 from rflite.features import FeatureMap, random_feature_map, variable_usage
@@ -224,20 +224,8 @@ class RandomFeatureModel(EstimatorMixin):
         Returns ``A``, ``Y``, ``a_mean`` (None when not centred) and ``y_mean``.
         """
         fit_intercept = check_bool(getattr(self, "fit_intercept", False), "fit_intercept")
-        a_mean = None
-        y_mean = np.zeros(Y.shape[1])
-        if fit_intercept:
-            y_mean = weighted_mean(Y, w)
-            Y = Y - y_mean
-            if center_features and A is not None:
-                a_mean = weighted_mean(A, w)
-                A -= a_mean
-        if w is not None:
-            sw = np.sqrt(w)
-            Y = Y * sw[:, None]
-            if A is not None:
-                A *= sw[:, None]
-        return A, Y, a_mean, y_mean
+        return center_and_weight(A, Y, w, fit_intercept=fit_intercept,
+                                 center_features=center_features)
 
     def _finish(self, fmap: FeatureMap, supports, coefs, a_mean, y_mean):
         r"""Store per-output solutions as one union support (and exact intercepts).

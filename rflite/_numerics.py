@@ -767,6 +767,31 @@ def check_targets(X, y, *, estimator: str = "this estimator"):
     return X, (y[:, None] if one_d else y), one_d
 
 
+def center_and_weight(A, Y, w, *, fit_intercept: bool, center_features: bool = True):
+    r"""Centre (weighted means) and scale rows by :math:`\sqrt{w}`; in place on ``A``.
+
+    The least-squares form of a weighted problem with an intercept:
+    :math:`\tilde A = D(A - 1\bar a^T)`, :math:`\tilde Y = D(Y - 1\bar y^T)`,
+    :math:`D = \mathrm{diag}(\sqrt{w})`, :math:`\bar a = \sum_i w_i a_i /
+    \sum_i w_i`.  ``A`` may be None (only ``Y`` is treated).  Returns ``A,
+    Y, a_mean`` (None when the features are not centred) and ``y_mean``.
+    """
+    a_mean = None
+    y_mean = np.zeros(Y.shape[1])
+    if fit_intercept:
+        y_mean = weighted_mean(Y, w)
+        Y = Y - y_mean
+        if center_features and A is not None:
+            a_mean = weighted_mean(A, w)
+            A -= a_mean
+    if w is not None:
+        sw = np.sqrt(w)[:, None]
+        Y = Y * sw
+        if A is not None:
+            A *= sw
+    return A, Y, a_mean, y_mean
+
+
 def weighted_mean(A: np.ndarray, w: np.ndarray | None) -> np.ndarray:
     """Column means of ``A`` weighted by ``w`` (plain means when ``w`` is None)."""
     if w is None:

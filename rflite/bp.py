@@ -164,6 +164,7 @@ from rflite._bp_homotopy import (  # noqa: F401 - constants and kernels re-expor
 )
 from rflite._bp_lp import LP_MAX_ENTRIES, _bp_colgen, _bp_linprog
 from rflite._numerics import (
+    center_and_weight,
     blas_threads,
     check_array,
     check_bool,
@@ -774,17 +775,7 @@ def _srfe_by_path(A, y, eta, s, refit, lam) -> SRFEResult:
 
 def _prepare(A, Y, w, *, fit_intercept, normalize):
     """Centre (weighted), scale rows by sqrt(w), normalise columns; in place on ``A``."""
-    a_mean = None
-    y_mean = np.zeros(Y.shape[1])
-    if fit_intercept:
-        y_mean = Y.mean(axis=0) if w is None else (w @ Y) / w.sum()
-        a_mean = A.mean(axis=0) if w is None else (w @ A) / w.sum()
-        A -= a_mean
-        Y = Y - y_mean
-    if w is not None:
-        sw = np.sqrt(w)[:, None]
-        A *= sw
-        Y = Y * sw
+    A, Y, a_mean, y_mean = center_and_weight(A, Y, w, fit_intercept=fit_intercept)
     scale = None
     if normalize:
         norms = np.linalg.norm(A, axis=0)

@@ -70,6 +70,7 @@ from rflite import _dask
 from rflite._cv import HOLDOUT_FRACTION, AutoChoice, CVSearch
 from rflite._base import RandomFeatureModel
 from rflite._numerics import (
+    center_and_weight,
     blas_threads,
     RCOND_WARN,
     check_array,
@@ -610,17 +611,7 @@ def _prepare(A, Y, w, *, fit_intercept, normalize):
     The preprocessing of :meth:`HARFERegressor.fit` (dense route), shared with
     the cross-validation folds.  Returns ``A, Yc, a_mean, y_mean, scale``.
     """
-    a_mean = None
-    y_mean = np.zeros(Y.shape[1])
-    if fit_intercept:
-        y_mean = Y.mean(axis=0) if w is None else (w @ Y) / w.sum()
-        a_mean = A.mean(axis=0) if w is None else (w @ A) / w.sum()
-        A -= a_mean
-        Y = Y - y_mean
-    if w is not None:
-        sw = np.sqrt(w)[:, None]
-        A *= sw
-        Y = Y * sw
+    A, Y, a_mean, y_mean = center_and_weight(A, Y, w, fit_intercept=fit_intercept)
     scale = np.ones(A.shape[1])
     if normalize:
         norms = np.sqrt(_column_sq_norms(A))

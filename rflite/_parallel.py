@@ -107,7 +107,7 @@ def executor_scope(executor, n_tasks: int | None = None):
             # signal in the middle of a spawn cuts the start-up data the child is
             # reading (it then dies with "EOFError: Ran out of input" on stderr).
             # Held back for the few tens of ms the spawns take, then delivered.
-            with _signals_deferred():
+            with _signals_deferred(), _sigint_blocked_in_children():
                 for _ in range(n):
                     pool.submit(int)
             yield pool
@@ -154,6 +154,26 @@ def _signals_deferred():
 
 #: Seconds to wait for a terminated worker before killing it.
 _TERMINATE_GRACE = 1.0
+
+
+@contextlib.contextmanager
+def _sigint_blocked_in_children():
+    """Spawn workers with SIGINT blocked (the mask survives fork and exec).
+
+    A terminal's Ctrl-C reaches the whole process group; a worker still
+    importing when it arrives (before :func:`_pool_worker_init` ignores
+    SIGINT) printed a KeyboardInterrupt traceback from its bootstrap.  The
+    parent gets the blocked signal as soon as the mask is restored.
+    """
+    if not hasattr(signal, "pthread_sigmask") or \
+            threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
 def _terminate_pool(pool: ProcessPoolExecutor) -> None:

@@ -613,19 +613,22 @@ def ridge_fit(A: np.ndarray, y: np.ndarray, lam: float) -> np.ndarray:
 def blas_threads(limit: int | None = 1):
     """Context manager limiting BLAS to ``limit`` threads (``None``: no limit).
 
-    Loops of many small BLAS calls (Gram updates, small eigendecompositions,
-    per-task work in a process pool) run many times slower when OpenBLAS
-    starts threads for each call on a busy machine: a 32 x 32 ``eigh`` was
-    measured at ~190 ms instead of ~1 ms here.  Uses ``threadpoolctl`` when it
-    is installed (it comes with scikit-learn) and does nothing otherwise, so it
-    adds no runtime dependency; the previous limits are restored on exit.
+    Two reasons, both measured here.  Reproducibility: a threaded BLAS splits
+    sums differently, and on nearly singular systems (SHRIMP's q = 1 paths)
+    last-bit differences change which columns are pruned: the default
+    ``SHRIMPRegressor`` on airfoil scored 0.577 with one BLAS thread and 0.835
+    with two, same seed, while this limit was a no-op on installs without
+    ``threadpoolctl`` (``tests/test_blas_threads.py``).  Speed: loops of many
+    small BLAS calls (Gram updates, small eigendecompositions, per-task work
+    in a process pool) run many times slower when OpenBLAS starts threads for
+    each call on a busy machine (a 32 x 32 ``eigh``: ~190 ms instead of
+    ~1 ms).  ``threadpoolctl`` is a runtime dependency for this; the previous
+    limits are restored on exit.
     """
     if limit is None:
         return contextlib.nullcontext()
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover - optional
-        return contextlib.nullcontext()
+    from threadpoolctl import threadpool_limits
+
     return threadpool_limits(limit, user_api="blas")
 
 

@@ -222,7 +222,7 @@ def one_blas_thread():
     n worker processes each starting OpenBLAS's own threads oversubscribe the
     cores: gfc on 40768 points with 2 workers took 2.58 s against 1.95 s
     serially, and 0.91 s with one BLAS thread per worker.  The limit is kept
-    for the life of the worker (threadpoolctl when installed, else nothing).
+    for the life of the worker.
     """
     global _WORKER_BLAS_LIMIT
     _WORKER_BLAS_LIMIT = blas_threads(1).__enter__()

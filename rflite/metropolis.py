@@ -198,7 +198,7 @@ DELTA_EARLY = 0.1
 PAPER_SETTINGS = {"early_stopping": False, "lam": LAM_PAPER}
 
 #: Problems with ``N K^2`` below this run their BLAS calls single-threaded
-#: (through ``threadpoolctl`` when it is installed): the loop makes thousands of
+#: (through ``threadpoolctl``): the loop makes thousands of
 #: small BLAS calls whose thread start-up and synchronisation cost more than
 #: they save, and on a loaded machine many times more (measured here with other
 #: jobs on 2 cores: a 400 x 16 ``zherk`` took 58 ms threaded, 0.02 ms not;

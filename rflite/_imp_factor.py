@@ -83,6 +83,21 @@ class _MinNormSolver:
         # again: kappa(A_P) grows as the path approaches N_t = m
         self.gram_ok = True
 
+    def copy(self) -> "_MinNormSolver":
+        """An independent copy (factors copied: :meth:`prune` overwrites ``G`` in place).
+
+        Paths that start from the same columns (another prune rate on the
+        same feature matrix) share the t = 0 solve and its factors through a
+        copy; the copy continues bit for bit as the original would.
+        """
+        new = _MinNormSolver.__new__(_MinNormSolver)
+        new.__dict__.update(self.__dict__)
+        for name in ("G", "U", "R", "z"):
+            value = getattr(self, name)
+            if value is not None:
+                setattr(new, name, value.copy(order="K"))
+        return new
+
     # -- updates ---------------------------------------------------------------
     def prune(self, keep_pos, removed_rows):
         """Update the factors for a nested pruning step (``removed_rows`` of ``A^T``)."""

@@ -101,6 +101,7 @@ from __future__ import annotations
 
 import functools
 import math
+import types
 import warnings
 from typing import NamedTuple
 
@@ -108,6 +109,13 @@ import numpy as np
 
 from rflite import _dask
 from rflite._base import MagnitudeWarning, RandomFeatureModel
+from rflite._imp_select import (  # noqa: F401 - public here; the selection machinery
+    MEAN_FACTOR,
+    SHRIMPSelection,
+    _cv_fold_scores,
+    _fit_candidate,
+    select_shrimp,
+)
 from rflite._imp_factor import (  # noqa: F401 - the constants are public here
     GRAM_RCOND,
     MAX_REFINE,
@@ -126,12 +134,10 @@ from rflite._numerics import (
     check_int,
     check_real,
     check_rng,
-    check_X_y,
     min_norm_solve,
     ridge_fit,
     spawn_streams,
 )
-from rflite._parallel import map_tasks
 from rflite.features import FeatureOperator, Normal, random_feature_map
 
 __all__ = [
@@ -500,8 +506,24 @@ def shrimp_path(
     >>> path.n_kept[:4].tolist()
     [200, 160, 128, 102]
     """
-    prune_rate, n_steps, min_features = _check_schedule(prune_rate, n_steps, min_features,
-                                                        schedule)
+    return _shared_paths(A, y, (prune_rate,), n_steps=n_steps, min_features=min_features,
+                         schedule=schedule, method=method, A_val=A_val, y_val=y_val,
+                         track_spectrum=track_spectrum, rng=rng)[0]
+
+
+def _shared_paths(A, y, prune_rates, *, n_steps=None, min_features=1, schedule="paper",
+                  method="magnitude", A_val=None, y_val=None, track_spectrum=False, rng=None):
+    r"""``[shrimp_path(A, y, prune_rate=p, ...) for p in prune_rates]``, bit for bit, shared.
+
+    Everything that does not depend on the prune rate is done once: the
+    transposed working copies of ``A`` and ``A_val`` and the t = 0
+    minimum-norm solve with its factorisation (every path starts from
+    :math:`P_0` = all columns; :func:`_path_start`), which each path
+    continues from a copy.  ``rng`` is rewound to its entry state before
+    each path, so each one is the path a separate call would give.
+    """
+    schedules = [_check_schedule(p, n_steps, min_features, schedule) for p in prune_rates]
+    _, n_steps, min_features = schedules[0]
     check_choice(method, "method", METHODS)
     track_spectrum = check_bool(track_spectrum, "track_spectrum")
     rng = check_rng(rng)
@@ -509,8 +531,8 @@ def shrimp_path(
     At = _transposed_copy(A, "A")
     check_int(min_features, "min_features", minimum=1, maximum=At.shape[0])
     # refuses over-long schedules before any work is done
-    counts = prune_counts(At.shape[0], prune_rate, n_steps=n_steps,
-                          min_features=min_features, schedule=schedule)
+    counts_all = [prune_counts(At.shape[0], p, n_steps=n_steps, min_features=min_features,
+                               schedule=schedule) for p, _, _ in schedules]
     y = check_array(y, "y", ndim=1)
     if y.shape[0] != At.shape[1]:
         raise ValueError(
@@ -533,8 +555,20 @@ def shrimp_path(
                 f"A_val and y_val must have the same number of rows, got {Vt.shape[1]} "
                 f"and {y_val.shape[0]}"
             )
+    state = rng.bit_generator.state
+    paths = []
     with _blas_threads(At.shape[1]):
-        return _path(At, y, Vt, y_val, counts, method, bool(track_spectrum), rng)
+        solver, c0, label0 = _path_start(At, y)
+        for i, counts in enumerate(counts_all):
+            last = i == len(counts_all) - 1
+            rng.bit_generator.state = state
+            # the last path may overwrite the shared copies and factors
+            paths.append(_path(
+                At if last else At.copy(), y,
+                Vt if last or Vt is None else Vt.copy(), y_val, counts, method,
+                bool(track_spectrum), rng,
+                start=(solver if last else solver.copy(), c0, label0)))
+    return paths
 
 
 # ---------------------------------------------------------------------- model
@@ -604,11 +638,6 @@ def _auto_n_features(m: int, d: int, q) -> int:
     qq = d if q is None else min(q, d)
     return int(min(N_FEATURES_MAX, max(2 * m, MIN_WEIGHTS_PER_SUBSET * math.comb(d, qq), 1)))
 
-
-#: Default guard factor of the K-fold selection (:func:`rflite._cv.choose`):
-#: a candidate whose error on some fold exceeds ``MEAN_FACTOR`` times the
-#: error of predicting the training mean on that fold is never chosen.
-MEAN_FACTOR = 2.0
 
 #: Activations whose features are bounded by 1 in modulus, for which
 #: :math:`\sum_j |c_j| (1 + |\bar a_j|)` bounds the fitted function everywhere.
@@ -859,6 +888,39 @@ class SHRIMPRegressor(RandomFeatureModel):
         """Draw the features, run the path, select the step, refit; returns ``self``."""
         if _dask.is_dask_array(X):  # distributed fit (issue 16): all logic in rflite._dask
             return _dask.fit_shrimp(self, X, y, sample_weight)
+        X, Y, w, frac, refit = self._fit_setup(X, y, sample_weight)
+        # one BLAS thread setting for every step of the fit, whatever the
+        # environment asks for: the model must not depend on the thread count
+        with _blas_threads(X.shape[0]):
+            return self._fit(X, Y, w, frac, refit)
+
+    def _fit_rates(self, X, y, rates):
+        """Fit with the best prune rate of ``rates`` (:func:`select_shrimp`'s hold-out grid).
+
+        Returns the validation MSE of every rate, each what
+        ``SHRIMPRegressor(prune_rate=p, ...).fit(X, y).validation_mse_`` gives;
+        ``self`` ends fitted as with ``prune_rate`` = the first rate of the
+        lowest score (when every score is NaN: the first rate).  The split,
+        features, transposed matrices and the t = 0 solve are shared by the
+        rates, and only the chosen rate is refitted on all rows.
+        """
+        X, Y, w, frac, refit = self._fit_setup(X, y, None)
+        with _blas_threads(X.shape[0]):
+            st = self._fit_prepare(X, Y, w, frac)
+            all_paths = self._fit_paths(st, tuple(rates))
+            chosen = [self._fit_choose(st, paths, refit) for paths in all_paths]
+            one = getattr(self, "_one_d", True)
+            scores = [c[2][0] if one else c[2] for c in chosen]
+            best = 0
+            for i, v in enumerate(scores):
+                if v < scores[best]:
+                    best = i
+            self.prune_rate = rates[best]
+            self._fit_finish(st, all_paths[best], refit, chosen[best])
+        return scores
+
+    def _fit_setup(self, X, y, sample_weight):
+        """Validation of :meth:`fit`: ``(X, Y, w, validation_fraction, refit)``, rows collapsed."""
         X, Y, w = self._validate_fit(X, y, sample_weight)
         # the model depends on the data only through its weighted distinct rows
         X, Y, w = _collapse_rows(X, Y, w)
@@ -882,12 +944,15 @@ class SHRIMPRegressor(RandomFeatureModel):
                            else _auto_n_features(m, d, self.q))
         _check_memory_for(self, m, d, self._n_weights)
         self._record_input_range(X)
-        # one BLAS thread setting for every step of the fit, whatever the
-        # environment asks for: the model must not depend on the thread count
-        with _blas_threads(m):
-            return self._fit(X, Y, w, frac, refit)
+        return X, Y, w, frac, refit
 
     def _fit(self, X, Y, w, frac, refit):
+        st = self._fit_prepare(X, Y, w, frac)
+        paths = self._fit_paths(st, (self.prune_rate,))[0]
+        return self._fit_finish(st, paths, refit)
+
+    def _fit_prepare(self, X, Y, w, frac):
+        """Split, features and the centred training / validation matrices (no prune rate)."""
         split_rng, feat_rng, path_rng = spawn_streams(self._rng(), 3)
         tr, val = _distinct_row_split(X, Y, w, frac, split_rng)
         fmap = self._draw_features(X.shape[1], feat_rng)
@@ -897,22 +962,37 @@ class SHRIMPRegressor(RandomFeatureModel):
         A_val, Y_val = _center_weight_like(fmap.transform(X[val]), Y[val], a_mean, y_mean, w_val)
         # the validation MSE per unit weight: integer weights = repeated rows
         val_scale = Y_val.shape[0] / (np.sum(w_val) if w_val is not None else Y_val.shape[0])
-        paths, bests = [], []
-        path_state = path_rng.bit_generator.state
-        for k in range(Y.shape[1]):
+        self.target_scale_ = _target_scale(Y, w)
+        return types.SimpleNamespace(
+            X=X, Y=Y, w=w, tr=tr, val=val, fmap=fmap, w_tr=w_tr, w_val=w_val, A_tr=A_tr,
+            Y_tr=Y_tr, a_mean=a_mean, y_mean=y_mean, A_val=A_val, Y_val=Y_val,
+            val_scale=val_scale, path_rng=path_rng, path_state=path_rng.bit_generator.state)
+
+    def _fit_paths(self, st, rates):
+        """The paths of every prune rate in ``rates`` (one list over the outputs per rate).
+
+        The rates share the t = 0 solve (:func:`_shared_paths`); each path is
+        the one a fit with that ``prune_rate`` alone computes.
+        """
+        out = [[] for _ in rates]
+        for k in range(st.Y.shape[1]):
             # every output starts from the same pruning stream: output k of a
             # 2-d fit is the 1-d fit of column k
-            path_rng.bit_generator.state = path_state
-            path = shrimp_path(
-                A_tr, Y_tr[:, k], A_val=A_val, y_val=Y_val[:, k],
-                prune_rate=self.prune_rate, n_steps=self.n_steps,
-                min_features=self.min_features, schedule=self.schedule, method=self.method,
-                track_spectrum=self.track_spectrum, rng=path_rng,
+            st.path_rng.bit_generator.state = st.path_state
+            paths = _shared_paths(
+                st.A_tr, st.Y_tr[:, k], rates, A_val=st.A_val, y_val=st.Y_val[:, k],
+                n_steps=self.n_steps, min_features=self.min_features, schedule=self.schedule,
+                method=self.method, track_spectrum=self.track_spectrum, rng=st.path_rng,
             )
-            path = path._replace(val_mse=path.val_mse * val_scale)
-            paths.append(path)
-            bests.append(path.best_step)
-        self.target_scale_ = _target_scale(Y, w)
+            for i, path in enumerate(paths):
+                out[i].append(path._replace(val_mse=path.val_mse * st.val_scale))
+        return out
+
+    def _fit_choose(self, st, paths, refit):
+        """The step of every output: ``(bests, step_lams, mses, use_mean)``."""
+        Y_tr, Y_val, val_scale = st.Y_tr, st.Y_val, st.val_scale
+        A_tr, A_val, a_mean = st.A_tr, st.A_val, st.a_mean
+        bests = [p.best_step for p in paths]
         step_lams = [None] * len(paths)
         mses = [float(p.val_mse[b]) for p, b in zip(paths, bests)]
         use_mean = [False] * len(paths)
@@ -931,6 +1011,19 @@ class SHRIMPRegressor(RandomFeatureModel):
                 baseline = float(np.mean(Y_val[:, k] ** 2)) * val_scale
                 if self.fit_intercept and not mses[k] < baseline:
                     use_mean[k], mses[k] = True, baseline
+        return bests, step_lams, mses, use_mean
+
+    def _fit_finish(self, st, paths, refit, chosen=None):
+        """Choose the steps (or take ``chosen``), refit on all rows, set the attributes.
+
+        Releases the full matrices of ``st``: call it once, last.
+        """
+        bests, step_lams, mses, use_mean = (chosen if chosen is not None
+                                            else self._fit_choose(st, paths, refit))
+        X, Y, w, fmap, tr = st.X, st.Y, st.w, st.fmap, st.tr
+        A_tr, Y_tr, A_val, Y_val = st.A_tr, st.Y_tr, st.A_val, st.Y_val
+        a_mean, y_mean, w_tr, val_scale = st.a_mean, st.y_mean, st.w_tr, st.val_scale
+        val = st.val
         supports = [np.zeros(0, np.int64) if e else p.supports[b]
                     for p, b, e in zip(paths, bests, use_mean)]
         coefs = [np.zeros(0) if e else p.coefs[b] for p, b, e in zip(paths, bests, use_mean)]
@@ -941,7 +1034,9 @@ class SHRIMPRegressor(RandomFeatureModel):
             held = [(A_tr[:, S], Y_tr[:, k], A_val[:, S], Y_val[:, k],
                      None if a_mean is None else a_mean[S], self.target_scale_[k])
                     for k, S in enumerate(supports)]
+            # the full matrices are no longer needed (st is spent)
             del A_tr, A_val
+            st.A_tr = st.A_val = None
             # refit on all rows, centred with the means of all rows: only the
             # kept columns are evaluated (never a second m x n_columns matrix)
             union = np.unique(np.concatenate(supports))
@@ -1274,128 +1369,6 @@ class SHRIMPCV(RandomFeatureModel):
         self.ridge_lam_ = lams[0] if one else lams
         self._finish(fmap, supports, coefs, a_mean, y_mean)
         _warn_magnitude(self)
-
-
-class SHRIMPSelection(NamedTuple):
-    """Result of :func:`select_shrimp`.
-
-    Attributes
-    ----------
-    model : SHRIMPCV or SHRIMPRegressor
-        The chosen model, refitted on all rows (a :class:`SHRIMPCV` for
-        K-fold selection, a :class:`SHRIMPRegressor` for ``cv="holdout"``).
-    q : int
-    prune_rate : float
-    val_mse : (len(qs), len(prune_rates)) ndarray
-        Best validation MSE of every candidate (for K-fold, the lowest mean
-        fold error over its steps).
-    qs : tuple of int
-    prune_rates : tuple of float
-    """
-
-    model: RandomFeatureModel
-    q: int
-    prune_rate: float
-    val_mse: np.ndarray
-    qs: tuple
-    prune_rates: tuple
-
-
-def select_shrimp(X, y, *, qs=(1, 2), prune_rates=(0.2,), n_features=None,
-                  cv=5, rule="min", mean_factor=MEAN_FACTOR, validation_fraction=0.1,
-                  random_state=None, callback=None, executor=None,
-                  **params) -> SHRIMPSelection:
-    r"""Choose ``q``, the prune rate and the pruning step (SHRIMP Sec. 4.2), robustly.
-
-    By default (``cv=5``) every candidate (q, p, step) is scored by K-fold
-    cross-validation and chosen by ``rule`` with the mean guard
-    (:class:`SHRIMPCV`, which this calls: the lowest mean error, or with
-    ``rule="1se"`` the smallest model within one standard error of the best,
-    never one that loses to predicting the mean by ``mean_factor`` on some
-    fold).  ``cv="holdout"`` is the paper's
-    protocol: every candidate is a :class:`SHRIMPRegressor` fitted with the
-    *same* seed, hence the same ``validation_fraction`` split, and the lowest
-    validation MSE wins.  The paper searches
-    :math:`q \in \{1, \dots, \min(10, d)\}` and
-    :math:`p \in \{15\%, 25\%, 35\%\}` (``qs=None``,
-    ``prune_rates=(0.15, 0.25, 0.35)``); the default grid is
-    :class:`SHRIMPCV`'s small one, q in {1, 2} and p = 20 %, because every
-    (q, p) costs one path per fold.
-
-    Parameters
-    ----------
-    X, y : training data
-    qs : iterable of int or None, default (1, 2)
-        ``None``: the paper's ``1 .. min(10, d)``.
-    prune_rates : iterable of float, default (0.2,)
-    n_features : int
-    cv : int, splitter, iterable of splits or "holdout"
-    rule, mean_factor
-        The K-fold rule (:class:`SHRIMPCV`).
-    validation_fraction : float
-        The hold-out share for ``cv="holdout"``.
-    random_state : None, int or numpy.random.Generator
-        One seed is drawn from it and shared by all candidates.
-    callback : callable, optional
-        ``callback(q, prune_rate, val_mse)`` for each candidate (progress).
-    executor : None, int or Executor
-        Where the candidate fits (holdout) or the folds (K-fold) run
-        (:func:`rflite._parallel.map_tasks`); the result is the same.
-    **params
-        Other :class:`SHRIMPRegressor` / :class:`SHRIMPCV` parameters.
-
-    Returns
-    -------
-    SHRIMPSelection
-    """
-    X, y = check_X_y(X, y)
-    d = X.shape[1]
-    qs = tuple(range(1, min(10, d) + 1)) if qs is None else _check_qs(qs, d)
-    prune_rates = _check_rates(prune_rates)
-    seed = int(check_rng(random_state).integers(0, 2**63 - 1))
-    if isinstance(cv, str) and cv == "holdout":
-        return _select_holdout(X, y, qs, prune_rates, n_features, validation_fraction, seed,
-                               callback, executor, params)
-    model = SHRIMPCV(n_features=n_features, qs=qs, prune_rates=prune_rates, cv=cv, rule=rule,
-                     mean_factor=mean_factor, n_jobs=executor, random_state=seed,
-                     **params).fit(X, y)
-    res = model.cv_results_
-    scores = np.full((len(qs), len(prune_rates)), np.inf)
-    for a, q in enumerate(qs):
-        for b, p in enumerate(prune_rates):
-            sel = (res["q"] == min(q, d)) & (res["prune_rate"] == p)
-            if sel.any():
-                scores[a, b] = float(np.min(res["mean_test_mse"][sel]))
-            if callback is not None:
-                callback(q, p, scores[a, b])
-    return SHRIMPSelection(model, model.q_, model.prune_rate_, scores, qs, prune_rates)
-
-
-def _select_holdout(X, y, qs, prune_rates, n_features, validation_fraction, seed, callback,
-                    executor, params):
-    """The paper's protocol: one seeded validation split shared by every candidate."""
-    scores = np.full((len(qs), len(prune_rates)), np.inf)
-    best = None
-    grid = [(i, j) for i in range(len(qs)) for j in range(len(prune_rates))]
-    tasks = [(X, y, dict(n_features=n_features, q=qs[i], prune_rate=prune_rates[j],
-                         validation_fraction=validation_fraction, random_state=seed, **params))
-             for i, j in grid]
-    # candidates share one seed, so the choice does not depend on where they run
-    for (i, j), model in zip(grid, map_tasks(_fit_candidate, tasks, executor=executor)):
-        scores[i, j] = model.validation_mse_
-        if callback is not None:
-            callback(qs[i], prune_rates[j], model.validation_mse_)
-        if best is None or model.validation_mse_ < best.validation_mse_:
-            best = model
-    i, j = np.unravel_index(np.argmin(scores), scores.shape)
-    return SHRIMPSelection(best, qs[i], prune_rates[j], scores, qs, prune_rates)
-
-
-# ------------------------------------------------------------------ internals
-def _fit_candidate(task):
-    """One :func:`select_shrimp` candidate, fitted independently (the reference for tests)."""
-    X, y, params = task
-    return SHRIMPRegressor(**params).fit(X, y)
 
 
 def _check_qs(qs, d):
@@ -1820,32 +1793,6 @@ def _mean_baseline(Y, w, tr, te) -> float:
     return float(np.average(r, weights=we))
 
 
-def _cv_fold_scores(train, test, *, X, Y, w, fmaps, rates, n_steps, min_features, schedule,
-                    fit_intercept, refit):
-    """Validation MSE of every (map, rate, step) on one fold (module level: picklable)."""
-    Xt, Ytr, wt = _collapse_rows(X[train], Y[train], None if w is None else w[train])
-    Xe, Yte, we = _collapse_rows(X[test], Y[test], None if w is None else w[test])
-    denom = float(np.sum(we)) if we is not None else float(Xe.shape[0])
-    out = []
-    for fm in fmaps:
-        A, Yt, am, ym = _center_weight_rows(fm.transform(Xt), Ytr, wt, fit_intercept)
-        Av, Yv = _center_weight_like(fm.transform(Xe), Yte, am, ym, we)
-        for p in rates:
-            per_output = []
-            for k in range(Y.shape[1]):
-                path = shrimp_path(A, Yt[:, k], A_val=Av, y_val=Yv[:, k], prune_rate=p,
-                                   n_steps=n_steps, min_features=min(min_features, fm.n_columns),
-                                   schedule=schedule)
-                scale = Yv.shape[0] / denom
-                path = path._replace(val_mse=path.val_mse * scale)
-                # (steps x penalties): the penalty is a grid dimension, chosen
-                # across folds, never on the fold's own held-out rows
-                table = _step_penalty_scores(A, Yt[:, k], Av, Yv[:, k], path, am, refit, scale)
-                per_output.append(table.ravel())
-            out.append(np.mean(per_output, axis=0))
-    return np.concatenate(out)
-
-
 def _warn_magnitude(est) -> None:
     """:class:`~rflite._base.MagnitudeWarning` when a fitted model is out of proportion."""
     C = est.coef_ if est.coef_.ndim == 2 else est.coef_[:, None]
@@ -1897,13 +1844,30 @@ def _transposed_copy(A, name: str) -> np.ndarray:
     return np.ascontiguousarray(A.T) if not A.flags.f_contiguous else A.T.copy()
 
 
-def _path(At, y, Vt, y_val, counts, method, track_spectrum, rng):
-    """Run the path on the owned working copy ``At`` (n x m, overwritten), sizes ``counts``."""
+def _path_start(At, y):
+    r"""The t = 0 minimum-norm solve on all columns: ``(solver, c_0, label)``.
+
+    Depends on ``(A, y)`` only, not on the prune rate, so paths of several
+    rates on the same matrix share it (:func:`_shared_paths`); run under
+    :func:`_blas_threads` of ``At.shape[1]`` rows as :func:`shrimp_path` does.
+    """
+    solver = _MinNormSolver(At.shape[1])
+    c, label = solver.solve(At, y)
+    return solver, c, label
+
+
+def _path(At, y, Vt, y_val, counts, method, track_spectrum, rng, start=None):
+    """Run the path on the owned working copy ``At`` (n x m, overwritten), sizes ``counts``.
+
+    ``start``: a :func:`_path_start` result on the same ``(At, y)``, which
+    replaces the t = 0 solve (its solver is updated in place: pass a copy
+    to keep it).
+    """
     n_all, m = At.shape
     full_At = At.copy() if method == "subset" else None
     Vt_full = Vt.copy() if method == "subset" and Vt is not None else None
     idx = np.arange(n_all, dtype=np.int64)  # column of A held in At[i]
-    solver = _MinNormSolver(m)
+    solver = _MinNormSolver(m) if start is None else start[0]
     supports, coefs, train, val, emax, emin, how = [], [], [], [], [], [], []
     c = None
     for t, n_t in enumerate(counts):
@@ -1935,6 +1899,8 @@ def _path(At, y, Vt, y_val, counts, method, track_spectrum, rng):
                     solver.prune(keep_pos, removed_rows)
         if method == "naive" and t > 0:
             label = "none"
+        elif t == 0 and start is not None:
+            c, label = start[1].copy(), start[2]
         else:
             c, label = solver.solve(At, y)
         resid = y - At.T @ c

@@ -1,0 +1,216 @@
+r"""Model selection for SHRIMP (private machinery of :mod:`rflite.imp`).
+
+:func:`select_shrimp` (the (q, p, step) search of Xie et al. 2022, Sec. 4.2,
+by K-fold through :class:`~rflite.imp.SHRIMPCV` or by the paper's hold-out
+split) and the fold function of :class:`~rflite.imp.SHRIMPCV`.  Everything
+that depends only on q is computed once per q (and fold) and shared by the
+prune rates: the feature matrices, their transposed working copies and the
+t = 0 minimum-norm solve with its factorisation (every path starts from all
+columns, :func:`rflite.imp._shared_paths`).  The results are bit for bit
+those of one independent fit per grid point (tests/test_imp_select.py).
+
+The public names are importable from :mod:`rflite.imp`; this module imports
+:mod:`rflite.imp` lazily (inside the functions) because :mod:`rflite.imp`
+re-exports it.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from rflite._base import RandomFeatureModel
+from rflite._numerics import check_rng, check_X_y
+from rflite._parallel import map_tasks
+
+__all__ = ["MEAN_FACTOR", "SHRIMPSelection", "select_shrimp"]
+
+#: Default guard factor of the K-fold selection (:func:`rflite._cv.choose`):
+#: a candidate whose error on some fold exceeds ``MEAN_FACTOR`` times the
+#: error of predicting the training mean on that fold is never chosen.
+MEAN_FACTOR = 2.0
+
+
+
+class SHRIMPSelection(NamedTuple):
+    """Result of :func:`select_shrimp`.
+
+    Attributes
+    ----------
+    model : SHRIMPCV or SHRIMPRegressor
+        The chosen model, refitted on all rows (a :class:`SHRIMPCV` for
+        K-fold selection, a :class:`SHRIMPRegressor` for ``cv="holdout"``).
+    q : int
+    prune_rate : float
+    val_mse : (len(qs), len(prune_rates)) ndarray
+        Best validation MSE of every candidate (for K-fold, the lowest mean
+        fold error over its steps).
+    qs : tuple of int
+    prune_rates : tuple of float
+    """
+
+    model: RandomFeatureModel
+    q: int
+    prune_rate: float
+    val_mse: np.ndarray
+    qs: tuple
+    prune_rates: tuple
+
+
+def select_shrimp(X, y, *, qs=(1, 2), prune_rates=(0.2,), n_features=None,
+                  cv=5, rule="min", mean_factor=MEAN_FACTOR, validation_fraction=0.1,
+                  random_state=None, callback=None, executor=None,
+                  **params) -> SHRIMPSelection:
+    r"""Choose ``q``, the prune rate and the pruning step (SHRIMP Sec. 4.2), robustly.
+
+    By default (``cv=5``) every candidate (q, p, step) is scored by K-fold
+    cross-validation and chosen by ``rule`` with the mean guard
+    (:class:`SHRIMPCV`, which this calls: the lowest mean error, or with
+    ``rule="1se"`` the smallest model within one standard error of the best,
+    never one that loses to predicting the mean by ``mean_factor`` on some
+    fold).  ``cv="holdout"`` is the paper's
+    protocol: every candidate is a :class:`SHRIMPRegressor` fitted with the
+    *same* seed, hence the same ``validation_fraction`` split, and the lowest
+    validation MSE wins.  The paper searches
+    :math:`q \in \{1, \dots, \min(10, d)\}` and
+    :math:`p \in \{15\%, 25\%, 35\%\}` (``qs=None``,
+    ``prune_rates=(0.15, 0.25, 0.35)``); the default grid is
+    :class:`SHRIMPCV`'s small one, q in {1, 2} and p = 20 %, because every
+    (q, p) costs one path per fold.
+
+    Parameters
+    ----------
+    X, y : training data
+    qs : iterable of int or None, default (1, 2)
+        ``None``: the paper's ``1 .. min(10, d)``.
+    prune_rates : iterable of float, default (0.2,)
+    n_features : int
+    cv : int, splitter, iterable of splits or "holdout"
+    rule, mean_factor
+        The K-fold rule (:class:`SHRIMPCV`).
+    validation_fraction : float
+        The hold-out share for ``cv="holdout"``.
+    random_state : None, int or numpy.random.Generator
+        One seed is drawn from it and shared by all candidates.
+    callback : callable, optional
+        ``callback(q, prune_rate, val_mse)`` for each candidate (progress).
+    executor : None, int or Executor
+        Where the candidate fits (holdout) or the folds (K-fold) run
+        (:func:`rflite._parallel.map_tasks`); the result is the same.
+    **params
+        Other :class:`SHRIMPRegressor` / :class:`SHRIMPCV` parameters.
+
+    Returns
+    -------
+    SHRIMPSelection
+    """
+    from rflite.imp import SHRIMPCV, _check_qs, _check_rates
+
+    X, y = check_X_y(X, y)
+    d = X.shape[1]
+    qs = tuple(range(1, min(10, d) + 1)) if qs is None else _check_qs(qs, d)
+    prune_rates = _check_rates(prune_rates)
+    seed = int(check_rng(random_state).integers(0, 2**63 - 1))
+    if isinstance(cv, str) and cv == "holdout":
+        return _select_holdout(X, y, qs, prune_rates, n_features, validation_fraction, seed,
+                               callback, executor, params)
+    model = SHRIMPCV(n_features=n_features, qs=qs, prune_rates=prune_rates, cv=cv, rule=rule,
+                     mean_factor=mean_factor, n_jobs=executor, random_state=seed,
+                     **params).fit(X, y)
+    res = model.cv_results_
+    scores = np.full((len(qs), len(prune_rates)), np.inf)
+    for a, q in enumerate(qs):
+        for b, p in enumerate(prune_rates):
+            sel = (res["q"] == min(q, d)) & (res["prune_rate"] == p)
+            if sel.any():
+                scores[a, b] = float(np.min(res["mean_test_mse"][sel]))
+            if callback is not None:
+                callback(q, p, scores[a, b])
+    return SHRIMPSelection(model, model.q_, model.prune_rate_, scores, qs, prune_rates)
+
+
+def _select_holdout(X, y, qs, prune_rates, n_features, validation_fraction, seed, callback,
+                    executor, params):
+    """The paper's protocol: one seeded validation split shared by every candidate.
+
+    Every candidate (q, p) is scored as the independent fit
+    ``SHRIMPRegressor(q=q, prune_rate=p, random_state=seed, ...)`` would
+    score it (:func:`_fit_candidate`, the reference), but one task per q
+    (:func:`_holdout_q_task`) shares what depends only on q between the
+    prune rates: the split, the feature matrices, their transposed copies and
+    the t = 0 minimum-norm solve with its factorisation; and only the best
+    rate of each q is refitted on all rows.  The q tasks run on ``executor``.
+    """
+    scores = np.full((len(qs), len(prune_rates)), np.inf)
+    tasks = [(X, y, dict(n_features=n_features, q=q, prune_rate=prune_rates[0],
+                         validation_fraction=validation_fraction, random_state=seed, **params),
+              prune_rates) for q in qs]
+    models, local = [], []
+    # candidates share one seed, so the choice does not depend on where they run
+    for i, (row, model) in enumerate(map_tasks(_holdout_q_task, tasks, executor=executor)):
+        models.append(model)
+        local.append(prune_rates.index(model.prune_rate))
+        for j, v in enumerate(row):
+            scores[i, j] = v
+            if callback is not None:
+                callback(qs[i], prune_rates[j], v)
+    # the winner of the sequential scan over the (q, p) grid (strictly lower wins)
+    bi, bj = 0, 0
+    for i in range(len(qs)):
+        for j in range(len(prune_rates)):
+            if scores[i, j] < scores[bi, bj]:
+                bi, bj = i, j
+    best = models[bi]
+    if local[bi] != bj:  # only with NaN scores: the q task kept another rate
+        best = _fit_candidate((X, y, dict(tasks[bi][2], prune_rate=prune_rates[bj])))
+    i, j = np.unravel_index(np.argmin(scores), scores.shape)
+    return SHRIMPSelection(best, qs[i], prune_rates[j], scores, qs, prune_rates)
+
+
+def _holdout_q_task(task):
+    """The hold-out scores of every prune rate for one q, and the best rate's model."""
+    from rflite.imp import SHRIMPRegressor
+
+    X, y, params, rates = task
+    model = SHRIMPRegressor(**params)
+    scores = model._fit_rates(X, y, rates)
+    return scores, model
+
+
+def _fit_candidate(task):
+    """One :func:`select_shrimp` candidate, fitted independently (the reference for tests)."""
+    from rflite.imp import SHRIMPRegressor
+
+    X, y, params = task
+    return SHRIMPRegressor(**params).fit(X, y)
+
+
+def _cv_fold_scores(train, test, *, X, Y, w, fmaps, rates, n_steps, min_features, schedule,
+                    fit_intercept, refit):
+    """Validation MSE of every (map, rate, step) on one fold (module level: picklable)."""
+    from rflite.imp import (_center_weight_like, _center_weight_rows, _collapse_rows,
+                            _shared_paths, _step_penalty_scores)
+
+    Xt, Ytr, wt = _collapse_rows(X[train], Y[train], None if w is None else w[train])
+    Xe, Yte, we = _collapse_rows(X[test], Y[test], None if w is None else w[test])
+    denom = float(np.sum(we)) if we is not None else float(Xe.shape[0])
+    out = []
+    for fm in fmaps:
+        A, Yt, am, ym = _center_weight_rows(fm.transform(Xt), Ytr, wt, fit_intercept)
+        Av, Yv = _center_weight_like(fm.transform(Xe), Yte, am, ym, we)
+        tables = [[] for _ in rates]
+        for k in range(Y.shape[1]):
+            # the rates share the transposed matrices and the t = 0 solve
+            paths = _shared_paths(A, Yt[:, k], rates, A_val=Av, y_val=Yv[:, k],
+                                  n_steps=n_steps, min_features=min(min_features, fm.n_columns),
+                                  schedule=schedule)
+            scale = Yv.shape[0] / denom
+            for i, path in enumerate(paths):
+                path = path._replace(val_mse=path.val_mse * scale)
+                # (steps x penalties): the penalty is a grid dimension, chosen
+                # across folds, never on the fold's own held-out rows
+                table = _step_penalty_scores(A, Yt[:, k], Av, Yv[:, k], path, am, refit, scale)
+                tables[i].append(table.ravel())
+        out += [np.mean(t, axis=0) for t in tables]
+    return np.concatenate(out)

@@ -32,7 +32,6 @@ __all__ = ["MEAN_FACTOR", "SHRIMPSelection", "select_shrimp"]
 MEAN_FACTOR = 2.0
 
 
-
 class SHRIMPSelection(NamedTuple):
     """Result of :func:`select_shrimp`.
 
@@ -96,7 +95,8 @@ def select_shrimp(X, y, *, qs=(1, 2), prune_rates=(0.2,), n_features=None,
     callback : callable, optional
         ``callback(q, prune_rate, val_mse)`` for each candidate (progress).
     executor : None, int or Executor
-        Where the candidate fits (holdout) or the folds (K-fold) run
+        Where the q's (holdout: one task per q, whose prune rates share the
+        split, the features and the first solve) or the folds (K-fold) run
         (:func:`rflite._parallel.map_tasks`); the result is the same.
     **params
         Other :class:`SHRIMPRegressor` / :class:`SHRIMPCV` parameters.

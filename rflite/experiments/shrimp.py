@@ -328,7 +328,7 @@ LARGE_QMAX = 3
 @register(
     "shrimp-real",
     "SHRIMP Table 3: real UCI data, q and prune rate chosen on 10 % validation, N = 10000",
-    "hours on 2 busy cores (quick ~10 s); see the README for the measured time per set",
+    "~16 min on 2 busy cores, 12 of them ccpp (quick ~10 s); docs/runs/shrimp-real.log",
 )
 def shrimp_real(ctx):
     """Test MSE on the shared UCI splits beside SHRIMP Table 3 (paper's protocol)."""

@@ -22,8 +22,9 @@ the path falls back to fresh Householder LQ and ``gelsd`` solves; issue 15).
 
 Group ``shrimp-select-grid``: :func:`rflite.imp.select_shrimp` against
 ``per-point``, one independent :class:`~rflite.imp.SHRIMPRegressor` fit per
-(q, p) (today the same computation: the baseline for sharing the work that
-depends only on q across p, issue 15.2), on a
+(q, p) (the baseline: select_shrimp shares the split, the features, their
+transposed copies and the t = 0 solve between the p of one q and refits
+only each q's best p, issue 15.2), on a
 1700 x 18 set with N = 1000 weights, q in {1, 2, 3}, p in {15, 25, 35} %;
 both at one BLAS thread, and both must give the same scores.
 

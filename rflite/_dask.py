@@ -33,10 +33,10 @@ Solvers
   that entered the support, :math:`A_{in}^* A_{S'}` and :math:`A_{in}^* y`.
   The s x s ridge system is solved on the client by
   :func:`rflite._numerics.ridge_solve` (fresh Cholesky each iteration).
-* :func:`fit_harfe` / :func:`fit_ridge` -- the estimators'
-  ``fit`` on Dask input, with the same centring and column normalisation as
-  the in-memory path (column means from the first pass, centred norms or
-  the centred Gram from the second).
+* :func:`fit_harfe` / :func:`fit_ridge` -- the estimators' (and their CV
+  estimators') ``fit`` on Dask input, with the same weighted centring, row
+  weighting and column normalisation as the in-memory path (column means
+  from the first pass, centred norms or the centred Gram from the second).
 * :func:`fit_shrimp` -- SHRIMP (Xie, Shi, Schaeffer and Ward 2022) for
   m >> N: one distributed TSQR of the centred ``[A, y]`` (training and
   validation rows apart) and the whole pruning path on the client from the
@@ -70,19 +70,36 @@ input too, in the spirit of the in-memory choice:
   ``refit="auto"`` / ``"ridge"`` choice runs on the TSQR factors
   (:func:`fit_shrimp`).
 
-The folds are not the in-memory ones: :func:`rflite.ridge.row_folds` needs a
-global ``unique`` over the m rows, so on Dask each row's fold is a hash of
-its values (:class:`_RowSplit`: equal rows share a fold, independent of the
-chunking and the row order).  With those folds passed to the in-memory CV
-estimator the choices are identical (tests).  SHRIMP's split is the
-in-memory one when the rows are distinct and sorted (the in-memory fit
-sorts its distinct rows first; on Dask the client draws a permutation of
-the m rows).  ``cv`` other than None is refused with a ``ValueError``, as
-is ``lam="auto"`` with complex features (``activation="exp"``).
+With ``cv=None`` the folds are not the in-memory ones:
+:func:`rflite.ridge.row_folds` needs a global ``unique`` over the m rows,
+so on Dask each row's fold is a hash of its values (:class:`_RowSplit`:
+equal rows share a fold, independent of the chunking and the row order).
+With those folds passed to the in-memory CV estimator the choices are
+identical (tests).  SHRIMP's split is the in-memory one when the rows are
+distinct and sorted (the in-memory fit sorts its distinct rows first; on
+Dask the client draws a permutation of the m rows).  ``lam="auto"`` with
+complex features (``activation="exp"``) is refused with a ``ValueError``.
 
-Not done: ``sample_weight`` with Dask input (refused with a ``ValueError``),
-ARFF's Metropolis fit, GFC's fit and the SHRIMPCV / other CV estimators on
-Dask arrays (their *predictions* are lazy).
+Cross-validation and weights
+----------------------------
+:class:`~rflite.htp.HARFECV` and :class:`~rflite.ridge.RandomFeatureRidgeCV`
+with an int or splitter ``cv`` use the in-memory folds (an int K is
+scikit-learn's unshuffled ``KFold(K)`` over the rows, i.e. contiguous
+blocks, after dropping zero-weight rows as in memory), given to the
+workers as per-row group labels (:mod:`rflite._dask_auto`); every fold's
+fits run on the cluster and choose the same parameters as in memory
+(tests).  ``sample_weight`` (a NumPy vector, or a Dask vector with ``X``'s
+row chunks; :func:`check_dask_weight`) works for HARFE, ridge and their CV
+and ``"auto"`` choices: weighted means, rows scaled by :math:`\sqrt{w}`
+inside each chunk task (:class:`DaskFeatureOperator`'s ``row_weight``),
+penalty :math:`\lambda\sum_i w_i`, exactly as
+:func:`rflite._numerics.center_and_weight` in memory (coefficients to
+1e-10 of the in-memory weighted fit).
+
+Not done: ``sample_weight`` for SHRIMP on Dask (refused with a
+``ValueError``), the SRFE / BPDN *estimators*' fit on Dask (the solvers run
+on :func:`as_linear_operator`), ARFF's Metropolis fit, GFC's fit, and
+``SHRIMPCV`` / ``SRFECV`` on Dask arrays (their *predictions* are lazy).
 
 Accuracy
 --------
@@ -101,6 +118,7 @@ Dask is imported only here, and only when a Dask object is passed:
 
 from __future__ import annotations
 
+import copy
 import math
 import sys
 import time
@@ -254,13 +272,25 @@ def _n_threads():
 
 
 class _State:
-    """What every chunk task needs: the map and the (optional) centring and scaling."""
+    r"""What every chunk task needs: the map and the (optional) centring and scaling.
+
+    ``sw`` (the chunk's :math:`\sqrt{w}`, set per task by :meth:`with_rows`)
+    scales the rows of a weighted fit.
+    """
+
+    sw = None
 
     def __init__(self, fmap, mean, scale, n_threads):
         self.fmap = fmap
         self.mean = mean
         self.scale = scale
         self.n_threads = n_threads
+
+    def with_rows(self, sw):
+        """A shallow copy scaling the rows by ``sw`` (one task's chunk of sqrt(weights))."""
+        st = copy.copy(self)
+        st.sw = sw
+        return st
 
     def features(self, Xb, cols=None):
         """Features of one chunk (all columns, or ``cols``), centred and scaled."""
@@ -276,6 +306,8 @@ class _State:
         # (RandomFeatureModel._center_and_weight then the column scaling)
         if self.mean is not None:
             out -= self.mean if cols is None else self.mean[cols]
+        if self.sw is not None:  # center_and_weight: centre, then the sqrt(w) rows
+            out *= self.sw[:, None]
         if self.scale is not None:
             out *= self.scale if cols is None else self.scale[cols]
         return out
@@ -334,30 +366,42 @@ def _k_sq_norms(Xb, state):
     return sq.reshape(1, -1)
 
 
-def _k_first(Xb, Yb, state, with_features, block_info=None):
-    """Validation of a chunk of X and y, plus column sums and y sums (first pass).
+def _k_weighted(Xb, Wb, *rest, kernel, **kwargs):
+    r"""``kernel`` on a chunk whose feature rows are scaled by :math:`\sqrt{w}` (weighted fits)."""
+    *arrays, state = rest
+    sw = np.sqrt(np.asarray(Wb, dtype=np.float64)[:, 0])
+    return kernel(Xb, *arrays, state.with_rows(sw), **kwargs)
 
-    Returns ``[bad_X, bad_y, sum_y (k), sum |y|^2 (k), column sums (N)]``.
-    Non-finite or too large entries are counted rather than raised here, so
-    that the client raises one clear ``ValueError`` naming the argument and
-    the rows.
+
+def _k_first(Xb, Yb, *rest, with_features):
+    """Validation of a chunk of X and y, plus (weighted) column sums and y sums (first pass).
+
+    ``rest`` is ``(state,)`` or ``(weights, state)``.  Returns ``[bad_X,
+    bad_y, sum w, sum w y (k), sum w |y|^2 (k), sum w a (N)]`` (w = 1
+    without weights).  Non-finite or too large entries are counted rather
+    than raised here, so that the client raises one clear ``ValueError``
+    naming the argument and the rows.
     """
+    state = rest[-1]
+    w = np.asarray(rest[0], dtype=np.float64)[:, 0] if len(rest) == 2 else None
     Xf = np.asarray(Xb, dtype=np.float64)
     if not np.iscomplexobj(Yb):
         Yb = np.asarray(Yb, dtype=np.float64)
     bad_x = float(np.count_nonzero(~(np.abs(Xf) <= MAX_ABS)))
     bad_y = float(np.count_nonzero(~(np.abs(Yb) <= MAX_ABS)))
-    sums = Yb.sum(axis=0)
-    sq = np.einsum("ij,ij->j", Yb.real, Yb.real)
-    if np.iscomplexobj(Yb):
-        sq = sq + np.einsum("ij,ij->j", Yb.imag, Yb.imag)
+    Ya = Yb.real * Yb.real + (Yb.imag * Yb.imag if np.iscomplexobj(Yb) else 0.0)
+    if w is None:
+        total, sums, sq = float(Xf.shape[0]), Yb.sum(axis=0), Ya.sum(axis=0)
+    else:
+        total, sums, sq = float(w.sum()), w @ Yb, w @ Ya
     dtype = np.result_type(Yb.dtype, state.fmap.is_complex and np.complex128 or np.float64)
-    parts = [np.array([bad_x, bad_y]), sums, sq]
+    parts = [np.array([bad_x, bad_y, total]), sums, sq]
     if with_features:
         if bad_x:
             col = np.zeros(state.fmap.n_columns, dtype=dtype)
         else:
-            col = state.features(Xf).sum(axis=0)
+            A = state.features(Xf)
+            col = A.sum(axis=0) if w is None else w @ A
         parts.append(col)
     return np.concatenate([p.astype(dtype) for p in parts]).reshape(1, -1)
 
@@ -390,11 +434,20 @@ class DaskFeatureOperator:
         Column means :math:`\bar a` subtracted from every row (centring).
     col_scale : (n_columns,) array, optional
         Column scaling :math:`s` applied after the centring.
+    row_weight : (m,) or (m, 1) array, optional
+        Row weights :math:`w \ge 0` (NumPy, or Dask with ``X``'s row
+        chunks): the reductions see the rows scaled by :math:`\sqrt{w}`
+        after the centring, :math:`D(A - 1\bar a^T)\,\mathrm{diag}(s)` as
+        :func:`rflite._numerics.center_and_weight` (zero weights are rows
+        that count for nothing: a cross-validation fold's training rows are
+        its 0/1 weights).  ``matvec``, ``columns`` and predictions are
+        unweighted.
     split_every : int, default :data:`SPLIT_EVERY`
         Fan-in of the tree sums.
     """
 
-    def __init__(self, fmap, X, *, col_mean=None, col_scale=None, split_every=SPLIT_EVERY):
+    def __init__(self, fmap, X, *, col_mean=None, col_scale=None, row_weight=None,
+                 split_every=SPLIT_EVERY):
         if not is_dask_array(X):
             raise ValueError(f"X must be a dask.array.Array, got {type(X).__name__}")
         self.X = check_dask_X(X)
@@ -409,6 +462,7 @@ class DaskFeatureOperator:
         self.col_mean = None if col_mean is None else np.asarray(col_mean)
         self.col_scale = None if col_scale is None else np.asarray(col_scale, dtype=np.float64)
         self.split_every = check_int(split_every, "split_every", minimum=2)
+        self.W = None if row_weight is None else check_dask_y(row_weight, X, "row_weight")[0]
         self.shape = (int(X.shape[0]), n)
         self.dtype = np.dtype(np.complex128 if fmap.is_complex else np.float64)
         self._state = None
@@ -434,13 +488,18 @@ class DaskFeatureOperator:
         import dask.array as da
 
         nb = self.X.numblocks[0]
+        name = kernel.__name__
+        if self.W is not None:
+            arrays = [self.W, *arrays]
+            kwargs = dict(kwargs, kernel=kernel)
+            kernel = _k_weighted
         out = da.map_blocks(
             kernel, self.X, *arrays, self._state_node(), **kwargs,
             chunks=((1,) * nb, (length,)), dtype=dtype, meta=np.empty((0, 0), dtype),
-            token=f"rflite-{kernel.__name__.strip('_')}")
+            token=f"rflite-{name.strip('_')}")
         t0 = time.perf_counter()
         total = out.sum(axis=0, split_every=self.split_every).compute()
-        self.pass_seconds.append((kernel.__name__[3:], time.perf_counter() - t0))
+        self.pass_seconds.append((name[3:], time.perf_counter() - t0))
         self.n_passes += 1
         return np.asarray(total)
 
@@ -708,69 +767,142 @@ def _y_stats(Y):
 
 
 # ---------------------------------------------------------------- estimators
-def _first_pass(fmap, X, Y, with_features):
-    """Validate X and y (NaN / inf / too large) and get the means, in one pass.
+def check_dask_weight(sample_weight, X, name: str = "sample_weight"):
+    r"""``sample_weight`` for a Dask ``X``: ``(W, total)``, W an (m, 1) Dask array or None.
 
-    Returns ``(y_mean (k,), col_mean (N,) or None)``; raises ``ValueError``
-    naming ``X`` or ``y``.
+    ``None`` gives ``(None, m)``.  A scalar or a NumPy vector is validated on
+    the client exactly as in memory (:func:`rflite._numerics.check_sample_weight`:
+    1-d, length m, finite, non-negative, positive sum) and wrapped with
+    ``X``'s row chunks.  A Dask vector must be 1-d with ``X``'s row chunks
+    (checked on the graph's metadata, before any computation; a different
+    chunking is refused, naming ``sample_weight``); its values are then
+    checked by one small pass over the weights alone (minimum, finiteness,
+    sum), before any feature is computed.  ``total`` is :math:`\sum_i w_i`,
+    the weighted row count that scales the penalty (as in memory).
+    """
+    import dask
+    import dask.array as da
+
+    m = X.shape[0]
+    if sample_weight is None:
+        return None, float(m)
+    if not is_dask_array(sample_weight):
+        from rflite._numerics import check_sample_weight
+
+        w = check_sample_weight(sample_weight, m)
+        total = float(w.sum())
+        W = da.from_array(w.reshape(m, 1), chunks=(X.chunks[0], (1,)))
+        return W, total
+    if sample_weight.ndim != 1:
+        raise ValueError(f"{name} must be 1-d, got shape {sample_weight.shape}")
+    if any(math.isnan(c) for c in sample_weight.chunks[0]):
+        raise ValueError(f"{name} has unknown chunk sizes (nan in {name}.chunks); call "
+                         f"{name}.compute_chunk_sizes() first")
+    if sample_weight.shape[0] != m:
+        raise ValueError(f"{name}.shape == {sample_weight.shape}, expected {(m,)}!")
+    if tuple(sample_weight.chunks[0]) != tuple(X.chunks[0]):
+        raise ValueError(
+            f"{name} must be chunked along rows like X: X's row chunks are "
+            f"{_short(X.chunks[0])}, {name}'s {_short(sample_weight.chunks[0])}; pass "
+            f"{name}.rechunk(X.chunks[0])")
+    if np.dtype(sample_weight.dtype).kind not in "biuf":
+        raise ValueError(f"{name} must be real numbers, got dtype {sample_weight.dtype}")
+    W = sample_weight.astype(np.float64).reshape(m, 1)
+    # the weights alone (m numbers, no features): errors before any long work
+    lo, finite, total = dask.compute(W.min(), da.isfinite(W).all(), W.sum())
+    if not finite:
+        raise ValueError(f"{name} contains NaN or infinite values")
+    if lo < 0:
+        raise ValueError(f"Negative values in data passed to {name} (min {float(lo):g})")
+    if not total > 0:
+        raise ValueError(f"{name} must have a positive sum, got all zero weights")
+    return W, float(total)
+
+
+def _first_pass(fmap, X, Y, with_features, W=None):
+    """Validate X and y (NaN / inf / too large) and get the (weighted) means, in one pass.
+
+    Returns ``(y_mean (k,), col_mean (N,) or None, op)``; raises
+    ``ValueError`` naming ``X`` or ``y``.  With weights ``W`` the means are
+    :math:`\\sum_i w_i a_i / \\sum_i w_i` (:func:`rflite._numerics.weighted_mean`).
     """
     op = DaskFeatureOperator(fmap, X)
     k, n = Y.shape[1], fmap.n_columns
-    length = 2 + 2 * k + (n if with_features else 0)
+    length = 3 + 2 * k + (n if with_features else 0)
     dtype = np.result_type(Y.dtype, np.complex128 if fmap.is_complex else np.float64)
-    out = op._reduce(_k_first, [Y], length, dtype, with_features=with_features)
+    arrays = [Y] if W is None else [Y, W]
+    out = op._reduce(_k_first, arrays, length, dtype, with_features=with_features)
     if out[0].real:
         raise ValueError(f"X contains NaN, infinity or a value too large (|x| > {MAX_ABS:g}) "
                          f"in {int(out[0].real)} entries")
     if out[1].real:
         raise ValueError(f"y contains NaN, infinity or a value too large (|y| > {MAX_ABS:g}) "
                          f"in {int(out[1].real)} entries")
-    m = X.shape[0]
-    y_mean = out[2:2 + k] / m
+    total = out[2].real
+    y_mean = out[3:3 + k] / total
     if not np.iscomplexobj(Y.dtype.type(0)):
         y_mean = y_mean.real
-    col_mean = out[2 + 2 * k:] / m if with_features else None
+    col_mean = out[3 + 2 * k:] / total if with_features else None
     if col_mean is not None and not fmap.is_complex:
         col_mean = col_mean.real
     return y_mean, col_mean, op
 
 
-def _prepare(est, X, y, sample_weight):
-    """Checks common to the Dask fits; returns ``(X, Y, one_d)``."""
+def _prepare(est, X, y, sample_weight, *, weights=False):
+    """Checks common to the Dask fits; returns ``(X, Y, one_d)`` (and ``(W, total)``).
+
+    ``weights`` False refuses ``sample_weight`` (fits that cannot weight
+    rows); True validates it (:func:`check_dask_weight`) and returns
+    ``(X, Y, one_d, W, total)``.
+    """
     check_dask_X(X)
-    if sample_weight is not None:
-        raise ValueError("sample_weight is not supported for Dask input (pass "
-                         "sample_weight=None, or fit in memory)")
+    if sample_weight is not None and not weights:
+        raise ValueError(f"sample_weight is not supported for Dask input by "
+                         f"{type(est).__name__} (pass sample_weight=None, or fit in memory)")
     Y, one_d = check_dask_y(y, X)
     if np.dtype(Y.dtype).kind == "c":
         raise ValueError(f"y must be real (Complex data not supported), got dtype {Y.dtype}")
+    if weights:
+        W, total = check_dask_weight(sample_weight, X)
     est.n_features_in_ = int(X.shape[1])
     if hasattr(est, "feature_names_in_"):
         del est.feature_names_in_
     est._one_d = one_d
-    return X, Y, one_d
+    return (X, Y, one_d, W, total) if weights else (X, Y, one_d)
+
+
+def _weighted_rows(Yc, W):
+    r""":math:`\sqrt{w}\,Y_c` (lazy; ``Yc`` itself without weights), as ``center_and_weight``."""
+    import dask.array as da
+
+    return Yc if W is None else Yc * da.sqrt(W)
 
 
 def fit_harfe(est, X, y, sample_weight=None):
     """:meth:`rflite.htp.HARFERegressor.fit` on a Dask ``X`` (and ``y``).
 
     The in-memory fit's steps, distributed: one pass validates ``X`` and
-    ``y`` and gives the column means and ``y``'s mean (``fit_intercept``),
-    one gives the centred column norms (``normalize``), then
-    :func:`harfe_dask` per output.  ``matrix_free`` is irrelevant (Dask
-    fits are always matrix-free) and ``sample_weight`` is refused.  With
-    ``s`` / ``lam`` ``"auto"`` (the defaults, or :class:`rflite.htp.HARFECV`
-    with ``cv=None``) they are first chosen by :func:`choose_harfe`; ``s_``,
-    ``lam_`` and ``cv_results_`` are set as in memory.
+    ``y`` and gives the (weighted) column means and ``y``'s mean
+    (``fit_intercept``), one gives the centred column norms (``normalize``),
+    then :func:`harfe_dask` per output.  ``sample_weight`` (NumPy or Dask,
+    :func:`check_dask_weight`) centres with weighted means, scales the rows
+    by :math:`\\sqrt{w}` inside every chunk task and makes the penalty
+    :math:`\\lambda \\sum_i w_i`, exactly as in memory.  ``matrix_free`` is
+    irrelevant (Dask fits are always matrix-free).  With ``s`` / ``lam``
+    ``"auto"`` (the defaults) or in :class:`rflite.htp.HARFECV` they are
+    first chosen by :func:`rflite._dask_auto.choose_harfe` (hash folds of
+    the rows for ``cv=None``, the in-memory folds of an int or splitter
+    ``cv``); ``s_``, ``lam_`` and ``cv_results_`` are set as in memory (per
+    output for a 2-d ``y``).
     """
     from rflite.htp import _check_shift
 
-    X, Y, one_d = _prepare(est, X, y, sample_weight)
+    X, Y, one_d, W, total = _prepare(est, X, y, sample_weight, weights=True)
     m = X.shape[0]
     n_features = check_int(est.n_features, "n_features", minimum=1)
     n_columns = n_features * (2 if est.activation == "fourier" else 1)
     search = est._search()
-    est._check_s_lam(n_columns, m, search)
+    est._check_s_lam(n_columns, total, search)
     check_real(est.mu, "mu", minimum=0.0, strict=True)
     check_int(est.max_iter, "max_iter", minimum=1)
     check_real(est.tol, "tol", minimum=0.0)
@@ -778,46 +910,50 @@ def fit_harfe(est, X, y, sample_weight=None):
     check_bool(est.matrix_free, "matrix_free")
     fit_intercept = check_bool(est.fit_intercept, "fit_intercept")
     if search is not None:
-        if getattr(est, "cv", None) is not None:
-            raise ValueError(f"cv={est.cv!r} is not supported for Dask input (the folds are "
-                             "the rows' hash labels); pass cv=None")
-        points, _, lams = est._grid_points(search, m, n_columns)
+        # relative grids scale with the weighted row count, as in memory
+        points, _, lams = est._grid_points(search, total, n_columns)
         rule = est._rule()
         for lam0 in lams[:1]:
-            _check_shift(m, lam0, est.mu)
+            _check_shift(total, lam0, est.mu)
+        cv = getattr(est, "cv", None)
     rng = est._rng()
     fmap = est._draw_features(X.shape[1], rng)
     t0 = time.perf_counter()
     # validation (NaN / inf named) before anything else, then the means of all rows
-    y_mean, a_mean, first = _first_pass(fmap, X, Y, fit_intercept)
+    y_mean, a_mean, first = _first_pass(fmap, X, Y, fit_intercept, W)
     passes = []
     if search is not None:
-        # HARFECV: every label is a validation fold; HARFERegressor: label 0 (a fifth)
-        folds = list(range(5)) if hasattr(est, "cv") else [0]
-        s, lam, passes = choose_harfe(est, fmap, X, Y, rng, points, rule, fit_intercept,
-                                      normalize, 5, folds)
+        # HARFECV: every fold; HARFERegressor: the hold-out (hash label 0, a fifth)
+        folds = make_folds(cv, X, y, W, rng, est)
+        fold_ids = list(range(folds.n_folds)) if hasattr(est, "cv") else [0]
+        chosen, passes = choose_harfe(est, fmap, X, Y, W, folds, fold_ids, points, rule,
+                                      fit_intercept, normalize)
     else:
-        s, lam = int(est.s), float(est.lam)
+        chosen = [(int(est.s), float(est.lam))] * Y.shape[1]
         if hasattr(est, "cv_results_"):
             del est.cv_results_
-    est.s_, est.lam_ = s, lam
-    _check_shift(m, lam, est.mu)
+    est.s_ = chosen[0][0] if one_d else np.array([c[0] for c in chosen])
+    est.lam_ = chosen[0][1] if one_d else np.array([c[1] for c in chosen])
+    for _, lam in chosen:
+        _check_shift(total, lam, est.mu)
     if not fit_intercept:
         y_mean = np.zeros(Y.shape[1])
     scale = np.ones(fmap.n_columns)
     passes = first.pass_seconds + passes
     if normalize:
-        op0 = DaskFeatureOperator(fmap, X, col_mean=a_mean)
+        op0 = DaskFeatureOperator(fmap, X, col_mean=a_mean, row_weight=W)
         norms = op0.column_norms()
         passes += op0.pass_seconds
         nz = norms > 0
         scale[nz] = 1.0 / norms[nz]
-    op = DaskFeatureOperator(fmap, X, col_mean=a_mean, col_scale=scale)
-    Yc = Y - y_mean if fit_intercept else Y
+    op = DaskFeatureOperator(fmap, X, col_mean=a_mean, col_scale=scale, row_weight=W)
+    Yc = _weighted_rows(Y - y_mean if fit_intercept else Y, W)
     supports, coefs, results = [], [], []
     for k in range(Y.shape[1]):
-        res = harfe_dask(op, Yc[:, k], s=s, lam=lam, mu=est.mu, max_iter=est.max_iter,
-                         tol=est.tol)
+        s, lam = chosen[k]
+        # the solver's penalty is m * lam: make it lam * sum(w)
+        res = harfe_dask(op, Yc[:, k], s=s, lam=lam * total / m, mu=est.mu,
+                         max_iter=est.max_iter, tol=est.tol)
         results.append(res)
         supports.append(res.support)
         coefs.append(res.coef[res.support] * scale[res.support])
@@ -834,53 +970,52 @@ def fit_harfe(est, X, y, sample_weight=None):
 def fit_ridge(est, X, y, sample_weight=None):
     """:meth:`rflite.ridge.RandomFeatureRidge.fit` on a Dask ``X`` (and ``y``).
 
-    One pass validates the data and gives the column means (``fit_intercept``);
-    one more pass accumulates the centred Gram matrix :math:`A_c^* A_c`
-    (N x N) and :math:`A_c^* Y_c` by tree sums, and the primal system
-    :math:`(A_c^* A_c + m\\lambda I) C = A_c^* Y_c` is solved on the client
-    (:func:`rflite._numerics.ridge_solve`).  Every task holds an N x N
-    partial Gram matrix, so this suits N up to a few thousand.  ``lam="auto"``
-    (the default; :class:`rflite.ridge.RandomFeatureRidgeCV` with ``cv=None``)
-    first chooses ``lam_`` by :func:`choose_ridge_lam` (one more pass, five
-    N x N partial Gram matrices per task).
+    One pass validates the data and gives the (weighted) column means
+    (``fit_intercept``); one more pass accumulates the centred Gram matrix
+    :math:`A_c^* W A_c` (N x N) and :math:`A_c^* W Y_c` by tree sums, and
+    the primal system :math:`(A_c^* W A_c + \\lambda \\sum_i w_i I) C =
+    A_c^* W Y_c` is solved on the client (:func:`rflite._numerics.ridge_solve`;
+    ``W`` the ``sample_weight``, identity without).  Every task holds an
+    N x N partial Gram matrix, so this suits N up to a few thousand.
+    ``lam="auto"`` (the default) and :class:`rflite.ridge.RandomFeatureRidgeCV`
+    first choose ``lam_`` by :func:`rflite._dask_auto.choose_ridge_lam` (one
+    more pass of per-fold Gram matrices; hash folds for ``cv=None``, the
+    in-memory folds of an int or splitter ``cv``).
     """
     from rflite.ridge import check_grid
 
-    X, Y, one_d = _prepare(est, X, y, sample_weight)
-    m = X.shape[0]
+    X, Y, one_d, W, total = _prepare(est, X, y, sample_weight, weights=True)
     check_int(est.n_features, "n_features", minimum=1)
     grid = est._grid()
     if grid is not None:
         grid = check_grid(grid, "lams")
         rule = est._rule()
-        if est._cv() is not None:
-            raise ValueError(f"cv={est._cv()!r} is not supported for Dask input (the folds "
-                             "are the rows' hash labels); pass cv=None")
         lam = float(grid.max())
     else:
         lam = est._check_lam()
-    if not np.isfinite(m * lam):
+    if not np.isfinite(total * lam):
         raise ValueError(f"lam={lam:g} overflows float64 in the penalty m * lam "
-                         f"(m={m:g}); lam must be far smaller")
+                         f"(m={total:g}); lam must be far smaller")
     fit_intercept = check_bool(est.fit_intercept, "fit_intercept")
     rng = est._rng()
     fmap = est._draw_features(X.shape[1], rng)
     t0 = time.perf_counter()
     # validation (NaN / inf named) before anything else, then the means of all rows
-    y_mean, a_mean, first = _first_pass(fmap, X, Y, fit_intercept)
+    y_mean, a_mean, first = _first_pass(fmap, X, Y, fit_intercept, W)
     passes = []
     lams = [lam] * Y.shape[1]
     if grid is not None:
-        lams, passes = choose_ridge_lam(est, fmap, X, Y, rng, grid, rule, fit_intercept)
+        folds = make_folds(est._cv(), X, y, W, rng, est)
+        lams, passes = choose_ridge_lam(est, fmap, X, Y, W, folds, grid, rule, fit_intercept)
     elif hasattr(est, "cv_results_"):
         del est.cv_results_
     est.lam_ = lams[0] if one_d else np.array(lams)
     if not fit_intercept:
         y_mean = np.zeros(Y.shape[1])
-    op = DaskFeatureOperator(fmap, X, col_mean=a_mean)
-    G, B = op.full_gram(Y - y_mean if fit_intercept else Y)
+    op = DaskFeatureOperator(fmap, X, col_mean=a_mean, row_weight=W)
+    G, B = op.full_gram(_weighted_rows(Y - y_mean if fit_intercept else Y, W))
     # one Gram for every output; one solve per distinct lam
-    C = np.column_stack([ridge_solve(G, B[:, [t]], m * lams[t]).ravel()
+    C = np.column_stack([ridge_solve(G, B[:, [t]], total * lams[t]).ravel()
                          for t in range(B.shape[1])])
     est.dask_passes_ = first.pass_seconds + passes + op.pass_seconds
     est.dask_fit_seconds_ = time.perf_counter() - t0
@@ -919,8 +1054,6 @@ def predict(est, X, *, real=True):
 # private machinery in modules of their own, re-exported here (imported last:
 # they import this module's operator and plumbing)
 from rflite._dask_auto import (  # noqa: E402
-    _baselines, _check_auto_input, _fold_stats, _k_fold_counts, _k_fold_gram, _k_masked_y,
-    _k_val_sse, _masked_y, _MaskedOperator, _MaskedState, _ones_like_rows, _RowSplit,
-    _target_index, choose_harfe, choose_ridge_lam)
+    _Folds, _RowSplit, choose_harfe, choose_ridge_lam, group_stats, make_folds)
 from rflite._dask_shrimp import (  # noqa: E402
     _k_qr, _k_qr_combine, _k_split_sums, _qr_r, _tsqr, fit_shrimp)

@@ -1,18 +1,41 @@
-r"""The ``"auto"`` regularisation of the Dask fits (private; see :mod:`rflite._dask`).
+r"""Regularisation chosen from the data on Dask input: folds, fold statistics, choices (private).
 
-Row labels by a hash of the row values (:class:`_RowSplit`), the operator of
-a fold's training rows (:class:`_MaskedOperator`), ``lam="auto"`` for ridge
-from one pass of per-fold sufficient statistics (:func:`choose_ridge_lam`)
-and the ``s`` / ``lam`` choice of HARFE (:func:`choose_harfe`).  Split out of
-:mod:`rflite._dask`, which re-exports the public names.
+Used by :func:`rflite._dask.fit_harfe` and :func:`rflite._dask.fit_ridge`
+(:mod:`rflite._dask` re-exports the public names) for the ``"auto"``
+defaults and for the CV estimators :class:`rflite.htp.HARFECV` and
+:class:`rflite.ridge.RandomFeatureRidgeCV` on Dask arrays.
+
+Folds (:func:`make_folds`, :class:`_Folds`)
+    Every row carries a *group* label (a Dask int array with ``X``'s row
+    chunks) and a small table says, per group and fold, whether its rows are
+    training rows, validation rows or neither.  ``cv=None`` (the ``"auto"``
+    choices): 5 groups from a hash of the row values (:class:`_RowSplit`),
+    group f validating fold f.  An int or a splitter ``cv`` (the CV
+    estimators): the in-memory folds -- :func:`rflite.ridge.resolve_splits`
+    on the row count (an int K is scikit-learn's unshuffled ``KFold(K)``,
+    contiguous blocks of rows), after dropping the zero-weight rows exactly
+    as the in-memory ``fit`` does -- so the folds *are* the in-memory ones.
+    The (m,) group labels of a ``cv`` are built on the client (8 bytes a
+    row, like the folds' index arrays themselves) and sent with ``X``'s
+    chunks.
+A fold's training rows
+    are the operator with 0/1 (or ``w`` x 0/1) row weights
+    (:class:`rflite._dask.DaskFeatureOperator`'s ``row_weight``): the
+    validation rows' features are scaled by zero, which is what dropping
+    them does to every sum.
+Fold statistics
+    :func:`group_stats`: one pass giving, per group, the weighted row count,
+    the sums of ``y`` and ``y^2``, the feature column sums and (ridge) the
+    Gram matrices; a fold's training (validation) statistics are the sums
+    over its training (validation) groups.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from rflite._dask import (DaskFeatureOperator, _broadcast, _client, _n_threads, _State,
-                          harfe_dask)
+from rflite._dask import DaskFeatureOperator, harfe_dask
+
 
 class _RowSplit:
     r"""Fold labels of rows from a deterministic hash of their values (the ``"auto"`` choices).
@@ -64,78 +87,169 @@ class _RowSplit:
         return out
 
 
-class _MaskedState(_State):
-    """A :class:`_State` whose features are zero on the rows of fold ``fold`` (training rows)."""
-
-    def __init__(self, fmap, mean, scale, n_threads, split, fold):
-        super().__init__(fmap, mean, scale, n_threads)
-        self.split = split
-        self.fold = fold
-
-    def features(self, Xb, cols=None):
-        out = super().features(Xb, cols)
-        out[self.split.labels(Xb) == self.fold] = 0
-        return out
+def _k_hash_labels(Xb, split):
+    return split.labels(Xb).reshape(-1, 1)
 
 
-class _MaskedOperator(DaskFeatureOperator):
-    """The operator of the training rows of a fold: the other rows' features are zero."""
-
-    def __init__(self, fmap, X, split, fold, **kwargs):
-        super().__init__(fmap, X, **kwargs)
-        self.split, self.fold = split, fold
-
-    def _state_node(self):
-        client = _client()
-        if self._state is None or self._state[1] is not client:
-            state = _MaskedState(self.fmap, self.col_mean, self.col_scale, _n_threads(),
-                                 self.split, self.fold)
-            self._state = _broadcast(state)
-        return self._state[0]
+def _k_lookup(Lb, table):
+    """``table[label]`` for every row of a chunk of group labels: an (rows, 1) float array."""
+    return table[np.asarray(Lb)[:, 0]].reshape(-1, 1)
 
 
-def _k_fold_counts(Xb, Yb, state, split):
-    """Per fold: row count, sums of y (k) and of y^2 (k); a (1, K (1 + 2k)) row."""
-    lab = split.labels(Xb)
+class _Folds:
+    """Group labels of the rows (Dask, ``X``'s row chunks) and each group's part in each fold.
+
+    ``member[g, f]`` is 1 when group g's rows train fold f, 2 when they
+    validate it, 0 when fold f does not use them.
+    """
+
+    def __init__(self, labels, member):
+        self.labels = labels
+        self.member = np.asarray(member, dtype=np.int8)
+        self.n_groups, self.n_folds = self.member.shape
+
+    def weight(self, W, fold, part):
+        """Row weights of fold ``fold``'s training (``part=1``) or validation (2) rows (lazy)."""
+        import dask.array as da
+
+        table = (self.member[:, fold] == part).astype(np.float64)
+        mask = da.map_blocks(_k_lookup, self.labels, table=table, dtype=np.float64,
+                             meta=np.empty((0, 0)), token="rflite-fold-mask")
+        return mask if W is None else W * mask
+
+    def sums(self, values, fold, part):
+        """Sum over the groups of ``fold``'s training (1) or validation (2) rows."""
+        return values[self.member[:, fold] == part].sum(axis=0)
+
+
+def make_folds(cv, X, y, W, rng, est, n_folds=None):
+    """The :class:`_Folds` of ``cv`` for a Dask ``X`` (module notes).
+
+    ``cv=None``: :class:`_RowSplit` hash labels (drawn from ``rng``, the
+    estimator's stream after the features, as in memory).  Otherwise the
+    in-memory folds of ``cv`` over the rows with positive weight
+    (:func:`rflite.ridge.resolve_splits`); a splitter sees an all-zero
+    stand-in of ``X`` with the right shape (the in-memory splitters read
+    only its length) and the computed ``y``.
+    """
+    import dask.array as da
+
+    from rflite._dask import is_dask_array
+    from rflite.ridge import DEFAULT_FOLDS, resolve_splits
+
+    m, d = X.shape
+    if cv is None:
+        K = DEFAULT_FOLDS if n_folds is None else n_folds
+        split = _RowSplit(rng, d, K)
+        labels = da.map_blocks(_k_hash_labels, X, split=split, chunks=(X.chunks[0], (1,)),
+                               dtype=np.int64, meta=np.empty((0, 0), np.int64),
+                               token="rflite-hash-labels")
+        return _Folds(labels, np.where(np.eye(K, dtype=bool), 2, 1))
+    kept = None
+    if W is not None:
+        w = np.asarray(W[:, 0].compute())
+        kept = w > 0
+        if kept.all():
+            kept = None
+    idx = np.arange(m) if kept is None else np.flatnonzero(kept)
+    yy = np.asarray(y.compute() if is_dask_array(y) else y)
+    if kept is not None:
+        yy = yy[kept]
+    stand_in = np.broadcast_to(np.zeros((1, d)), (idx.size, d))
+    splits = resolve_splits(cv, stand_in, yy.reshape(idx.size, -1), rng, kept=kept)
+    K = len(splits)
+    if K <= 39:  # base-3 codes of (neither, train, test) per fold fit in int64
+        codes = np.zeros(m, dtype=np.int64)
+        for f, (tr, te) in enumerate(splits):
+            codes[idx[tr]] += 3 ** f
+            codes[idx[te]] += 2 * 3 ** f
+        uniq, inv = np.unique(codes, return_inverse=True)
+        member = (uniq[:, None] // 3 ** np.arange(K, dtype=np.int64)) % 3
+    else:
+        M = np.zeros((m, K), dtype=np.int8)
+        for f, (tr, te) in enumerate(splits):
+            M[idx[tr], f], M[idx[te], f] = 1, 2
+        member, inv = np.unique(M, axis=0, return_inverse=True)
+    labels = da.from_array(inv.reshape(m, 1).astype(np.int64), chunks=(X.chunks[0], (1,)))
+    return _Folds(labels, member)
+
+
+def _k_group_stats(Xb, Lb, Yb, *rest, n_groups, with_features, gram):
+    """Per group: ``[sum w, sum w y (k), sum w y^2 (k), (sum w a (N)), (A^T W A, A^T W Y)]``."""
+    state = rest[-1]
+    w = np.asarray(rest[0], dtype=np.float64)[:, 0] if len(rest) == 2 else None
+    lab = np.asarray(Lb)[:, 0]
     Yb = np.asarray(Yb, dtype=np.float64)
+    A = state.features(Xb) if (with_features or gram) else None
+    dtype = A.dtype if A is not None else np.float64
     parts = []
-    for f in range(split.n_folds):
-        Yf = Yb[lab == f]
-        parts += [[float(Yf.shape[0])], Yf.sum(axis=0), (Yf * Yf).sum(axis=0)]
-    return np.concatenate(parts).reshape(1, -1)
+    for g in range(n_groups):
+        r = lab == g
+        Yg = Yb[r]
+        wg = None if w is None else w[r]
+        if wg is None:
+            parts += [[float(Yg.shape[0])], Yg.sum(axis=0), (Yg * Yg).sum(axis=0)]
+        else:
+            parts += [[wg.sum()], wg @ Yg, wg @ (Yg * Yg)]
+        if with_features or gram:
+            Ag = A[r]
+            parts.append(Ag.sum(axis=0) if wg is None else wg @ Ag)
+        if gram:
+            if wg is not None:
+                sq = np.sqrt(wg)[:, None]
+                Ag, Yg = Ag * sq, Yg * sq
+            parts += [(Ag.T @ Ag).ravel(), (Ag.T @ Yg).ravel()]
+    return np.concatenate([np.asarray(p, dtype=dtype).ravel() for p in parts]).reshape(1, -1)
 
 
-def _k_fold_gram(Xb, Yb, state, split):
-    """Per fold: count, column sums, y sums, y^2 sums, A^T A, A^T Y (uncentred features)."""
-    lab = split.labels(Xb)
-    A = state.features(Xb)
-    Yb = np.asarray(Yb, dtype=np.float64)
-    parts = []
-    for f in range(split.n_folds):
-        r = lab == f
-        Af, Yf = A[r], Yb[r]
-        parts += [[float(Af.shape[0])], Af.sum(axis=0), Yf.sum(axis=0), (Yf * Yf).sum(axis=0),
-                  (Af.T @ Af).ravel(), (Af.T @ Yf).ravel()]
-    return np.concatenate(parts).reshape(1, -1)
+def group_stats(fmap, X, Y, W, folds, *, with_features, gram=False):
+    """One pass of :func:`_k_group_stats`: a dict of per-group arrays and the operator."""
+    op = DaskFeatureOperator(fmap, X)
+    G, k, n = folds.n_groups, Y.shape[1], fmap.n_columns
+    width = 1 + 2 * k + (n if (with_features or gram) else 0) + (n * n + n * k if gram else 0)
+    dtype = np.complex128 if (fmap.is_complex and (with_features or gram)) else np.float64
+    arrays = [folds.labels, Y] + ([] if W is None else [W])
+    out = op._reduce(_k_group_stats, arrays, G * width, dtype, n_groups=G,
+                     with_features=with_features, gram=gram).reshape(G, width)
+    st = {"w": out[:, 0].real, "y": out[:, 1:1 + k].real, "yy": out[:, 1 + k:1 + 2 * k].real}
+    j = 1 + 2 * k
+    if with_features or gram:
+        st["a"] = out[:, j:j + n] if fmap.is_complex else out[:, j:j + n].real
+        j += n
+    if gram:
+        st["G"] = out[:, j:j + n * n].real.reshape(G, n, n)
+        st["B"] = out[:, j + n * n:].real.reshape(G, n, k)
+    return st, op
 
 
-def _k_masked_y(Xb, Yb, split, fold, y_mean):
-    """``Y - y_mean`` on the training rows of ``fold``, zero on its validation rows."""
-    out = np.asarray(Yb, dtype=np.float64) - y_mean
-    out[split.labels(Xb) == fold] = 0
-    return out
+def _usable_folds(folds, st, fold_ids):
+    """Folds with positive training and validation weight (hash folds may be empty)."""
+    return [f for f in fold_ids
+            if folds.sums(st["w"], f, 1) > 0 and folds.sums(st["w"], f, 2) > 0]
 
 
-def _k_val_sse(Xb, Yb, state, split, fold, U, a_mean, C, y_mean):
-    """Squared validation errors (rows of ``fold``) of ``(A_U - a_mean) C + y_mean``."""
-    r = split.labels(Xb) == fold
+def _baselines(folds, st, fold_ids):
+    """Validation MSE of predicting the (weighted) training mean, (n_folds, k) (``fold_baseline``)."""
+    out = []
+    for f in fold_ids:
+        ym = folds.sums(st["y"], f, 1) / folds.sums(st["w"], f, 1)
+        n_v = folds.sums(st["w"], f, 2)
+        sse = folds.sums(st["yy"], f, 2) - 2 * ym * folds.sums(st["y"], f, 2) + n_v * ym ** 2
+        out.append(np.maximum(sse, 0.0) / n_v)
+    return np.array(out)
+
+
+def _k_val_sse(Xb, Yb, Tb, state, U, a_mean, C, y_mean):
+    """Weighted squared validation errors (rows of weight ``Tb > 0``) of ``(A_U - a_mean) C + y_mean``."""
+    t = np.asarray(Tb, dtype=np.float64)[:, 0]
+    r = t > 0
     if not r.any():
         return np.zeros((1, C.shape[1]))
     B = state.features(np.asarray(Xb)[r], U)
     if a_mean is not None:
         B -= a_mean
     E = (B @ C).real + y_mean - np.asarray(Yb, dtype=np.float64)[r][:, _target_index(C, Yb)]
-    return np.einsum("ij,ij->j", E, E).reshape(1, -1)
+    return (t[r] @ (E * E)).reshape(1, -1)
 
 
 def _target_index(C, Yb):
@@ -144,80 +258,57 @@ def _target_index(C, Yb):
     return np.arange(C.shape[1]) % k
 
 
-def _fold_stats(op, X, Y, split):
-    """One pass without features: per fold (count, sum y, sum y^2)."""
-    K, k = split.n_folds, Y.shape[1]
-    out = op._reduce(_k_fold_counts, [Y], K * (1 + 2 * k), np.float64, split=split)
-    out = out.reshape(K, 1 + 2 * k)
-    return out[:, 0], out[:, 1:1 + k], out[:, 1 + k:]
-
-
-def _baselines(n, sy, syy, folds):
-    """Validation MSE of predicting the training mean, per fold (as ``ridge.fold_baseline``)."""
-    out = []
-    for f in folds:
-        n_t = n.sum() - n[f]
-        ym = (sy.sum(axis=0) - sy[f]) / n_t
-        sse = syy[f] - 2 * ym * sy[f] + n[f] * ym ** 2
-        out.append(float(sse.sum() / (n[f] * sy.shape[1])))
-    return np.array(out)
-
-
 def _check_auto_input(est, fmap, what):
     if fmap.is_complex:
         raise ValueError(f"{what} on Dask input needs real features, got activation="
                          f"{est.activation!r}; pass {what.split('=')[0]} explicitly")
 
 
-def choose_ridge_lam(est, fmap, X, Y, rng, grid, rule, fit_intercept):
-    r"""``lam="auto"`` on Dask: K-fold validation errors from one pass of fold statistics.
+def choose_ridge_lam(est, fmap, X, Y, W, folds, grid, rule, fit_intercept):
+    r"""``lam_`` of ridge on Dask: K-fold validation errors from one pass of group statistics.
 
-    One pass accumulates, for each of the K = 5 folds of :class:`_RowSplit`,
-    the row count, the column sums, :math:`\sum y`, :math:`\sum y^2`, the
-    uncentred Gram :math:`A_f^T A_f` and :math:`A_f^T Y_f` (K N x N partial
-    Gram matrices per task).  On the client, fold f's training statistics are
-    the totals minus fold f's; they are centred with the training means by
-    rank-one corrections, the centred training Gram is diagonalised once and
-    the validation error of every ``lam`` is
-    :math:`\|\tilde Y\|^2 - 2\,\mathrm{tr}(C^T \tilde A^T \tilde Y) +
-    \mathrm{tr}(C^T \tilde A^T \tilde A C)` with the validation rows centred
-    by the training means.  The rule and the predict-the-mean guard are
-    :func:`rflite._cv.choose`'s, as in memory.  Errors computed as these
-    differences lose about :math:`10^{-16}\|y\|^2` absolutely, which matters
-    only for near-interpolating fits of noise-free data.
+    One pass (:func:`group_stats`) accumulates per group the weighted row
+    count, the column sums, :math:`\sum w y`, :math:`\sum w y^2`, the
+    uncentred Gram :math:`A_g^T W_g A_g` and :math:`A_g^T W_g Y_g` (G N x N
+    partial Gram matrices per task, G = 5 for the K-fold partitions).  On
+    the client, fold f's training (validation) statistics are the sums over
+    its training (validation) groups; they are centred with the training
+    means by rank-one corrections, the centred training Gram is
+    diagonalised once and the validation error of every ``lam`` (penalty
+    :math:`\lambda \sum_{train} w`, as in memory) is
+    :math:`\|\tilde Y\|_W^2 - 2\,\mathrm{tr}(C^T \tilde A^T W \tilde Y) +
+    \mathrm{tr}(C^T \tilde A^T W \tilde A C)` with the validation rows
+    centred by the training means, divided by the validation weight.  The
+    rule and the predict-the-mean guard are :func:`rflite._cv.choose`'s, per
+    output, as in memory.  Errors computed as these differences lose about
+    :math:`10^{-16}\|y\|^2` absolutely, which matters only for
+    near-interpolating fits of noise-free data.  Returns ``(lams, passes)``.
     """
     from rflite._cv import choose
-    from rflite.ridge import DEFAULT_FOLDS, cv_results_per_output
+    from rflite.ridge import cv_results_per_output
 
     _check_auto_input(est, fmap, "lam='auto'")
-    split = _RowSplit(rng, X.shape[1], DEFAULT_FOLDS)
-    op = DaskFeatureOperator(fmap, X)
-    n, k, K = fmap.n_columns, Y.shape[1], split.n_folds
-    width = 1 + n + 2 * k + n * n + n * k
-    out = op._reduce(_k_fold_gram, [Y], K * width, np.float64, split=split).reshape(K, width)
-    cnt = out[:, 0]
-    sa = out[:, 1:1 + n]
-    sy = out[:, 1 + n:1 + n + k]
-    syy = out[:, 1 + n + k:1 + n + 2 * k]
-    G = out[:, 1 + n + 2 * k:1 + n + 2 * k + n * n].reshape(K, n, n)
-    B = out[:, 1 + n + 2 * k + n * n:].reshape(K, n, k)
-    folds = [f for f in range(K) if 0 < cnt[f] < cnt.sum()]
-    if not folds:
+    st, op = group_stats(fmap, X, Y, W, folds, with_features=True, gram=True)
+    n, k = fmap.n_columns, Y.shape[1]
+    fold_ids = _usable_folds(folds, st, range(folds.n_folds))
+    if not fold_ids:
         raise ValueError("lam='auto' needs at least 2 distinct rows of X (a validation split)")
-    # one score per (fold, lam, output): each output chooses its own lam, as in memory
-    scores = np.empty((len(folds), len(grid), k))
-    for i, f in enumerate(folds):
-        n_t, n_v = cnt.sum() - cnt[f], cnt[f]
-        sa_t, sy_t = sa.sum(axis=0) - sa[f], sy.sum(axis=0) - sy[f]
-        G_t, B_t = G.sum(axis=0) - G[f], B.sum(axis=0) - B[f]
+    scores = np.empty((len(fold_ids), len(grid), k))
+    for i, f in enumerate(fold_ids):
+        n_t, n_v = folds.sums(st["w"], f, 1), folds.sums(st["w"], f, 2)
+        sa_t, sy_t = folds.sums(st["a"], f, 1), folds.sums(st["y"], f, 1)
+        G_t, B_t = folds.sums(st["G"], f, 1), folds.sums(st["B"], f, 1)
+        sa_v, sy_v = folds.sums(st["a"], f, 2), folds.sums(st["y"], f, 2)
+        G_v, B_v, syy_v = (folds.sums(st["G"], f, 2), folds.sums(st["B"], f, 2),
+                           folds.sums(st["yy"], f, 2))
         mu = sa_t / n_t if fit_intercept else np.zeros(n)
         ym = sy_t / n_t if fit_intercept else np.zeros(k)
         Gc = G_t - n_t * np.outer(mu, mu)
         Bc = B_t - n_t * np.outer(mu, ym)
         # validation rows centred by the training means
-        Gv = G[f] - np.outer(mu, sa[f]) - np.outer(sa[f], mu) + n_v * np.outer(mu, mu)
-        Bv = B[f] - np.outer(mu, sy[f]) - np.outer(sa[f], ym) + n_v * np.outer(mu, ym)
-        yy = syy[f] - 2 * ym * sy[f] + n_v * ym ** 2
+        Gv = G_v - np.outer(mu, sa_v) - np.outer(sa_v, mu) + n_v * np.outer(mu, mu)
+        Bv = B_v - np.outer(mu, sy_v) - np.outer(sa_v, ym) + n_v * np.outer(mu, ym)
+        yy = syy_v - 2 * ym * sy_v + n_v * ym ** 2
         e, V = np.linalg.eigh((Gc + Gc.T) / 2)
         e = np.maximum(e, 0.0)
         b = V.T @ Bc
@@ -227,61 +318,60 @@ def choose_ridge_lam(est, fmap, X, Y, rng, grid, rule, fit_intercept):
             Z = b / (e + n_t * lam)[:, None]
             sse = yy - 2 * np.einsum("ij,ij->j", Z, h) + np.einsum("ij,ij->j", Z, H @ Z)
             scores[i, j] = np.maximum(sse, 0.0) / n_v
-    choices = [choose(scores[:, :, t], rule=rule,
-                      baseline=_baselines(cnt, sy[:, [t]], syy[:, [t]], folds))
-               for t in range(k)]
+    base = _baselines(folds, st, fold_ids)
+    choices = [choose(scores[:, :, t], rule=rule, baseline=base[:, t]) for t in range(k)]
     est.cv_results_ = cv_results_per_output({"lam": np.asarray(grid)}, scores, choices)
     return [float(grid[c.index]) for c in choices], op.pass_seconds
 
 
-def choose_harfe(est, fmap, X, Y, rng, points, rule, fit_intercept, normalize, n_folds, folds):
-    r"""``s`` / ``lam`` ``"auto"`` on Dask: the in-memory hold-out (or K-fold) choice, distributed.
+def choose_harfe(est, fmap, X, Y, W, folds, fold_ids, points, rule, fit_intercept, normalize):
+    r"""``s_`` / ``lam_`` of HARFE on Dask: the in-memory fold scores, distributed.
 
-    The rows are labelled by :class:`_RowSplit` (5 labels; the hold-out is
-    label 0, a fifth of the rows, like :func:`rflite.ridge.row_folds` in
-    memory; :class:`~rflite.htp.HARFECV` uses every label).  For each
-    validation fold: one pass for the training means (column sums over the
-    training rows), one for the training-centred column norms (``normalize``),
-    then HARFE (:func:`harfe_dask`) on the training-rows operator (features
-    of the validation rows are zero, the targets too) at every grid point,
-    warm-started along the grid exactly like :func:`rflite.htp.harfe_grid`,
-    and finally *one* pass scoring every grid point on the validation rows
-    (the union of the supports, all coefficient vectors at once).  The
-    choice rule and guard are :func:`rflite._cv.choose`'s.  Every HARFE
+    One pass of group statistics (:func:`group_stats`) gives every fold's
+    (weighted) training means and the predict-the-mean baselines.  Then per
+    validation fold: one pass for the training-centred column norms
+    (``normalize``), HARFE (:func:`rflite._dask.harfe_dask`) on the
+    training-rows operator (row weights ``w`` x 0/1: the validation rows
+    count for nothing) at every grid point, warm-started along the grid
+    exactly like :func:`rflite.htp.harfe_grid` (penalty
+    :math:`\lambda \sum_{train} w`), and *one* pass scoring every grid point
+    on the validation rows (weighted squared errors; the union of the
+    supports, all coefficient vectors at once).  The rule and guard are
+    :func:`rflite._cv.choose`'s, per output, as in memory.  Every HARFE
     iteration is two passes, so the grid (15 points by default) costs about
-    15 x (iterations) x 2 passes: on a cluster pass explicit ``s`` and
-    ``lam`` when that is too slow.
+    15 x (iterations) x 2 passes per fold: on a cluster pass explicit ``s``
+    and ``lam`` when that is too slow.  Returns ``(chosen, passes)`` with
+    ``chosen`` one ``(s, lam)`` per output.
     """
     from rflite._cv import choose
-    from rflite.ridge import cv_results
+    from rflite.ridge import cv_results_per_output
 
-    split = _RowSplit(rng, X.shape[1], n_folds)
-    op0 = DaskFeatureOperator(fmap, X)
-    cnt, sy, syy = _fold_stats(op0, X, Y, split)
-    folds = [f for f in folds if 0 < cnt[f] < cnt.sum()]
-    if not folds:
+    st, op0 = group_stats(fmap, X, Y, W, folds, with_features=fit_intercept)
+    fold_ids = _usable_folds(folds, st, fold_ids)
+    if not fold_ids:
         raise ValueError("the automatic choice of s / lam needs at least 2 distinct rows "
                          "of X; pass s and lam explicitly")
     m, k, n = X.shape[0], Y.shape[1], fmap.n_columns
     passes = list(op0.pass_seconds)
-    scores = np.empty((len(folds), len(points)))
-    for i, f in enumerate(folds):
-        n_t = cnt.sum() - cnt[f]
+    scores = np.empty((len(fold_ids), len(points), k))
+    for i, f in enumerate(fold_ids):
+        n_t, n_v = folds.sums(st["w"], f, 1), folds.sums(st["w"], f, 2)
+        W_t, W_v = folds.weight(W, f, 1), folds.weight(W, f, 2)
         a_mean, y_mean = None, np.zeros(k)
         if fit_intercept:
-            y_mean = (sy.sum(axis=0) - sy[f]) / n_t
-            ones = _MaskedOperator(fmap, X, split, f)
-            a_mean = ones.rmatmat(_ones_like_rows(X))[:, 0] / n_t
-            passes += ones.pass_seconds
+            y_mean = folds.sums(st["y"], f, 1) / n_t
+            a_mean = folds.sums(st["a"], f, 1) / n_t
         scale = np.ones(n)
         if normalize:
-            opn = _MaskedOperator(fmap, X, split, f, col_mean=a_mean)
+            opn = DaskFeatureOperator(fmap, X, col_mean=a_mean, row_weight=W_t)
             norms = opn.column_norms()
             passes += opn.pass_seconds
             nz = norms > 0
             scale[nz] = 1.0 / norms[nz]
-        op = _MaskedOperator(fmap, X, split, f, col_mean=a_mean, col_scale=scale)
-        Yc = _masked_y(X, Y, split, f, y_mean)
+        op = DaskFeatureOperator(fmap, X, col_mean=a_mean, col_scale=scale, row_weight=W_t)
+        import dask.array as da
+
+        Yc = (Y - y_mean) * da.sqrt(W_t)
         # (n, n_points * k) coefficients of the raw features, column j * k + t
         C = np.zeros((n, len(points) * k), dtype=op.dtype)
         for t in range(k):
@@ -296,31 +386,14 @@ def choose_harfe(est, fmap, X, Y, rng, points, rule, fit_intercept, normalize, n
         if U.size == 0:
             U = np.zeros(1, dtype=np.int64)
         plain = DaskFeatureOperator(fmap, X)
-        sse = plain._reduce(_k_val_sse, [Y], C.shape[1], np.float64, split=split, fold=f, U=U,
+        sse = plain._reduce(_k_val_sse, [Y, W_v], C.shape[1], np.float64, U=U,
                             a_mean=None if a_mean is None else a_mean[U], C=C[U],
                             y_mean=np.tile(y_mean, len(points)))
         passes += plain.pass_seconds
-        scores[i] = sse.reshape(len(points), k).sum(axis=1) / (cnt[f] * k)
-    base = _baselines(cnt, sy, syy, folds)
-    choice = choose(scores, rule=rule, baseline=base)
-    est.cv_results_ = cv_results(
+        scores[i] = sse.reshape(len(points), k) / n_v
+    base = _baselines(folds, st, fold_ids)
+    choices = [choose(scores[:, :, t], rule=rule, baseline=base[:, t]) for t in range(k)]
+    est.cv_results_ = cv_results_per_output(
         {"s": np.array([p[0] for p in points]), "lam": np.array([p[1] for p in points])},
-        scores, choice)
-    s, lam = points[choice.index]
-    return int(s), float(lam), passes
-
-
-def _ones_like_rows(X):
-    import dask.array as da
-
-    return da.ones((X.shape[0], 1), chunks=(X.chunks[0], (1,)))
-
-
-def _masked_y(X, Y, split, fold, y_mean):
-    import dask.array as da
-
-    return da.map_blocks(_k_masked_y, X, Y, split=split, fold=fold, y_mean=y_mean,
-                         chunks=Y.chunks, dtype=np.float64, meta=np.empty((0, 0)),
-                         token="rflite-masked-y")
-
-
+        scores, choices)
+    return [(int(points[c.index][0]), float(points[c.index][1])) for c in choices], passes

@@ -144,6 +144,9 @@ __all__ = [
 #: Fan-in of the tree sums over chunks (partial sums combined per task).
 SPLIT_EVERY = 8
 
+#: Feature entries per row block inside a chunk task (:meth:`_State.blocks`).
+BLOCK_ENTRIES = 1 << 22
+
 
 def is_dask_array(x) -> bool:
     """Whether ``x`` is a :class:`dask.array.Array` (without importing Dask)."""
@@ -292,25 +295,49 @@ class _State:
         st.sw = sw
         return st
 
-    def features(self, Xb, cols=None):
-        """Features of one chunk (all columns, or ``cols``), centred and scaled."""
+    def features(self, Xb, cols=None, *, out=None, rows=None):
+        """Features of one chunk (all columns, or ``cols``), centred, weighted and scaled.
+
+        ``out`` (optional) receives them; ``rows`` is the chunk's row slice
+        when ``Xb`` is a sub-block of it (for the weights).
+        """
         fmap = self.fmap
         Xb = np.ascontiguousarray(Xb, dtype=np.float64)
-        if cols is None:
-            out = fmap._check_out(None, Xb.shape[0], fmap.n_columns, np.float64)
-            fmap._fill(Xb, None, out, self.n_threads)
-        else:
-            out = fmap._check_out(None, Xb.shape[0], cols.size, np.float64)
-            fmap._fill(Xb, cols, out, self.n_threads)
+        n = fmap.n_columns if cols is None else cols.size
+        if out is None:
+            out = fmap._check_out(None, Xb.shape[0], n, np.float64)
+        fmap._fill(Xb, cols, out, self.n_threads)
         # the same in-place operations, in the same order, as the dense path
         # (RandomFeatureModel._center_and_weight then the column scaling)
         if self.mean is not None:
             out -= self.mean if cols is None else self.mean[cols]
         if self.sw is not None:  # center_and_weight: centre, then the sqrt(w) rows
-            out *= self.sw[:, None]
+            sw = self.sw if rows is None else self.sw[rows]
+            out *= sw[:, None]
         if self.scale is not None:
             out *= self.scale if cols is None else self.scale[cols]
         return out
+
+    def blocks(self, Xb, cols=None):
+        """``(r0, r1, A)`` over row blocks of a chunk, ``A`` the block's :meth:`features`.
+
+        A block holds about :data:`BLOCK_ENTRIES` numbers (32 MB, the
+        in-memory :class:`~rflite.features.FeatureOperator`'s block), in one
+        buffer reused for every block of the task: a 10^4-row chunk of
+        10^4 features is 800 MB at once, whose first-touch page faults and
+        cache misses made every pass several times slower than the
+        in-memory operator's.
+        """
+        Xb = np.ascontiguousarray(Xb, dtype=np.float64)
+        m = Xb.shape[0]
+        n = self.fmap.n_columns if cols is None else cols.size
+        br = max(1, BLOCK_ENTRIES // max(1, n))
+        buf = None
+        for r0 in range(0, m, br):
+            r1 = min(m, r0 + br)
+            if buf is None or buf.shape[0] != r1 - r0:
+                buf = self.fmap._check_out(None, r1 - r0, n, np.float64)
+            yield r0, r1, self.features(Xb[r0:r1], cols, out=buf, rows=slice(r0, r1))
 
 
 # ------------------------------------------------------------ chunk kernels
@@ -326,15 +353,45 @@ def _adj(A, R):
 
 
 def _k_rmat(Xb, Rb, state):
-    return _adj(state.features(Xb), Rb).reshape(1, -1)
+    out = 0
+    for r0, r1, A in state.blocks(Xb):
+        out = out + _adj(A, Rb[r0:r1])
+    return out.reshape(1, -1)
 
 
 def _k_gradient(Xb, yb, state, S, cS):
-    A = state.features(Xb)
-    r = yb[:, 0] - A[:, S] @ cS if S.size else yb[:, 0].copy()
-    g = _adj(A, r)
-    rr = np.vdot(r, r).real
-    return np.concatenate([g, [rr]]).reshape(1, -1)
+    r"""One chunk's :math:`A^*(y - A_S c_S)` and :math:`\|y - A_S c_S\|^2`.
+
+    The operator is :math:`D_w (A - 1\bar a^T) D_s`; its centring, row
+    weights and column scaling are applied to the vectors, not to the
+    chunk's features: :math:`A_S c_S` is :math:`D_w(A_{:,S} d - 1\,\bar a_S^T d)`
+    with :math:`d = D_s c_S`, and the product is
+    :math:`D_s(A^* D_w r - \bar a^* \sum_i (D_w r)_i)`.  So the pass costs the
+    raw features and one product, like the in-memory operator's
+    :meth:`~rflite.features.FeatureOperator.rmatvec`, instead of up to three
+    more sweeps over every feature entry (:meth:`_State.features`).
+    """
+    mean, scale, sw = state.mean, state.scale, state.sw
+    raw = _State(state.fmap, None, None, state.n_threads)
+    d = cS if scale is None else cS * scale[S]
+    off = 0.0 if mean is None or not S.size else mean[S] @ d
+    g, rr, total = 0, 0.0, 0.0
+    for r0, r1, A in raw.blocks(Xb):
+        r = yb[r0:r1, 0].copy()
+        if S.size:
+            f = A[:, S] @ d - off
+            if sw is not None:
+                f *= sw[r0:r1]
+            r = r - f
+        rw = r if sw is None else r * sw[r0:r1]
+        g = g + _adj(A, rw)
+        total = total + rw.sum()
+        rr += np.vdot(r, r).real
+    if mean is not None:
+        g = g - np.conj(mean) * total
+    if scale is not None:
+        g = g * scale
+    return np.concatenate([np.ravel(g), [rr]]).reshape(1, -1)
 
 
 def _k_gram(Xb, yb, state, S, rows):
@@ -346,9 +403,13 @@ def _k_gram(Xb, yb, state, S, rows):
 
 
 def _k_full_gram(Xb, yb, state):
-    A = state.features(Xb)
-    G = _adj(A, A)
-    b = _adj(A, yb)
+    G = b = None
+    for r0, r1, A in state.blocks(Xb):
+        if G is None:
+            G, b = _adj(A, A), _adj(A, yb[r0:r1])
+        else:
+            G += _adj(A, A)
+            b += _adj(A, yb[r0:r1])
     return np.concatenate([G.ravel(), b.ravel()]).reshape(1, -1)
 
 
@@ -359,10 +420,11 @@ def _k_residual(Xb, yb, state, S, cS):
 
 
 def _k_sq_norms(Xb, state):
-    A = state.features(Xb)
-    sq = np.einsum("ij,ij->j", A.real, A.real)
-    if np.iscomplexobj(A):
-        sq += np.einsum("ij,ij->j", A.imag, A.imag)
+    sq = 0
+    for _, _, A in state.blocks(Xb):
+        sq = sq + np.einsum("ij,ij->j", A.real, A.real)
+        if np.iscomplexobj(A):
+            sq = sq + np.einsum("ij,ij->j", A.imag, A.imag)
     return sq.reshape(1, -1)
 
 
@@ -373,12 +435,12 @@ def _k_weighted(Xb, Wb, *rest, kernel, **kwargs):
     return kernel(Xb, *arrays, state.with_rows(sw), **kwargs)
 
 
-def _k_first(Xb, Yb, *rest, with_features):
+def _k_first(Xb, Yb, *rest, with_features, with_sq=False):
     """Validation of a chunk of X and y, plus (weighted) column sums and y sums (first pass).
 
     ``rest`` is ``(state,)`` or ``(weights, state)``.  Returns ``[bad_X,
-    bad_y, sum w, sum w y (k), sum w |y|^2 (k), sum w a (N)]`` (w = 1
-    without weights).  Non-finite or too large entries are counted rather
+    bad_y, sum w, sum w y (k), sum w |y|^2 (k), sum w a (N), sum w |a|^2
+    (N)]`` (w = 1 without weights; the last with ``with_sq`` only).  Non-finite or too large entries are counted rather
     than raised here, so that the client raises one clear ``ValueError``
     naming the argument and the rows.
     """
@@ -397,12 +459,20 @@ def _k_first(Xb, Yb, *rest, with_features):
     dtype = np.result_type(Yb.dtype, state.fmap.is_complex and np.complex128 or np.float64)
     parts = [np.array([bad_x, bad_y, total]), sums, sq]
     if with_features:
-        if bad_x:
-            col = np.zeros(state.fmap.n_columns, dtype=dtype)
-        else:
-            A = state.features(Xf)
-            col = A.sum(axis=0) if w is None else w @ A
+        col = np.zeros(state.fmap.n_columns, dtype=dtype)
+        col_sq = np.zeros(state.fmap.n_columns)
+        if not bad_x:
+            for r0, r1, A in state.blocks(Xf):
+                # BLAS products and einsum: no temporary of the block's size
+                wb = np.ones(r1 - r0) if w is None else w[r0:r1]
+                col += wb @ A
+                if with_sq:
+                    col_sq += np.einsum("i,ij,ij->j", wb, A.real, A.real)
+                    if np.iscomplexobj(A):
+                        col_sq += np.einsum("i,ij,ij->j", wb, A.imag, A.imag)
         parts.append(col)
+        if with_sq:
+            parts.append(col_sq)
     return np.concatenate([p.astype(dtype) for p in parts]).reshape(1, -1)
 
 
@@ -819,7 +889,7 @@ def check_dask_weight(sample_weight, X, name: str = "sample_weight"):
     return W, float(total)
 
 
-def _first_pass(fmap, X, Y, with_features, W=None):
+def _first_pass(fmap, X, Y, with_features, W=None, with_sq=False):
     """Validate X and y (NaN / inf / too large) and get the (weighted) means, in one pass.
 
     Returns ``(y_mean (k,), col_mean (N,) or None, op)``; raises
@@ -828,10 +898,12 @@ def _first_pass(fmap, X, Y, with_features, W=None):
     """
     op = DaskFeatureOperator(fmap, X)
     k, n = Y.shape[1], fmap.n_columns
-    length = 3 + 2 * k + (n if with_features else 0)
+    with_sq = with_sq and with_features
+    length = 3 + 2 * k + (n if with_features else 0) + (n if with_sq else 0)
     dtype = np.result_type(Y.dtype, np.complex128 if fmap.is_complex else np.float64)
     arrays = [Y] if W is None else [Y, W]
-    out = op._reduce(_k_first, arrays, length, dtype, with_features=with_features)
+    out = op._reduce(_k_first, arrays, length, dtype, with_features=with_features,
+                     with_sq=with_sq)
     if out[0].real:
         raise ValueError(f"X contains NaN, infinity or a value too large (|x| > {MAX_ABS:g}) "
                          f"in {int(out[0].real)} entries")
@@ -842,7 +914,9 @@ def _first_pass(fmap, X, Y, with_features, W=None):
     y_mean = out[3:3 + k] / total
     if not np.iscomplexobj(Y.dtype.type(0)):
         y_mean = y_mean.real
-    col_mean = out[3 + 2 * k:] / total if with_features else None
+    col_mean = out[3 + 2 * k:3 + 2 * k + n] / total if with_features else None
+    # the (weighted) sums of squares of the columns (centred norms without a pass)
+    op.col_sq = out[3 + 2 * k + n:].real if with_sq else None
     if col_mean is not None and not fmap.is_complex:
         col_mean = col_mean.real
     return y_mean, col_mean, op
@@ -920,7 +994,11 @@ def fit_harfe(est, X, y, sample_weight=None):
     fmap = est._draw_features(X.shape[1], rng)
     t0 = time.perf_counter()
     # validation (NaN / inf named) before anything else, then the means of all rows
-    y_mean, a_mean, first = _first_pass(fmap, X, Y, fit_intercept, W)
+    # and the (weighted) column sums of squares for the centred norms (normalize)
+    y_mean, a_mean, first = _first_pass(fmap, X, Y, fit_intercept or normalize, W,
+                                        with_sq=normalize)
+    if not fit_intercept:
+        a_mean = None
     passes = []
     if search is not None:
         # HARFECV: every fold; HARFERegressor: the hold-out (hash label 0, a fifth)
@@ -941,9 +1019,10 @@ def fit_harfe(est, X, y, sample_weight=None):
     scale = np.ones(fmap.n_columns)
     passes = first.pass_seconds + passes
     if normalize:
-        op0 = DaskFeatureOperator(fmap, X, col_mean=a_mean, row_weight=W)
-        norms = op0.column_norms()
-        passes += op0.pass_seconds
+        # centred norms from the first pass: sum w |a - abar|^2 = sum w |a|^2 - W |abar|^2
+        # (as the in-memory matrix-free fit; relative rounding ~1e-16 of sum w |a|^2)
+        sq = first.col_sq if a_mean is None else first.col_sq - total * np.abs(a_mean) ** 2
+        norms = np.sqrt(np.maximum(sq, 0.0))
         nz = norms > 0
         scale[nz] = 1.0 / norms[nz]
     op = DaskFeatureOperator(fmap, X, col_mean=a_mean, col_scale=scale, row_weight=W)

@@ -264,3 +264,20 @@ def test_weighted_cv_on_a_cluster_matches_in_memory(cluster_client, data):
     assert rel(est.coef_, ref.coef_) < RTOL
     assert est_r.lam_ == ref_r.lam_
     assert rel(est_r.coef_, ref_r.coef_) < 1e-8
+
+
+# ------------------------------------------------- row blocks inside a task
+def test_row_blocks_inside_a_chunk_give_the_same_fit(sync, data, monkeypatch):
+    """Chunk tasks evaluate their features in row blocks (_State.blocks): tiny blocks, same fit."""
+    X, y, w = data
+    kw = dict(n_features=150, s=15, lam=1e-4, random_state=0)
+    ref = HARFERegressor(**kw).fit(X, y, sample_weight=w)
+    ref_r = RandomFeatureRidge(n_features=60, lam=1e-3, random_state=0).fit(X, y, sample_weight=w)
+    monkeypatch.setattr(_dask, "BLOCK_ENTRIES", 7 * 150)  # 7-row blocks, a short last one
+    state = _dask._State(ref.feature_map_, None, None, 1)
+    assert [r1 - r0 for r0, r1, _ in state.blocks(X[:20])] == [7, 7, 6]
+    est = HARFERegressor(**kw).fit(*to_dask(X, y, w, 70))
+    np.testing.assert_array_equal(est.support_, ref.support_)
+    assert rel(est.coef_, ref.coef_) < RTOL
+    est_r = RandomFeatureRidge(n_features=60, lam=1e-3, random_state=0).fit(*to_dask(X, y, w, 70))
+    assert rel(est_r.coef_, ref_r.coef_) < RTOL

@@ -20,8 +20,10 @@ operation                  result                           lives on
 ``op.columns(S)``          :math:`A_S`, (m, s)              cluster (lazy Dask)
 =========================  ===============================  ==================
 
-Per worker a task holds one chunk of features, ``chunk_rows x N`` numbers;
-length-m vectors (``y``, residuals, predictions) stay Dask arrays with the
+A task evaluates its chunk's features in row blocks of about
+:data:`BLOCK_ENTRIES` numbers (32 MB, one buffer reused, as the in-memory
+:class:`~rflite.features.FeatureOperator`), so per-worker memory is one
+chunk of ``X`` plus one block whatever the chunk size; length-m vectors (``y``, residuals, predictions) stay Dask arrays with the
 row chunks of ``X``; length-N vectors and s x s systems live on the client.
 
 Solvers
@@ -36,7 +38,8 @@ Solvers
 * :func:`fit_harfe` / :func:`fit_ridge` -- the estimators' (and their CV
   estimators') ``fit`` on Dask input, with the same weighted centring, row
   weighting and column normalisation as the in-memory path (column means
-  from the first pass, centred norms or the centred Gram from the second).
+  and sums of squares from the first pass, so the centred norms cost no
+  pass of their own; the centred Gram from the second for ridge).
 * :func:`fit_shrimp` -- SHRIMP (Xie, Shi, Schaeffer and Ward 2022) for
   m >> N: one distributed TSQR of the centred ``[A, y]`` (training and
   validation rows apart) and the whole pruning path on the client from the

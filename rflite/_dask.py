@@ -988,8 +988,12 @@ def fit_harfe(est, X, y, sample_weight=None):
     fit_intercept = check_bool(est.fit_intercept, "fit_intercept")
     if search is not None:
         # relative grids scale with the weighted row count, as in memory
+        from rflite._parallel import check_executor
+
         points, _, lams = est._grid_points(search, total, n_columns)
         rule = est._rule()
+        # validated as in memory; on Dask the folds' tasks run on the scheduler's workers
+        check_executor(est._n_jobs())
         for lam0 in lams[:1]:
             _check_shift(total, lam0, est.mu)
         cv = getattr(est, "cv", None)
@@ -1070,8 +1074,11 @@ def fit_ridge(est, X, y, sample_weight=None):
     check_int(est.n_features, "n_features", minimum=1)
     grid = est._grid()
     if grid is not None:
+        from rflite._parallel import check_executor
+
         grid = check_grid(grid, "lams")
         rule = est._rule()
+        check_executor(est._n_jobs())  # validated as in memory; unused on Dask
         lam = float(grid.max())
     else:
         lam = est._check_lam()

@@ -175,30 +175,51 @@ def make_folds(cv, X, y, W, rng, est, n_folds=None):
 
 
 def _k_group_stats(Xb, Lb, Yb, *rest, n_groups, with_features, gram):
-    """Per group: ``[sum w, sum w y (k), sum w y^2 (k), (sum w a (N)), (A^T W A, A^T W Y)]``."""
+    """Per group: ``[sum w, sum w y (k), sum w y^2 (k), (sum w a (N)), (A^T W A, A^T W Y)]``.
+
+    The features are evaluated in row blocks (:meth:`rflite._dask._State.blocks`).
+    """
     state = rest[-1]
     w = np.asarray(rest[0], dtype=np.float64)[:, 0] if len(rest) == 2 else None
     lab = np.asarray(Lb)[:, 0]
     Yb = np.asarray(Yb, dtype=np.float64)
-    A = state.features(Xb) if (with_features or gram) else None
-    dtype = A.dtype if A is not None else np.float64
-    parts = []
+    feats = with_features or gram
+    dtype = np.complex128 if (feats and state.fmap.is_complex) else np.float64
+    n, k = state.fmap.n_columns, Yb.shape[1]
+    sw = np.zeros(n_groups)
+    sy, syy = np.zeros((n_groups, k)), np.zeros((n_groups, k))
+    sa = np.zeros((n_groups, n), dtype=dtype) if feats else None
+    G = np.zeros((n_groups, n, n), dtype=dtype) if gram else None
+    B = np.zeros((n_groups, n, k), dtype=dtype) if gram else None
     for g in range(n_groups):
         r = lab == g
         Yg = Yb[r]
-        wg = None if w is None else w[r]
-        if wg is None:
-            parts += [[float(Yg.shape[0])], Yg.sum(axis=0), (Yg * Yg).sum(axis=0)]
-        else:
-            parts += [[wg.sum()], wg @ Yg, wg @ (Yg * Yg)]
-        if with_features or gram:
-            Ag = A[r]
-            parts.append(Ag.sum(axis=0) if wg is None else wg @ Ag)
+        wg = np.ones(Yg.shape[0]) if w is None else w[r]
+        sw[g], sy[g], syy[g] = wg.sum(), wg @ Yg, wg @ (Yg * Yg)
+    if feats:
+        for r0, r1, A in state.blocks(Xb):
+            lb = lab[r0:r1]
+            wb = np.ones(r1 - r0) if w is None else w[r0:r1]
+            for g in range(n_groups):
+                r = lb == g
+                if not r.any():
+                    continue
+                Ag, wg = A[r], wb[r]
+                sa[g] += wg @ Ag
+                if gram:
+                    Yg = Yb[r0:r1][r]
+                    if w is not None:
+                        sq = np.sqrt(wg)[:, None]
+                        Ag, Yg = Ag * sq, Yg * sq
+                    G[g] += Ag.T @ Ag
+                    B[g] += Ag.T @ Yg
+    parts = []
+    for g in range(n_groups):
+        parts += [[sw[g]], sy[g], syy[g]]
+        if feats:
+            parts.append(sa[g])
         if gram:
-            if wg is not None:
-                sq = np.sqrt(wg)[:, None]
-                Ag, Yg = Ag * sq, Yg * sq
-            parts += [(Ag.T @ Ag).ravel(), (Ag.T @ Yg).ravel()]
+            parts += [G[g].ravel(), B[g].ravel()]
     return np.concatenate([np.asarray(p, dtype=dtype).ravel() for p in parts]).reshape(1, -1)
 
 

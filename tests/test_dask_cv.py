@@ -281,3 +281,21 @@ def test_row_blocks_inside_a_chunk_give_the_same_fit(sync, data, monkeypatch):
     assert rel(est.coef_, ref.coef_) < RTOL
     est_r = RandomFeatureRidge(n_features=60, lam=1e-3, random_state=0).fit(*to_dask(X, y, w, 70))
     assert rel(est_r.coef_, ref_r.coef_) < RTOL
+    # the fold statistics pass (group Gram matrices) in blocks too
+    ref_cv = RandomFeatureRidgeCV(n_features=40, cv=3, random_state=0).fit(X, y, sample_weight=w)
+    monkeypatch.setattr(_dask, "BLOCK_ENTRIES", 7 * 40)
+    est_cv = RandomFeatureRidgeCV(n_features=40, cv=3, random_state=0).fit(*to_dask(X, y, w, 70))
+    assert est_cv.lam_ == ref_cv.lam_
+    np.testing.assert_allclose(est_cv.cv_results_["mean_test_mse"],
+                               ref_cv.cv_results_["mean_test_mse"], rtol=1e-5)
+
+
+def test_cv_arguments_are_validated_on_dask(sync, data):
+    X, y, _ = data
+    Xd, yd, _ = to_dask(X, y, None, 70)
+    with pytest.raises(ValueError, match="an int >= 1 or -1, or an Executor, got 0"):
+        RandomFeatureRidgeCV(n_features=20, cv=3, n_jobs=0).fit(Xd, yd)
+    with pytest.raises(ValueError, match="rule"):
+        HARFECV(n_features=20, cv=3, rule="best").fit(Xd, yd)
+    with pytest.raises(ValueError, match="cv"):
+        RandomFeatureRidgeCV(n_features=20, cv="five").fit(Xd, yd)

@@ -697,7 +697,8 @@ def check_dask_weight(sample_weight, X, name: str = "sample_weight"):
     chunking is refused, naming ``sample_weight``); its values are then
     checked by one small pass over the weights alone (minimum, finiteness,
     sum), before any feature is computed.  ``total`` is :math:`\sum_i w_i`,
-    the weighted row count that scales the penalty (as in memory).
+    the weighted row count that scales the penalty (as in memory; for Dask
+    weights a tree sum, equal to the in-memory sum to rounding only).
     """
     import dask
     import dask.array as da
@@ -709,7 +710,9 @@ def check_dask_weight(sample_weight, X, name: str = "sample_weight"):
         from rflite._numerics import check_sample_weight
 
         w = check_sample_weight(sample_weight, m)
-        total = float(w.sum())
+        # the in-memory fit's sum (over the kept rows, same order): relative
+        # grids (lams / total) then agree to the last bit
+        total = float(w[w > 0].sum())
         W = da.from_array(w.reshape(m, 1), chunks=(X.chunks[0], (1,)))
         return W, total
     if sample_weight.ndim != 1:

@@ -299,3 +299,13 @@ def test_cv_arguments_are_validated_on_dask(sync, data):
         HARFECV(n_features=20, cv=3, rule="best").fit(Xd, yd)
     with pytest.raises(ValueError, match="cv"):
         RandomFeatureRidgeCV(n_features=20, cv="five").fit(Xd, yd)
+
+
+def test_harfecv_default_grid_with_numpy_weights_is_bitwise_the_in_memory_grid(sync, data):
+    """Default lams are shifts / sum(w): the same sum as in memory, so lam_ is equal."""
+    X, y, w = data
+    kw = dict(n_features=40, ss=[8], cv=3, random_state=0)
+    ref = HARFECV(**kw).fit(X, y, sample_weight=w)
+    est = HARFECV(**kw).fit(da.from_array(X, chunks=(70, -1)), y, sample_weight=w)
+    np.testing.assert_array_equal(est.cv_results_["lam"], ref.cv_results_["lam"])
+    assert est.lam_ == ref.lam_

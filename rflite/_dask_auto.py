@@ -32,6 +32,8 @@ Fold statistics
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
 from rflite._dask import DaskFeatureOperator, harfe_dask
@@ -152,9 +154,12 @@ def make_folds(cv, X, y, W, rng, est, n_folds=None):
         if kept.all():
             kept = None
     idx = np.arange(m) if kept is None else np.flatnonzero(kept)
-    yy = np.asarray(y.compute() if is_dask_array(y) else y)
-    if kept is not None:
-        yy = yy[kept]
+    if isinstance(cv, numbers.Integral):  # KFold reads only the row count
+        yy = np.zeros(idx.size)
+    else:  # a splitter may read y (stratification): computed to the client
+        yy = np.asarray(y.compute() if is_dask_array(y) else y)
+        if kept is not None:
+            yy = yy[kept]
     stand_in = np.broadcast_to(np.zeros((1, d)), (idx.size, d))
     splits = resolve_splits(cv, stand_in, yy.reshape(idx.size, -1), rng, kept=kept)
     K = len(splits)

@@ -17,13 +17,25 @@ sides stop at the same iteration).
 
 Both fits give the same support (checked).
 
-Measured once (2026-11-23, the shared 2-core machine at load average ~13,
-``--benchmark-enable -k dask``): in memory 100.6 s, 2-worker LocalCluster
-442.6 s, ratio 4.4 (the goal was 2).  During the cluster run each worker
-process got about 20 % of a core (the in-memory process about 75 %), and
-a task of 10^4 rows builds an 800 MB feature chunk (first-touch page faults,
-no cache reuse) where the in-memory operator works in ~32 MB blocks; smaller
-chunks (10^3 rows, 80 MB) and an idle machine are the first things to try.  Smoke mode (the default suite,
+Measured once each (2026-11-23, the shared 2-core machine,
+``--benchmark-enable -k dask``):
+
+- session 4, load average ~13: in memory 100.6 s, 2-worker LocalCluster
+  442.6 s, ratio 4.4.  A task of 10^4 rows built its whole 800 MB feature
+  chunk (first-touch page faults, no cache reuse) and then swept it three
+  more times (centring, column scaling, residual) where the in-memory
+  operator works in ~32 MB blocks.
+- session 5, load average 10-12: in memory 124.8 s, 2-worker LocalCluster
+  183.8 s, ratio 1.47 (goal 2), same support.  Chunk tasks now evaluate
+  their features in 32 MB row blocks with one reused buffer
+  (``rflite._dask.BLOCK_ENTRIES``), the gradient kernel applies centring,
+  row weights and column scaling to the vectors (rank-one corrections)
+  instead of to every feature entry, and the centred column norms come
+  from the first pass's sums of squares (one pass fewer).  Single-thread
+  chunk kernel at 5000 x 2000: 0.216 s before, 0.173 s after (the bare
+  feature fill is 0.127 s).
+
+Smoke mode (the default suite,
 timing disabled) shrinks the problem to m = 2000, N = 200, s = 20, so that it
 finishes in seconds; ``--benchmark-enable -k dask`` runs the full size once
 (one round each: a fit is minutes on a busy 2-core machine).  The last test

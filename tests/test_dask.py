@@ -381,8 +381,25 @@ def test_bad_input_raises_before_computing(sync):
         est.fit(Xn, y)
     with pytest.raises(ValueError, match=r"X must be real"):
         est.fit(X.astype(complex), y)
-    with pytest.raises(ValueError, match=r"sample_weight"):
-        est.fit(X, y, sample_weight=np.ones(100))
+    # sample_weight: checked on the client (NumPy) or on the weights alone (Dask),
+    # before any chunk of X or y is computed
+    with pytest.raises(ValueError, match=r"Negative values in data passed to sample_weight"):
+        est.fit(X, y, sample_weight=-np.ones(100))
+    with pytest.raises(ValueError, match=r"sample_weight.shape == \(90,\), expected \(100,\)"):
+        est.fit(X, y, sample_weight=np.ones(90))
+    with pytest.raises(ValueError, match=r"sample_weight must be chunked along rows like X"):
+        est.fit(X, y, sample_weight=_untouchable((100,), 40))
+    with pytest.raises(ValueError, match=r"sample_weight has unknown chunk sizes"):
+        est.fit(X, y, sample_weight=da.ones(100, chunks=50)[da.from_array(
+            np.ones(100, bool), chunks=50)])
+    w = da.from_array(np.r_[np.ones(99), -2.0], chunks=50)
+    with pytest.raises(ValueError, match=r"Negative values in data passed to sample_weight "
+                                         r"\(min -2\)"):
+        est.fit(X, y, sample_weight=w)
+    with pytest.raises(ValueError, match=r"sample_weight contains NaN"):
+        est.fit(X, y, sample_weight=da.from_array(np.r_[np.ones(99), np.nan], chunks=50))
+    with pytest.raises(ValueError, match=r"sample_weight must have a positive sum"):
+        RandomFeatureRidge(n_features=20).fit(X, y, sample_weight=da.zeros(100, chunks=50))
     with pytest.raises(ValueError, match=r"lam"):
         HARFERegressor(n_features=20, s=5, lam=-1.0).fit(X, y)
     with pytest.raises(ValueError, match=r"X is chunked along its columns"):
@@ -449,7 +466,7 @@ def test_default_ridge_chooses_lam_like_in_memory(sync, data, rows):
                                ref.cv_results_["mean_test_mse"], rtol=1e-5)
     np.testing.assert_array_equal(est.cv_results_["rank_test_mse"][:1],
                                   ref.cv_results_["rank_test_mse"][:1])
-    assert [k for k, _ in est.dask_passes_] == ["first", "fold_gram", "full_gram"]
+    assert [k for k, _ in est.dask_passes_] == ["first", "group_stats", "full_gram"]
     # 2-d y: one lam per output, as in memory
     Y = np.column_stack([y, np.sin(X[:, 0])])
     est2 = RandomFeatureRidge(n_features=60, random_state=0).fit(
@@ -530,10 +547,10 @@ def test_auto_options_not_supported_on_dask_are_named(sync, data):
 
     X, y = data
     Xd, yd = to_dask(X, y, 70)
-    with pytest.raises(ValueError, match="cv=3 is not supported for Dask input"):
-        RandomFeatureRidgeCV(n_features=20, cv=3).fit(Xd, yd)
-    with pytest.raises(ValueError, match="cv=3 is not supported for Dask input"):
-        HARFECV(n_features=20, cv=3).fit(Xd, yd)
+    with pytest.raises(ValueError, match="lam='auto' on Dask input needs real features"):
+        RandomFeatureRidgeCV(n_features=20, cv=3, activation="exp").fit(Xd, yd)
+    with pytest.raises(ValueError, match="cv must be an int >= 2"):
+        HARFECV(n_features=20, cv=1).fit(Xd, yd)
     with pytest.raises(ValueError, match="lam='auto' on Dask input needs real features"):
         RandomFeatureRidge(n_features=20, activation="exp").fit(Xd, yd)
     with pytest.raises(ValueError, match="s must be an int >= 1 or 'auto'"):

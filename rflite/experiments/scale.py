@@ -22,13 +22,14 @@ For every m it prints
   the measured single-thread time per entry of building a chunk of features
   and multiplying it by a vector on this client (1.0 would be perfect
   scaling with no distribution cost);
-* the times of the other passes (validation + means, column norms, support
-  Gram rows, and ridge's Gram pass);
+* the times of the other passes (validation + means + column sums of
+  squares in one, support Gram rows, and ridge's Gram pass);
 * the total fit time and the peak memory per worker (process memory of the
   whole cluster sampled every 0.1 s by ``distributed``'s ``MemorySampler``,
   divided by the number of workers; the resident size of this process on the
   synchronous scheduler), which stays flat in m because a task holds one
-  chunk of ``chunk_rows x N`` features;
+  chunk of ``X`` and one 32 MB row block of its features at a time
+  (:data:`rflite._dask.BLOCK_ENTRIES`);
 * the training MSE from the lazy ``predict`` (one more pass).
 
 and finally the log-log slope of the HARFE fit time against m (1 expected).

@@ -1,0 +1,311 @@
+"""sample_weight and the CV estimators on Dask arrays (issue 16): rflite._dask, rflite._dask_auto.
+
+Every distributed result is compared with the in-memory fit on the same data:
+weighted HARFE and ridge to 1e-10, HARFECV / RandomFeatureRidgeCV with an
+int or splitter ``cv`` choosing the same parameters (their folds are the
+in-memory folds).
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+
+dask = pytest.importorskip("dask")
+da = pytest.importorskip("dask.array")
+distributed = pytest.importorskip("distributed")
+
+from rflite import _dask  # noqa: E402
+from rflite.datasets import make_friedman1  # noqa: E402
+from rflite.htp import HARFECV, HARFERegressor  # noqa: E402
+from rflite.ridge import RandomFeatureRidge, RandomFeatureRidgeCV  # noqa: E402
+
+RTOL = 1e-10
+CHUNKS = [60, 70, 240]
+
+
+def rel(a, b):
+    a, b = np.asarray(a), np.asarray(b)
+    return float(np.abs(a - b).max() / max(np.abs(b).max(), 1e-300))
+
+
+@pytest.fixture
+def sync():
+    with dask.config.set(scheduler="synchronous"):
+        yield
+
+
+@pytest.fixture(scope="module")
+def data():
+    X, y = make_friedman1(240, d=6, noise=0.1, rng=0)
+    w = np.random.default_rng(5).uniform(0.2, 3.0, 240)
+    w[[3, 100, 101, 239]] = 0.0  # zero weights: dropped rows in memory
+    return X, y, w
+
+
+def to_dask(X, y, w, rows, dask_w=True):
+    Xd = da.from_array(X, chunks=(rows, -1))
+    yd = da.from_array(y, chunks=(rows,) + ((y.shape[1],) if y.ndim == 2 else ()))
+    if w is None or not dask_w:
+        return Xd, yd, w
+    return Xd, yd, da.from_array(w, chunks=rows)
+
+
+# ------------------------------------------------------------- sample_weight
+@pytest.mark.parametrize("rows,dask_w", [(60, True), (70, False), (240, True)])
+def test_weighted_harfe_matches_in_memory(sync, data, rows, dask_w):
+    X, y, w = data
+    for kw in ({}, dict(fit_intercept=False), dict(normalize=False)):
+        kw = dict(n_features=150, s=15, lam=1e-4, random_state=0, **kw)
+        ref = HARFERegressor(**kw).fit(X, y, sample_weight=w)
+        est = HARFERegressor(**kw).fit(*to_dask(X, y, w, rows, dask_w))
+        np.testing.assert_array_equal(est.support_, ref.support_)
+        assert rel(est.coef_, ref.coef_) < RTOL
+        assert abs(est.intercept_ - ref.intercept_) < RTOL * max(abs(ref.intercept_), 1)
+        assert (est.n_iter_, est.stop_reason_) == (ref.n_iter_, ref.stop_reason_)
+        # and the weights matter: the unweighted fit differs
+        plain = HARFERegressor(**kw).fit(X, y)
+        assert rel(plain.coef_, ref.coef_) > 1e-6
+
+
+def test_weighted_harfe_complex_features_and_2d_y(sync, data):
+    X, y, w = data
+    kw = dict(n_features=100, s=12, lam=1e-4, activation="exp", random_state=2)
+    ref = HARFERegressor(**kw).fit(X, y, sample_weight=w)
+    est = HARFERegressor(**kw).fit(*to_dask(X, y, w, 70))
+    np.testing.assert_array_equal(est.support_, ref.support_)
+    assert rel(est.coef_, ref.coef_) < RTOL
+    Y = np.column_stack([y, np.sin(X[:, 0])])
+    kw = dict(n_features=120, s=12, lam=1e-4, random_state=1)
+    ref = HARFERegressor(**kw).fit(X, Y, sample_weight=w)
+    est = HARFERegressor(**kw).fit(*to_dask(X, Y, w, 70))
+    for a, b in zip(est.support_, ref.support_):
+        np.testing.assert_array_equal(a, b)
+    assert rel(est.coef_, ref.coef_) < RTOL
+
+
+@pytest.mark.parametrize("rows", CHUNKS)
+def test_weighted_ridge_matches_in_memory(sync, data, rows):
+    X, y, w = data
+    for kw in ({}, dict(fit_intercept=False)):
+        kw = dict(n_features=60, lam=1e-3, random_state=0, **kw)
+        ref = RandomFeatureRidge(**kw).fit(X, y, sample_weight=w)
+        est = RandomFeatureRidge(**kw).fit(*to_dask(X, y, w, rows))
+        assert rel(est.coef_, ref.coef_) < RTOL
+        assert abs(est.intercept_ - ref.intercept_) <= RTOL * abs(ref.intercept_)
+    # integer weights = repeated rows, on Dask too
+    k = np.random.default_rng(1).integers(0, 3, 240)
+    est = RandomFeatureRidge(n_features=60, lam=1e-3, random_state=0).fit(
+        *to_dask(X, y, k.astype(float), rows))
+    rep = RandomFeatureRidge(n_features=60, lam=1e-3, random_state=0).fit(
+        np.repeat(X, k, axis=0), np.repeat(y, k))
+    assert rel(est.coef_, rep.coef_) < 1e-9
+
+
+def test_weights_of_one_equal_no_weights(sync, data):
+    X, y, _ = data
+    Xd, yd, _ = to_dask(X, y, np.ones(240), 70)
+    a = HARFERegressor(n_features=80, s=10, lam=1e-4, random_state=0).fit(Xd, yd)
+    b = HARFERegressor(n_features=80, s=10, lam=1e-4, random_state=0).fit(
+        Xd, yd, sample_weight=da.ones(240, chunks=70))
+    np.testing.assert_array_equal(a.support_, b.support_)
+    assert rel(b.coef_, a.coef_) < RTOL
+
+
+def test_weighted_auto_choices_match_in_memory_with_the_same_folds(sync, data):
+    """lam="auto" (hash folds) with weights = RandomFeatureRidgeCV in memory on those folds."""
+    X, y, w = data
+    w = np.where(w == 0, 0.5, w)  # positive: the hash folds index all rows
+    est = RandomFeatureRidge(n_features=60, random_state=0).fit(*to_dask(X, y, w, 70))
+    rng = RandomFeatureRidge(n_features=60, random_state=0)._rng()
+    RandomFeatureRidge(n_features=60, random_state=0)._draw_features(6, rng)
+    folds = _dask._RowSplit(rng, 6, 5).splits(X)
+    from rflite.ridge import LAMBDA_GRID
+
+    ref = RandomFeatureRidgeCV(n_features=60, lams=LAMBDA_GRID, cv=folds,
+                               random_state=0).fit(X, y, sample_weight=w)
+    assert est.lam_ == ref.lam_
+    np.testing.assert_allclose(est.cv_results_["mean_test_mse"],
+                               ref.cv_results_["mean_test_mse"], rtol=1e-5)
+    assert rel(est.coef_, ref.coef_) < 1e-8
+
+
+# ------------------------------------------------------------ CV estimators
+HARFE_CV = dict(n_features=80, ss=[8, 24], lams=[1e-2, 1e-5], random_state=0)
+
+
+def _check_same_cv(est, ref, grid_keys, rtol):
+    for key in grid_keys:
+        np.testing.assert_array_equal(est.cv_results_[key], ref.cv_results_[key])
+    np.testing.assert_allclose(est.cv_results_["mean_test_mse"],
+                               ref.cv_results_["mean_test_mse"], rtol=rtol)
+    np.testing.assert_array_equal(est.cv_results_["rank_test_mse"],
+                                  ref.cv_results_["rank_test_mse"])
+
+
+@pytest.mark.parametrize("rows", [70, 240])
+def test_harfecv_int_cv_matches_in_memory(sync, data, rows):
+    X, y, _ = data
+    ref = HARFECV(cv=3, **HARFE_CV).fit(X, y)
+    est = HARFECV(cv=3, **HARFE_CV).fit(*to_dask(X, y, None, rows)[:2])
+    assert (est.s_, est.lam_) == (ref.s_, ref.lam_)
+    _check_same_cv(est, ref, ["s", "lam"], 1e-9)
+    np.testing.assert_array_equal(est.support_, ref.support_)
+    assert rel(est.coef_, ref.coef_) < RTOL
+
+
+def test_harfecv_splitter_and_weights_match_in_memory(sync, data):
+    from sklearn.model_selection import KFold
+
+    X, y, w = data
+    cv = KFold(3, shuffle=True, random_state=0)
+    ref = HARFECV(cv=cv, **HARFE_CV).fit(X, y, sample_weight=w)
+    est = HARFECV(cv=cv, **HARFE_CV).fit(*to_dask(X, y, w, 70))
+    assert (est.s_, est.lam_) == (ref.s_, ref.lam_)
+    _check_same_cv(est, ref, ["s", "lam"], 1e-9)
+    np.testing.assert_array_equal(est.support_, ref.support_)
+    assert rel(est.coef_, ref.coef_) < RTOL
+    # an int cv with zero weights: KFold over the kept rows, as in memory
+    ref = HARFECV(cv=4, **HARFE_CV).fit(X, y, sample_weight=w)
+    est = HARFECV(cv=4, **HARFE_CV).fit(*to_dask(X, y, w, 60, dask_w=False))
+    assert (est.s_, est.lam_) == (ref.s_, ref.lam_)
+    _check_same_cv(est, ref, ["s", "lam"], 1e-9)
+
+
+def test_harfecv_2d_y_chooses_per_output(sync, data):
+    X, y, _ = data
+    Y = np.column_stack([y, np.sin(3 * X[:, 0])])
+    ref = HARFECV(cv=3, **HARFE_CV).fit(X, Y)
+    est = HARFECV(cv=3, **HARFE_CV).fit(*to_dask(X, Y, None, 70)[:2])
+    np.testing.assert_array_equal(est.s_, ref.s_)
+    np.testing.assert_array_equal(est.lam_, ref.lam_)
+    np.testing.assert_allclose(est.cv_results_["mean_test_mse"],
+                               ref.cv_results_["mean_test_mse"], rtol=1e-9)
+    assert rel(est.coef_, ref.coef_) < RTOL
+
+
+@pytest.mark.parametrize("rows", CHUNKS)
+def test_ridgecv_int_cv_matches_in_memory(sync, data, rows):
+    X, y, w = data
+    for sw in (None, w):
+        ref = RandomFeatureRidgeCV(n_features=60, cv=5, random_state=0).fit(
+            X, y, sample_weight=sw)
+        est = RandomFeatureRidgeCV(n_features=60, cv=5, random_state=0).fit(
+            *to_dask(X, y, sw if sw is not None else np.ones(240), rows)[:2],
+            sample_weight=sw)
+        assert est.lam_ == ref.lam_
+        # validation errors from Gram statistics (differences): ~1e-6 relative
+        _check_same_cv(est, ref, ["lam"], 1e-5)
+        assert rel(est.coef_, ref.coef_) < 1e-8
+
+
+def test_ridgecv_splitter_rule_and_2d_y(sync, data):
+    from sklearn.model_selection import KFold
+
+    from rflite._cv import KFold as OurKFold
+
+    X, y, _ = data
+    Y = np.column_stack([y, np.sin(3 * X[:, 0])])
+    Xd, Yd, _ = to_dask(X, Y, np.ones(240), 70)
+    lams = np.logspace(-8, 1, 10)
+    a = RandomFeatureRidgeCV(n_features=60, lams=lams, rule="1se", random_state=0,
+                             cv=KFold(4, shuffle=True, random_state=0)).fit(Xd, Yd)
+    b = RandomFeatureRidgeCV(n_features=60, lams=lams, rule="1se", random_state=0,
+                             cv=OurKFold(4, shuffle=True, random_state=0)).fit(Xd, Yd)
+    ref = RandomFeatureRidgeCV(n_features=60, lams=lams, rule="1se", random_state=0,
+                               cv=KFold(4, shuffle=True, random_state=0)).fit(X, Y)
+    np.testing.assert_array_equal(a.lam_, ref.lam_)
+    np.testing.assert_array_equal(b.lam_, ref.lam_)
+    assert rel(a.coef_, ref.coef_) < 1e-8
+
+
+def test_folds_are_the_in_memory_folds(sync, data):
+    """An int cv gives scikit-learn's contiguous KFold blocks, as group labels per row."""
+    from sklearn.model_selection import KFold
+
+    X, y, _ = data
+    Xd = da.from_array(X, chunks=(70, -1))
+    folds = _dask.make_folds(5, Xd, y, None, None, None)
+    lab = folds.labels.compute()[:, 0]
+    for f, (tr, te) in enumerate(KFold(5).split(X)):
+        groups_te = np.flatnonzero(folds.member[:, f] == 2)
+        np.testing.assert_array_equal(np.flatnonzero(np.isin(lab, groups_te)), te)
+        groups_tr = np.flatnonzero(folds.member[:, f] == 1)
+        np.testing.assert_array_equal(np.flatnonzero(np.isin(lab, groups_tr)), tr)
+
+
+# ------------------------------------------------------------ LocalCluster
+@pytest.fixture(scope="module")
+def cluster_client():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cluster = distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
+                                           dashboard_address=None, silence_logs=50)
+        client = distributed.Client(cluster, set_as_default=False)
+    try:
+        yield client
+    finally:
+        client.close()
+        cluster.close()
+
+
+def test_weighted_cv_on_a_cluster_matches_in_memory(cluster_client, data):
+    X, y, w = data
+    kw = dict(n_features=60, ss=[8], lams=[1e-2, 1e-5], random_state=0)
+    ref = HARFECV(cv=3, **kw).fit(X, y, sample_weight=w)
+    ref_r = RandomFeatureRidgeCV(n_features=40, cv=3, random_state=0).fit(X, y, sample_weight=w)
+    with cluster_client.as_current(), dask.config.set(scheduler=cluster_client):
+        Xd, yd, wd = to_dask(X, y, w, 70)
+        est = HARFECV(cv=3, **kw).fit(Xd, yd, sample_weight=wd)
+        est_r = RandomFeatureRidgeCV(n_features=40, cv=3, random_state=0).fit(
+            Xd, yd, sample_weight=wd)
+    assert (est.s_, est.lam_) == (ref.s_, ref.lam_)
+    np.testing.assert_array_equal(est.support_, ref.support_)
+    assert rel(est.coef_, ref.coef_) < RTOL
+    assert est_r.lam_ == ref_r.lam_
+    assert rel(est_r.coef_, ref_r.coef_) < 1e-8
+
+
+# ------------------------------------------------- row blocks inside a task
+def test_row_blocks_inside_a_chunk_give_the_same_fit(sync, data, monkeypatch):
+    """Chunk tasks evaluate their features in row blocks (_State.blocks): tiny blocks, same fit."""
+    X, y, w = data
+    kw = dict(n_features=150, s=15, lam=1e-4, random_state=0)
+    ref = HARFERegressor(**kw).fit(X, y, sample_weight=w)
+    ref_r = RandomFeatureRidge(n_features=60, lam=1e-3, random_state=0).fit(X, y, sample_weight=w)
+    monkeypatch.setattr(_dask, "BLOCK_ENTRIES", 7 * 150)  # 7-row blocks, a short last one
+    state = _dask._State(ref.feature_map_, None, None, 1)
+    assert [r1 - r0 for r0, r1, _ in state.blocks(X[:20])] == [7, 7, 6]
+    est = HARFERegressor(**kw).fit(*to_dask(X, y, w, 70))
+    np.testing.assert_array_equal(est.support_, ref.support_)
+    assert rel(est.coef_, ref.coef_) < RTOL
+    est_r = RandomFeatureRidge(n_features=60, lam=1e-3, random_state=0).fit(*to_dask(X, y, w, 70))
+    assert rel(est_r.coef_, ref_r.coef_) < RTOL
+    # the fold statistics pass (group Gram matrices) in blocks too
+    ref_cv = RandomFeatureRidgeCV(n_features=40, cv=3, random_state=0).fit(X, y, sample_weight=w)
+    monkeypatch.setattr(_dask, "BLOCK_ENTRIES", 7 * 40)
+    est_cv = RandomFeatureRidgeCV(n_features=40, cv=3, random_state=0).fit(*to_dask(X, y, w, 70))
+    assert est_cv.lam_ == ref_cv.lam_
+    np.testing.assert_allclose(est_cv.cv_results_["mean_test_mse"],
+                               ref_cv.cv_results_["mean_test_mse"], rtol=1e-5)
+
+
+def test_cv_arguments_are_validated_on_dask(sync, data):
+    X, y, _ = data
+    Xd, yd, _ = to_dask(X, y, None, 70)
+    with pytest.raises(ValueError, match="an int >= 1 or -1, or an Executor, got 0"):
+        RandomFeatureRidgeCV(n_features=20, cv=3, n_jobs=0).fit(Xd, yd)
+    with pytest.raises(ValueError, match="rule"):
+        HARFECV(n_features=20, cv=3, rule="best").fit(Xd, yd)
+    with pytest.raises(ValueError, match="cv"):
+        RandomFeatureRidgeCV(n_features=20, cv="five").fit(Xd, yd)
+
+
+def test_harfecv_default_grid_with_numpy_weights_is_bitwise_the_in_memory_grid(sync, data):
+    """Default lams are shifts / sum(w): the same sum as in memory, so lam_ is equal."""
+    X, y, w = data
+    kw = dict(n_features=40, ss=[8], cv=3, random_state=0)
+    ref = HARFECV(**kw).fit(X, y, sample_weight=w)
+    est = HARFECV(**kw).fit(da.from_array(X, chunks=(70, -1)), y, sample_weight=w)
+    np.testing.assert_array_equal(est.cv_results_["lam"], ref.cv_results_["lam"])
+    assert est.lam_ == ref.lam_

@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose, assert_array_equal
 
+from rflite import _arff_kernels as kern
 from rflite import metropolis as mp
 from rflite.datasets import make_metropolis1, make_metropolis3
 from rflite.metropolis import (
@@ -216,8 +217,8 @@ def test_same_seed_same_result(two_cosines, monkeypatch):
     c = arff(X, y, rng=6, **kw)
     assert not np.array_equal(a.frequencies, c.frequencies)
     # with the numba-parallel accept kernel, on 1 thread and on all threads
-    monkeypatch.setattr(mp, "PARALLEL_MIN_FEATURES", 1)
-    monkeypatch.setattr(mp, "PARALLEL_MIN_ENTRIES", 1)
+    monkeypatch.setattr(kern, "PARALLEL_MIN_FEATURES", 1)
+    monkeypatch.setattr(kern, "PARALLEL_MIN_ENTRIES", 1)
     before = numba.get_num_threads()
     try:
         for t in sorted({1, numba.config.NUMBA_NUM_THREADS}):
@@ -412,7 +413,7 @@ def test_feature_kernels_match_numpy(monkeypatch):
     ref = np.exp(1j * X @ W.T)
     assert_allclose(mp._features(X, W, "exp"), ref, rtol=0, atol=1e-13)
     # the threaded path (column blocks, any thread count) gives the same numbers
-    monkeypatch.setattr(mp, "PARALLEL_MIN_ENTRIES", 1)
+    monkeypatch.setattr(kern, "PARALLEL_MIN_ENTRIES", 1)
     before = numba.get_num_threads()
     try:
         for t in sorted({1, numba.config.NUMBA_NUM_THREADS}):

@@ -19,6 +19,7 @@ import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 
 import rflite
+from rflite import _arff_kernels as kern
 from rflite import metropolis as mp
 
 ROOT = str(pathlib.Path(rflite.__file__).resolve().parents[1])
@@ -27,8 +28,9 @@ PRELUDE = """
 import numpy as np
 import numba
 import rflite.metropolis as mp
-mp.PARALLEL_MIN_ENTRIES = 0   # the threaded feature kernel for any size
-mp.PARALLEL_MIN_FEATURES = 0  # the threaded accept kernel for any K
+import rflite._arff_kernels as kern
+kern.PARALLEL_MIN_ENTRIES = 0   # the threaded feature kernel for any size
+kern.PARALLEL_MIN_FEATURES = 0  # the threaded accept kernel for any K
 rng = np.random.default_rng(0)
 X = rng.standard_normal((2000, 3))
 y = np.sin(2 * X[:, 0]) + np.cos(X[:, 1])
@@ -120,11 +122,11 @@ def test_fallback_runs_serial_kernel_with_one_warning(monkeypatch):
     rng = np.random.default_rng(2)
     X = rng.standard_normal((300, 2))
     W = 3 * rng.standard_normal((20, 2))
-    monkeypatch.setattr(mp, "PARALLEL_MIN_ENTRIES", 0)
+    monkeypatch.setattr(kern, "PARALLEL_MIN_ENTRIES", 0)
     ref = mp._features(X, W, "exp")
-    monkeypatch.setattr(mp, "_FORKED_UNSAFE", True)
-    monkeypatch.setattr(mp, "_FALLBACK_WARNED", False)
-    monkeypatch.setattr(mp, "_cis_parallel", None)  # must not be launched
+    monkeypatch.setattr(kern, "_FORKED_UNSAFE", True)
+    monkeypatch.setattr(kern, "_FALLBACK_WARNED", False)
+    monkeypatch.setattr(kern, "_cis_parallel", None)  # must not be launched
     with pytest.warns(mp.ParallelFallbackWarning, match="run serially"):
         S = mp._features(X, W, "exp")
     assert_array_equal(S, ref)
@@ -139,8 +141,9 @@ def test_jit_disabled_import_and_fit():
     code = """
 import numpy as np
 import rflite.metropolis as mp
-mp.PARALLEL_MIN_ENTRIES = 0
-mp.PARALLEL_MIN_FEATURES = 0
+import rflite._arff_kernels as kern
+kern.PARALLEL_MIN_ENTRIES = 0
+kern.PARALLEL_MIN_FEATURES = 0
 rng = np.random.default_rng(0)
 X = rng.standard_normal((60, 2))
 y = np.cos(2 * X[:, 0])

@@ -31,8 +31,17 @@ The solver
   :math:`\phi(\tau) = \min\{\|A c - y\|_2 : \|c\|_1 \le \tau\}` (Sec. 2.2,
   :math:`\phi'(\tau) = -\|A^* r\|_\infty / \|r\|`), each LASSO subproblem
   solved by spectral projected gradient with a non-monotone line search
-  (Algorithm 1), exact projection onto the l1 ball.  Used for complex data
-  and as the fallback when the homotopy cannot certify its result.
+  (Algorithm 1), exact projection onto the l1 ball.  Used as the fallback
+  when the homotopy (real data) or the barrier method (complex data) cannot
+  certify its result.
+* complex data (``method="auto"``): complex BPDN is a second-order cone
+  program (the l1 norm of complex entries is a group norm), so the LASSO
+  homotopy and HiGHS do not apply; its dual
+  :math:`\max \mathrm{Re}\,y^*z - \sigma\|z\|` s.t. :math:`|a_j^*z| \le 1`
+  (``2m`` reals) is solved by a log-barrier Newton method with column
+  generation (``rflite._bp_socp``), whose central path gives a feasible
+  primal point; certified by the duality gap on the whole dictionary
+  (``stop_reason="barrier"``).
 
 Why the homotopy is the default: random-feature matrices are very badly
 conditioned (condition numbers of 1e8 and more on the SHRIMP problems), and
@@ -163,6 +172,7 @@ from rflite._bp_homotopy import (  # noqa: F401 - constants and kernels re-expor
     _Products,
 )
 from rflite._bp_lp import LP_MAX_ENTRIES, _bp_colgen, _bp_linprog
+from rflite._bp_socp import _socp_bpdn
 from rflite._numerics import (
     center_and_weight,
     blas_threads,
@@ -194,7 +204,8 @@ __all__ = [
 ]
 
 #: Stop reasons that come with a checked duality gap (:attr:`L1Result.certified`).
-CERTIFIED = frozenset({"homotopy", "linprog", "polished", "optimal", "zero_solution"})
+CERTIFIED = frozenset({"homotopy", "linprog", "barrier", "polished", "optimal",
+                       "zero_solution"})
 #: Default optimality tolerance: relative duality gap (and, before the polish
 #: succeeds, SPGL1's relative root error ``|‖r‖ - sigma| / max(1, ‖r‖)``).
 OPT_TOL = 1e-6
@@ -253,8 +264,10 @@ class L1Result(NamedTuple):
         Certified (feasible, relative duality gap <= tol on the problem as
         given; :attr:`certified` is True): ``"homotopy"`` (exact path end
         point), ``"linprog"`` (basis pursuit solved as a linear program by
-        HiGHS, directly or by column generation), ``"polished"`` (SPG + exact KKT point
-        on the support),
+        HiGHS, directly or by column generation), ``"barrier"`` (complex
+        BPDN / basis pursuit, a second-order cone program, solved by the dual
+        log-barrier Newton method of :mod:`rflite._bp_socp`),
+        ``"polished"`` (SPG + exact KKT point on the support),
         ``"optimal"`` (gap <= tol without polish), ``"zero_solution"``
         (``c = 0`` is optimal).  Not certified (``duality_gap`` is whatever
         the returned point has, ``inf`` when it is infeasible):
@@ -1358,6 +1371,18 @@ def _solve_path(op, y, cplx, *, sigma, tau, tol, max_iter, x0, polish,
 
     n_hom = 0
     best_hom = None
+    if cplx and not single and method == "auto" and x0 is None:
+        # complex BPDN is a second-order cone program: the dual barrier
+        # method certifies it (SPGL1's root test stopped at gaps ~1e-3 and
+        # its iterations at max_iter on complex exponential features)
+        sol = _socp_bpdn(P, op, y, sigma=sigma, tol=tol, feas=feas, columns=_columns)
+        if sol is not None:
+            c_b, rn_b, l1_b, gap_b, rounds_b, newton_b = sol
+            res_b = L1Result(c_b, rn_b, l1_b, float(gap_b), newton_b, P.count, l1_b, "barrier")
+            if gap_b <= tol:
+                return res_b
+            x0 = c_b
+            best_hom = res_b._replace(stop_reason="max_iter")
     if method == "homotopy" or (method == "auto" and not cplx and x0 is None):
         if cplx:
             raise ValueError("method='homotopy' needs real A and y; use method='spgl1'")

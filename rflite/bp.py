@@ -168,6 +168,7 @@ from rflite._bp_homotopy import (  # noqa: F401 - constants and kernels re-expor
     _columns,
     _homotopy,
     _homotopy_ws,
+    _lasso_segments,
     _next_join,
     _Products,
 )
@@ -643,41 +644,12 @@ def bpdn_path(A, y, sigmas, *, max_steps=None, callback=None) -> BPDNPath:
     if not pending:
         return BPDNPath(coefs, reached, 0)
     P = _Products(A, False)
-    g = P.AH(y)
-    j = int(np.argmax(np.abs(g)))
-    lam = lam0 = float(abs(g[j]))
-    if lam == 0.0:
-        return BPDNPath(coefs, reached, 0)
-    S = [j]
-    z = [1.0 if g[j] > 0 else -1.0]
-    in_S = np.zeros(n, dtype=np.bool_)
-    in_S[j] = True
-    Q, R = scipy.linalg.qr(A[:, [j]], mode="economic", check_finite=False)
-    excluded = -1
-    just_added = True
-    steps = 0
-    refused = []
     last = np.zeros(n)
     stopped = False
-    while pending:
-        zS = np.asarray(z)
-        u = scipy.linalg.solve_triangular(R, zS, trans="T", check_finite=False)
-        d = scipy.linalg.solve_triangular(R, u, check_finite=False)
-        qy = Q.T @ y
-        cS = scipy.linalg.solve_triangular(R, qy, check_finite=False) - lam * d
-        v = Q @ u
-        r = (y - Q @ qy) + lam * v
-        if steps and steps % HOMOTOPY_REFRESH == 0:
-            g = P.AH(r)
-        a = P.AH(v)
-        t_join, j_join = _next_join(g, a, lam, in_S, excluded)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            tdrop = np.where(cS * d < 0, -cS / d, np.inf)
-        if just_added:
-            tdrop[-1] = np.inf
-        k_drop = int(np.argmin(tdrop))
-        t_drop = float(tdrop[k_drop])
-        t = min(lam, t_join, t_drop)
+    seg = None
+    for seg in _lasso_segments(P, A, y, max_steps):
+        cS, d, r, v = seg.cS, seg.d, seg.r, seg.v
+        t = min(seg.lam, seg.t_join, seg.t_drop)
         # every pending sigma met on this segment: ||r - t v||^2 = sigma^2
         vv, rv, rr = float(v @ v), float(r @ v), float(r @ r)
         while pending:
@@ -692,7 +664,7 @@ def bpdn_path(A, y, sigmas, *, max_steps=None, callback=None) -> BPDNPath:
             if ts > t:
                 break
             k = pending.pop(0)
-            coefs[np.asarray(S), k] = cS + ts * d
+            coefs[seg.S, k] = cS + ts * d
             reached[k] = True
             if callback is not None and callback(int(k), coefs[:, k]):
                 stopped = True
@@ -700,47 +672,12 @@ def bpdn_path(A, y, sigmas, *, max_steps=None, callback=None) -> BPDNPath:
         if stopped:
             break
         last[:] = 0.0
-        last[np.asarray(S)] = cS + t * d
-        if not pending or t >= lam - 1e-12 * lam0:
-            break  # done, or lambda reached 0 above the remaining sigmas
-        steps += 1
-        if steps > max_steps:
+        last[seg.S] = cS + t * d
+        if not pending:
             break
-        lam -= t
-        g -= t * a
-        if t_drop <= t_join:
-            jd = S[k_drop]
-            Q, R = scipy.linalg.qr_delete(Q, R, k_drop, which="col", overwrite_qr=True,
-                                          check_finite=False)
-            Q, R = Q[:, :R.shape[1]], R[:R.shape[1]]
-            del S[k_drop], z[k_drop]
-            in_S[jd] = False
-            excluded = jd
-            if refused:
-                in_S[np.asarray(refused)] = False
-                refused.clear()
-            just_added = False
-            if not S:
-                break
-        else:
-            if len(S) >= m:
-                break
-            colj = A[:, j_join].copy()  # qr_insert may overwrite it
-            try:
-                Q, R = scipy.linalg.qr_insert(Q, R, colj, len(S), which="col",
-                                              rcond=HOMOTOPY_RCOND, overwrite_qru=True,
-                                              check_finite=False)
-            except np.linalg.LinAlgError:
-                in_S[j_join] = True
-                refused.append(j_join)
-                excluded = -1
-                just_added = False
-                continue
-            S.append(j_join)
-            z.append(1.0 if g[j_join] > 0 else -1.0)
-            in_S[j_join] = True
-            excluded = -1
-            just_added = True
+    # (otherwise the path ended: lambda reached 0 above the remaining sigmas,
+    # the breakpoint cap, or a rank-deficient join)
+    steps = 0 if seg is None else seg.steps
     if not stopped:
         for k in pending:  # not reached: the path's last point
             coefs[:, k] = last

@@ -127,15 +127,18 @@ def _barrier(A, y, sigma, z, t, tol, n_newton, outside=None):
     ``(z, t, c, n_newton)``, ``c = c(z)`` the central-path primal point.
     """
     m, k = A.shape
-    G = _realify(A)
-    yv = np.concatenate([y.real, y.imag])
-    x = np.concatenate([z.real, z.imag])
-    AH = A.conj().T
-    eye = np.eye(2 * m)
+    real = not np.iscomplexobj(A) and not np.iscomplexobj(y)
+    if real:  # real data: a real dual point, one 1-D cone |a_j^T z| <= 1 per column
+        G, yv, x, AH = A, y, z.real.copy(), A.T
+    else:
+        G = _realify(A)
+        yv = np.concatenate([y.real, y.imag])
+        x = np.concatenate([z.real, z.imag])
+        AH = A.conj().T
+    eye = np.eye(x.size)
 
     def hvals(x):
-        zz = x[:m] + 1j * x[m:]
-        return AH @ zz
+        return AH @ (x if real else x[:m] + 1j * x[m:])
 
     def dF(x, dxs, h, hn, t):
         """``F_t(x + dxs) - F_t(x)`` without cancellation (F itself is ~t |D|)."""
@@ -159,11 +162,17 @@ def _barrier(A, y, sigma, z, t, tol, n_newton, outside=None):
             s = 1.0 - (h.real**2 + h.imag**2)
             d = 2.0 / s
             xn = float(np.linalg.norm(x))
-            gv = np.concatenate([d * h.real, d * h.imag])
-            g = t * (sigma * x / xn - yv) + G @ gv
-            Gs = G * np.sqrt(np.concatenate([d, d]))
-            V = G[:, :k] * (d * h.real) + G[:, k:] * (d * h.imag)
-            H = Gs @ Gs.T + V @ V.T
+            if real:
+                # phi(h) = -log(1 - h^2): phi' = 2h / s, phi'' = 2 (1 + h^2) / s^2
+                g = t * (sigma * x / xn - yv) + G @ (d * h)
+                Gs = G * np.sqrt(d * (1.0 + h * h) / s)
+                H = Gs @ Gs.T
+            else:
+                gv = np.concatenate([d * h.real, d * h.imag])
+                g = t * (sigma * x / xn - yv) + G @ gv
+                Gs = G * np.sqrt(np.concatenate([d, d]))
+                V = G[:, :k] * (d * h.real) + G[:, k:] * (d * h.imag)
+                H = Gs @ Gs.T + V @ V.T
             if sigma > 0:
                 H += (t * sigma / xn) * (eye - np.outer(x, x) / xn**2)
             # no ridge: the barrier's curvature spans 1e0..1e20 at large t
@@ -206,10 +215,10 @@ def _barrier(A, y, sigma, z, t, tol, n_newton, outside=None):
         l1 = float(np.abs(c).sum())
         if 2.0 * k / t <= 0.1 * tol * max(l1, 1e-300) or t > SOCP_T_MAX:
             break
-        if outside is not None and outside(x[:m] + 1j * x[m:]):
+        if outside is not None and outside(x if real else x[:m] + 1j * x[m:]):
             break
         t *= SOCP_MU
-    return x[:m] + 1j * x[m:], t, c, n_newton, stalled
+    return (x if real else x[:m] + 1j * x[m:]), t, c, n_newton, stalled
 
 
 def _socp_bpdn(P, op, y, *, sigma, tol, feas, columns):
@@ -220,6 +229,7 @@ def _socp_bpdn(P, op, y, *, sigma, tol, feas, columns):
     or ``None`` when no feasible point came out.
     """
     m, n = op.shape
+    dtype = y.dtype
     ynorm = float(np.linalg.norm(y))
     h_full = P.AH(y)
     if n <= max(2 * SOCP_WS * m, SOCP_FULL):
@@ -239,7 +249,7 @@ def _socp_bpdn(P, op, y, *, sigma, tol, feas, columns):
         return float(hz.max()) > 1.0 + 1e-2
 
     for rnd in range(SOCP_ROUNDS):
-        A_W = np.asarray(columns(op, W), dtype=np.complex128)
+        A_W = np.asarray(columns(op, W), dtype=dtype)
         hz = A_W.conj().T @ z
         hmax = float(np.abs(hz).max())
         if hmax >= 0.9:
@@ -277,7 +287,7 @@ def _socp_bpdn(P, op, y, *, sigma, tol, feas, columns):
             c_S = _fix_feasible(A_W[:, sel], c_W[sel], y, sigma, feas)
             if c_S is None:
                 continue
-            coef = np.zeros(n, dtype=np.complex128)
+            coef = np.zeros(n, dtype=dtype)
             coef[W[sel]] = c_S
             rn = float(np.linalg.norm(y - P.A(coef)))
             l1 = float(np.abs(c_S).sum())

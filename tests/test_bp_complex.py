@@ -162,7 +162,9 @@ def test_real_bpdn_falls_back_to_the_barrier(monkeypatch):
     y = rng.standard_normal(20)
     sigma = 0.2 * np.linalg.norm(y)
     ref = bpdn(A, y, sigma)
-    monkeypatch.setattr(bp, "_homotopy_ws",
+    from rflite import _bp_spgl1
+
+    monkeypatch.setattr(_bp_spgl1, "_homotopy_ws",
                         lambda P, op, y, **kw: (np.zeros(op.shape[1]), None, 1, "stalled"))
     res = bpdn(A, y, sigma)
     assert res.stop_reason == "barrier" and res.certified

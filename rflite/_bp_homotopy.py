@@ -175,7 +175,7 @@ def _homotopy_ws(P, op, y, *, sigma, tau, max_steps, tol, feas):
 
 
 class _Segment:
-    """One segment of the LASSO path, as yielded by :func:`_lasso_segments`.
+    r"""One segment of the LASSO path, as yielded by :func:`_lasso_segments`.
 
     On the segment :math:`\lambda \to \lambda - t` (``0 <= t <=
     min(t_join, t_drop)``): :math:`c_S(t) = c_S + t d`, :math:`r(t) = r - t v`,

@@ -41,6 +41,15 @@ gap is then computed, as everywhere in :mod:`rflite.bp`, from the returned
 feasible point and the dual point :math:`z / \max(1, \|A^* z\|_\infty)`
 over the **whole** dictionary: a certificate that does not trust the solver.
 
+Real data use the same method on the real dual (:math:`z \in \mathbb{R}^m`,
+one 1-D cone :math:`|a_j^T z| \le 1` per column) as the fallback of the
+LASSO homotopy (``rflite._bp_spgl1._solve_path``); on numerically
+rank-deficient dense dictionaries (SHRIMP's q = 1, condition ~1e14) the
+Newton systems are posed in the coordinates :math:`\zeta = \Sigma U^T z`,
+whose constraint rows :math:`V^T` are orthonormal.  There the method still
+ends uncertified on the 126 x 20,000 f1 problems (gap ~1e-3 after
+:data:`SOCP_ROUNDS` rounds): reported as such by the caller.
+
 Large dictionaries are handled by column generation: the barrier runs on a
 working set of columns (largest :math:`|a_j^* y|` first); columns whose dual
 constraint the final ``z`` violates are added and the method is warm started
@@ -119,7 +128,7 @@ def _fix_feasible(A_S, c_S, y, sigma, feas):
 
 
 def _barrier(A, y, sigma, z, t, tol, n_newton, outside=None, kdiag=None):
-    """Barrier method on the columns ``A`` (m x k, complex) from strictly feasible ``z``.
+    r"""Barrier method on the columns ``A`` (m x k, complex) from strictly feasible ``z``.
 
     Runs centring steps with ``t`` growing by :data:`SOCP_MU` until the
     central-path gap bound ``2 k / t`` is below ``tol * l1`` (``l1`` from the

@@ -119,7 +119,8 @@ class L1Result(NamedTuple):
 
         True for the stop reasons returned only after a feasible point's
         relative duality gap was checked against ``tol`` on the problem as
-        given (``"homotopy"``, ``"polished"``, ``"optimal"``) and for
+        given (``"homotopy"``, ``"linprog"``, ``"barrier"``, ``"polished"``,
+        ``"optimal"``) and for
         ``"zero_solution"``; False for SPGL1's heuristic stops
         (``"root_found"``, ``"bp_solution"``), ``"max_iter"``,
         ``"line_search"`` and ``"sigma_unreachable"``.

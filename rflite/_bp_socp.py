@@ -43,12 +43,12 @@ over the **whole** dictionary: a certificate that does not trust the solver.
 
 Real data use the same method on the real dual (:math:`z \in \mathbb{R}^m`,
 one 1-D cone :math:`|a_j^T z| \le 1` per column) as the fallback of the
-LASSO homotopy (``rflite._bp_spgl1._solve_path``); on numerically
-rank-deficient dense dictionaries (SHRIMP's q = 1, condition ~1e14) the
-Newton systems are posed in the coordinates :math:`\zeta = \Sigma U^T z`,
-whose constraint rows :math:`V^T` are orthonormal.  There the method still
-ends uncertified on the 126 x 20,000 f1 problems (gap ~1e-3 after
-:data:`SOCP_ROUNDS` rounds): reported as such by the caller.
+LASSO homotopy (``rflite._bp_spgl1._solve_path``).  On the numerically
+rank-deficient q = 1 dictionaries of SHRIMP's f1 (126 x 20,000, condition
+~1e14) it still ends uncertified (gaps 5e-3 .. 2e-2 after
+:data:`SOCP_ROUNDS` rounds: the Newton systems :math:`A D A^T` lose their
+accuracy; an SVD-preconditioned variant, tried, gave 1e-3 on one run and
+3e-2 on another), reported as such by the caller.
 
 Large dictionaries are handled by column generation: the barrier runs on a
 working set of columns (largest :math:`|a_j^* y|` first); columns whose dual
@@ -78,8 +78,6 @@ SOCP_MU = 12.0
 #: Newton steps per centring (cap) and in all (cap).
 SOCP_NEWTON = 60
 SOCP_MAX_NEWTON = 1500
-#: Real dense dictionaries with s_min / s_max below this get the SVD preconditioner.
-SOCP_PRECOND_RCOND = 1e-8
 #: Largest barrier parameter (past it the Newton systems are rounding).
 SOCP_T_MAX = 1e15
 #: The smallest primal entries, together at most ``SOCP_DUST * tol`` of the
@@ -127,18 +125,14 @@ def _fix_feasible(A_S, c_S, y, sigma, feas):
     return c_new
 
 
-def _barrier(A, y, sigma, z, t, tol, n_newton, outside=None, kdiag=None):
+def _barrier(A, y, sigma, z, t, tol, n_newton, outside=None):
     r"""Barrier method on the columns ``A`` (m x k, complex) from strictly feasible ``z``.
 
     Runs centring steps with ``t`` growing by :data:`SOCP_MU` until the
     central-path gap bound ``2 k / t`` is below ``tol * l1`` (``l1`` from the
     current primal point) or the Newton budget is spent, or, after a centring
     step, ``outside(z)`` says columns outside ``A`` violate their dual
-    constraint (then the caller grows the working set before going further).
-    ``kdiag`` (real data): the dual norm is :math:`\sqrt{z^T K z}`,
-    ``K = diag(kdiag)`` -- the preconditioned coordinates
-    :math:`\zeta = \Sigma U^T z` of :func:`_socp_bpdn`, where
-    :math:`\|z\| = \|\Sigma^{-1}\zeta\|`.  Returns
+    constraint (then the caller grows the working set before going further).  Returns
     ``(z, t, c, n_newton)``, ``c = c(z)`` the central-path primal point.
     """
     m, k = A.shape
@@ -151,10 +145,6 @@ def _barrier(A, y, sigma, z, t, tol, n_newton, outside=None, kdiag=None):
         x = np.concatenate([z.real, z.imag])
         AH = A.conj().T
     eye = np.eye(x.size)
-    kd = np.ones(x.size) if kdiag is None else np.asarray(kdiag, dtype=np.float64)
-
-    def knorm(x):
-        return math.sqrt(float(x @ (kd * x)))
 
     def hvals(x):
         return AH @ (x if real else x[:m] + 1j * x[m:])
@@ -167,10 +157,10 @@ def _barrier(A, y, sigma, z, t, tol, n_newton, outside=None, kdiag=None):
             return math.inf
         lin = -float(yv @ dxs)
         if sigma > 0:
-            xn = knorm(x)
+            xn = float(np.linalg.norm(x))
             x1 = x + dxs
             # ||x1|| - ||x|| = (||x1||^2 - ||x||^2) / (||x1|| + ||x||)
-            lin += sigma * float(dxs @ (kd * (x + x1))) / (knorm(x1) + xn)
+            lin += sigma * float(dxs @ (x + x1)) / (float(np.linalg.norm(x1)) + xn)
         return t * lin - float(np.log1p((s1 - s0) / s0).sum())
 
     h = hvals(x)
@@ -180,21 +170,20 @@ def _barrier(A, y, sigma, z, t, tol, n_newton, outside=None, kdiag=None):
         for _ in range(SOCP_NEWTON):
             s = 1.0 - (h.real**2 + h.imag**2)
             d = 2.0 / s
-            xn = knorm(x)
-            kx = kd * x
+            xn = float(np.linalg.norm(x))
             if real:
                 # phi(h) = -log(1 - h^2): phi' = 2h / s, phi'' = 2 (1 + h^2) / s^2
-                g = t * (sigma * kx / xn - yv) + G @ (d * h)
+                g = t * (sigma * x / xn - yv) + G @ (d * h)
                 Gs = G * np.sqrt(d * (1.0 + h * h) / s)
                 H = Gs @ Gs.T
             else:
                 gv = np.concatenate([d * h.real, d * h.imag])
-                g = t * (sigma * kx / xn - yv) + G @ gv
+                g = t * (sigma * x / xn - yv) + G @ gv
                 Gs = G * np.sqrt(np.concatenate([d, d]))
                 V = G[:, :k] * (d * h.real) + G[:, k:] * (d * h.imag)
                 H = Gs @ Gs.T + V @ V.T
             if sigma > 0:
-                H += (t * sigma / xn) * (np.diag(kd) - np.outer(kx, kx) / xn**2)
+                H += (t * sigma / xn) * (eye - np.outer(x, x) / xn**2)
             # no ridge: the barrier's curvature spans 1e0..1e20 at large t
             # (terms 1/s_j^2), and any ridge scaled to the trace swamps the
             # directions only the objective curves (measured: the dual stalled
@@ -262,22 +251,6 @@ def _socp_bpdn(P, op, y, *, sigma, tol, feas, columns):
     target = tol
     best = None
     newton = 0
-    # Real, dense, numerically rank-deficient A (SHRIMP's q = 1 dictionaries,
-    # condition ~1e14): the Newton systems A D A^T are posed in the
-    # coordinates zeta = Sigma U^T z (A = U Sigma V^T), where the constraint
-    # rows are B = Sigma^{-1} U^T A = V^T (orthonormal), formed by
-    # compensated products, and ||z|| = ||Sigma^{-1} zeta|| (a diagonal
-    # weight, harmless to Cholesky); in the raw coordinates Newton stalled
-    # with gaps of 5e-3 .. 2e-2.
-    pre = None
-    if sigma > 0 and not np.iscomplexobj(y) and isinstance(op, np.ndarray) and m < n:
-        U, sv, _ = np.linalg.svd(op, full_matrices=False)
-        if 0.0 < sv[-1] < SOCP_PRECOND_RCOND * sv[0]:
-            from rflite._bp_lp import _rows_dot2
-
-            M = np.ascontiguousarray((U / sv).T)
-            pre = (M, U * sv, sv**-2.0, _rows_dot2(M, y.reshape(-1, 1))[:, 0], _rows_dot2)
-
     def _violated(zz):
         """Whether a column outside the working set clearly violates ``|a_j^* z| <= 1``."""
         hz = np.abs(P.AH(zz))
@@ -300,17 +273,8 @@ def _socp_bpdn(P, op, y, *, sigma, tol, feas, columns):
             t *= SOCP_MU
             target *= 0.1
         with blas_threads(1):  # many small products: threads only thrash
-            if pre is None:
-                z, t, c_W, newton, stalled = _barrier(
-                    A_W, y, sigma, z, t, target, newton,
-                    outside=None if W.size == n else _violated)
-            else:
-                M, US, kdiag, My, dot2 = pre
-                zeta, t, c_W, newton, stalled = _barrier(
-                    dot2(M, A_W), My, sigma, US.T @ z, t, target, newton,
-                    outside=None if W.size == n else (lambda zt: _violated(M.T @ zt)),
-                    kdiag=kdiag)
-                z = M.T @ zeta
+            z, t, c_W, newton, stalled = _barrier(A_W, y, sigma, z, t, target, newton,
+                                         outside=None if W.size == n else _violated)
         # primal points: the central-path point with its dust (entries whose
         # total l1 is below SOCP_DUST * tol * l1) dropped, else all of it;
         # each made feasible on its support, the one with the smaller gap kept

@@ -169,28 +169,3 @@ def test_real_bpdn_falls_back_to_the_barrier(monkeypatch):
     res = bpdn(A, y, sigma)
     assert res.stop_reason == "barrier" and res.certified
     assert_allclose(res.l1_norm, ref.l1_norm, rtol=1e-6)
-
-
-def test_real_barrier_preconditioned_on_a_q1_dictionary():
-    """SHRIMP's q = 1 fourier dictionary (40 x 1,800, s_min / s_max = 1e-13): the
-    barrier takes the SVD-preconditioned coordinates; its feasible point's l1
-    matches the homotopy's certified optimum and its own gap is certified."""
-    from rflite import _bp_socp
-    from rflite._bp_homotopy import _columns, _Products
-
-    rng = np.random.default_rng(0)
-    X = rng.uniform(-1, 1, (40, 3))
-    A = random_feature_map(3, 900, q=1, subsets="all", distribution="normal", bias="none",
-                           activation="fourier", rng=0).transform(X)
-    y = np.cos(X[:, 0]) + np.sin(X[:, 1])
-    sv = np.linalg.svd(A, compute_uv=False)
-    assert sv[-1] < _bp_socp.SOCP_PRECOND_RCOND * sv[0]  # the preconditioned branch
-    sigma = 1e-2 * np.linalg.norm(y)
-    ref = bpdn(A, y, sigma)
-    assert ref.certified
-    coef, rn, l1, gap, _, _ = _bp_socp._socp_bpdn(
-        _Products(A, False), A, y, sigma=sigma, tol=1e-6,
-        feas=sigma * (1 + bp.FEAS_TOL) + bp.BP_TOL * np.linalg.norm(y), columns=_columns)
-    assert rn <= sigma * (1 + bp.FEAS_TOL) + bp.BP_TOL * np.linalg.norm(y)
-    assert gap <= 1e-6
-    assert_allclose(l1, ref.l1_norm, rtol=2e-6)

@@ -279,3 +279,48 @@ def test_q1_bpdn_vs_spgl1(which, q1_problem, request):
         assert res.residual_norm <= sigma * (1 + 1e-6)
         if rows["spgl1"][3] <= sigma * (1 + 1e-6):
             assert res.l1_norm <= rows["spgl1"][2] * (1 + 1e-9)
+
+
+# ------------------------------------------ complex BPDN: barrier vs spgl1 (issue 19)
+@pytest.fixture(scope="module")
+def complex_problem(request):
+    """Complex exponential features exp(i w.x), q = 2 of d = 10, on f2 = cos(x1) + sin(x2)."""
+    m, d, n = (140, 10, 2000) if _full(request) else (30, 4, 200)
+    rng = np.random.default_rng(2)
+    X = rng.uniform(-1, 1, (m, d))
+    A = random_feature_map(d, n, q=2, activation="exp", rng=2).transform(X)
+    return A, (np.cos(X[:, 0]) + np.sin(X[:, 1])).astype(complex)
+
+
+@pytest.mark.parametrize("frac", [0.0, 0.1])
+def test_complex_bpdn_vs_spgl1(frac, complex_problem, request):
+    """Complex BPDN (an SOCP): rflite's dual barrier against spgl1, one BLAS thread each.
+
+    Asserts rflite certified ("barrier"), feasible, and ||c||_1 no larger than
+    spgl1's when spgl1's point is feasible.  Measured before the barrier
+    (full size): rflite's SPGL1 stopped at max_iter (sigma = 0: infeasible;
+    sigma = 0.1 ||y||: gap 2.3e-3) after 24-33 s.
+    """
+    spgl1 = pytest.importorskip("spgl1")
+    A, y = complex_problem
+    sigma = frac * float(np.linalg.norm(y))
+    rows = {}
+    with _one_thread():
+        t0, c0 = time.perf_counter(), time.process_time()
+        res = bpdn(A, y, sigma)
+        rows["rflite"] = (time.perf_counter() - t0, time.process_time() - c0, res.l1_norm,
+                          res.residual_norm, f"{res.stop_reason}, gap {res.duality_gap:.2g}")
+        t0, c0 = time.perf_counter(), time.process_time()
+        x = spgl1.spg_bpdn(A, y, sigma, opt_tol=OPT_TOL, verbosity=0)[0]
+        rows["spgl1"] = (time.perf_counter() - t0, time.process_time() - c0,
+                         float(np.abs(x).sum()), float(np.linalg.norm(A @ x - y)),
+                         "no certificate")
+    print(f"\ncomplex exp features BPDN {A.shape[0]} x {A.shape[1]}, sigma = {sigma:.4g}")
+    for name, (t, cpu, l1, rn, note) in rows.items():
+        print(f"{name:8s}{t:9.3f} s (cpu {cpu:7.3f} s)  spgl1/this {rows['spgl1'][0] / t:6.1f}"
+              f"  ||c||_1 {l1:12.8g}  ||Ac-y|| {rn:10.4g}  {note}")
+    feas = sigma * (1 + 1e-6) + BP_TOL * np.linalg.norm(y)
+    assert res.stop_reason == "barrier" and res.certified
+    assert res.residual_norm <= feas
+    if rows["spgl1"][3] <= feas:
+        assert res.l1_norm <= rows["spgl1"][2] * (1 + 1e-6)

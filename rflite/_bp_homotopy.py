@@ -174,8 +174,23 @@ def _homotopy_ws(P, op, y, *, sigma, tau, max_steps, tol, feas):
     return coef, w, steps + k, status
 
 
-def _homotopy(P, op, y, *, sigma, tau, max_steps):
-    r"""Exact solution path of the LASSO (homotopy / LARS-LASSO), real data only.
+class _Segment:
+    r"""One segment of the LASSO path, as yielded by :func:`_lasso_segments`.
+
+    On the segment :math:`\lambda \to \lambda - t` (``0 <= t <=
+    min(t_join, t_drop)``): :math:`c_S(t) = c_S + t d`, :math:`r(t) = r - t v`,
+    :math:`A^T r(t) = g - t a`.  After the generator is exhausted, ``end``
+    says why: ``"zero"`` (lambda reached 0), ``"steps"`` (breakpoint cap),
+    ``"empty"`` (support emptied) or ``"full"`` (a join with ``m`` columns
+    in the support), with ``t`` the step taken on the last segment.
+    """
+
+    __slots__ = ("S", "z", "cS", "d", "r", "v", "a", "lam", "lam0", "t_join", "t_drop",
+                 "steps", "end", "t")
+
+
+def _lasso_segments(P, op, y, max_steps):
+    r"""The exact LASSO path (homotopy / LARS-LASSO) as a generator of segments, real data.
 
     Follows :math:`c(\lambda) = \arg\min \tfrac12\|Ac - y\|^2 + \lambda\|c\|_1`
     from :math:`\lambda = \|A^T y\|_\infty` downwards.  On a segment with
@@ -185,19 +200,17 @@ def _homotopy(P, op, y, *, sigma, tau, max_steps):
     :math:`r = r_0 + \lambda v`, :math:`v = A_S d`, and the correlations
     :math:`g = A^T r` change linearly, so the next breakpoint (a column joins
     when :math:`|g_j| = \lambda`, leaves when :math:`c_j` hits 0) is found in
-    closed form.  The path stops exactly where :math:`\|r\| = \sigma` (BPDN,
-    a quadratic in the step), :math:`\|c\|_1 = \tau` (LASSO, linear) or
-    :math:`\lambda = 0` (basis pursuit).  Every step recomputes
-    :math:`c_S` and :math:`r` from the factorisation; the correlations are
-    updated as :math:`g \leftarrow g - t A^T v` (one product with
-    :math:`A^T` per breakpoint) and recomputed exactly every
-    :data:`HOMOTOPY_REFRESH` breakpoints, so errors do not accumulate.
+    closed form.  Every step recomputes :math:`c_S` and :math:`r` from the
+    factorisation; the correlations are updated as :math:`g \leftarrow g - t
+    A^T v` (one product with :math:`A^T` per breakpoint) and recomputed
+    exactly every :data:`HOMOTOPY_REFRESH` breakpoints, so errors do not
+    accumulate.
 
-    Returns ``(coef, w, n_steps, status)``: ``w`` is the dual point
-    :math:`r / \lambda` (for basis pursuit, :math:`\lambda \to 0`, the limit
-    :math:`v = A_S d`, so that :math:`A_S^T w = z`); status ``"done"`` or
-    ``"stalled"`` (rank deficiency or step cap: the caller falls back to SPG
-    warm-started at ``coef``).
+    Yields one :class:`_Segment` per breakpoint interval (the same object,
+    updated); the consumer reads the segment, finds its own end event on it
+    (a residual level, an l1 radius) and stops iterating when that comes
+    before the next breakpoint.  Shared by the certified solver
+    (:func:`_homotopy`) and :func:`rflite.bp.bpdn_path`.
 
     References
     ----------
@@ -207,12 +220,14 @@ def _homotopy(P, op, y, *, sigma, tau, max_steps):
     Ann. Statist. 32, 2004, Sec. 3.1 (the LASSO modification).
     """
     m, n = op.shape
+    seg = _Segment()
+    seg.end, seg.t, seg.steps = "zero", 0.0, 0
     g = P.AH(y)
     j = int(np.argmax(np.abs(g)))
     lam = lam0 = float(abs(g[j]))
-    coef = np.zeros(n)
+    seg.lam0 = lam0
     if lam == 0.0:
-        return coef, None, 0, "done"
+        return
     S = [j]
     z = [1.0 if g[j] > 0 else -1.0]
     in_S = np.zeros(n, dtype=np.bool_)
@@ -237,22 +252,6 @@ def _homotopy(P, op, y, *, sigma, tau, max_steps):
         if steps and steps % HOMOTOPY_REFRESH == 0:
             g = P.AH(r)
         a = P.AH(v)
-        # the end events
-        t_stop = lam  # lambda -> 0: basis pursuit
-        if tau is not None:
-            zd = float(zS @ d)
-            t_tau = (tau - float(np.abs(cS).sum())) / zd if zd > 0 else np.inf
-            t_stop = min(t_stop, max(t_tau, 0.0))
-        elif sigma > 0:
-            # ||r - t v||^2 = sigma^2, r.v = lam z.d > 0: smaller root
-            vv = float(v @ v)
-            rv = float(r @ v)
-            rr = float(r @ r)
-            disc = rv * rv - vv * (rr - sigma**2)
-            if rr <= sigma**2:
-                t_stop = 0.0
-            elif disc >= 0 and vv > 0:
-                t_stop = min(t_stop, (rr - sigma**2) / (rv + math.sqrt(disc)))
         t_join, j_join = _next_join(g, a, lam, in_S, excluded)
         with np.errstate(divide="ignore", invalid="ignore"):
             tdrop = np.where(cS * d < 0, -cS / d, np.inf)
@@ -260,16 +259,19 @@ def _homotopy(P, op, y, *, sigma, tau, max_steps):
             tdrop[-1] = np.inf
         k_drop = int(np.argmin(tdrop))
         t_drop = float(tdrop[k_drop])
-        t = min(t_stop, t_join, t_drop)
-        if t >= t_stop - 1e-12 * lam0:  # events within rounding of the end are noise
-            lam_f = lam - t_stop
-            coef[np.asarray(S)] = cS + t_stop * d
-            w = (r - t_stop * v) / lam_f if lam_f > 0 else v
-            return coef, w, steps, "done"
+        seg.S, seg.z, seg.cS, seg.d, seg.r, seg.v, seg.a = np.asarray(S), zS, cS, d, r, v, a
+        seg.lam, seg.t_join, seg.t_drop, seg.steps = lam, t_join, t_drop, steps
+        yield seg
+        t = min(t_join, t_drop)
+        seg.t = min(t, lam)
+        if t >= lam - 1e-12 * lam0:
+            seg.end = "zero"
+            return
         steps += 1
+        seg.steps = steps
         if steps > max_steps:
-            coef[np.asarray(S)] = cS
-            return coef, None, steps, "stalled"
+            seg.end = "steps"
+            return
         lam -= t
         g -= t * a
         if t_drop <= t_join:
@@ -287,12 +289,12 @@ def _homotopy(P, op, y, *, sigma, tau, max_steps):
                 refused.clear()
             just_added = False
             if not S:
-                coef[:] = 0.0
-                return coef, None, steps, "stalled"
+                seg.end = "empty"
+                return
         else:
             if len(S) >= m:
-                coef[np.asarray(S)] = cS + t * d
-                return coef, None, steps, "stalled"
+                seg.end = "full"
+                return
             colj = _columns(op, np.array([j_join]))[:, 0]
             try:
                 Q, R = scipy.linalg.qr_insert(Q, R, colj, len(S), which="col",
@@ -307,13 +309,60 @@ def _homotopy(P, op, y, *, sigma, tau, max_steps):
                 excluded = -1
                 just_added = False
                 continue
-            gj = g[j_join]
             S.append(j_join)
-            z.append(1.0 if gj > 0 else -1.0)
+            z.append(1.0 if g[j_join] > 0 else -1.0)
             in_S[j_join] = True
             excluded = -1
             just_added = True
 
+
+def _homotopy(P, op, y, *, sigma, tau, max_steps):
+    r"""BPDN / LASSO / basis pursuit by the exact LASSO path (:func:`_lasso_segments`).
+
+    The path stops exactly where :math:`\|r\| = \sigma` (BPDN, a quadratic
+    in the step), :math:`\|c\|_1 = \tau` (LASSO, linear) or :math:`\lambda
+    = 0` (basis pursuit).
+
+    Returns ``(coef, w, n_steps, status)``: ``w`` is the dual point
+    :math:`r / \lambda` (for basis pursuit, :math:`\lambda \to 0`, the limit
+    :math:`v = A_S d`, so that :math:`A_S^T w = z`); status ``"done"`` or
+    ``"stalled"`` (rank deficiency or step cap: the caller falls back to SPG
+    warm-started at ``coef``).
+    """
+    n = op.shape[1]
+    coef = np.zeros(n)
+    seg = None
+    for seg in _lasso_segments(P, op, y, max_steps):
+        lam, cS, d, r, v = seg.lam, seg.cS, seg.d, seg.r, seg.v
+        # the end events
+        t_stop = lam  # lambda -> 0: basis pursuit
+        if tau is not None:
+            zd = float(seg.z @ d)
+            t_tau = (tau - float(np.abs(cS).sum())) / zd if zd > 0 else np.inf
+            t_stop = min(t_stop, max(t_tau, 0.0))
+        elif sigma > 0:
+            # ||r - t v||^2 = sigma^2, r.v = lam z.d > 0: smaller root
+            vv = float(v @ v)
+            rv = float(r @ v)
+            rr = float(r @ r)
+            disc = rv * rv - vv * (rr - sigma**2)
+            if rr <= sigma**2:
+                t_stop = 0.0
+            elif disc >= 0 and vv > 0:
+                t_stop = min(t_stop, (rr - sigma**2) / (rv + math.sqrt(disc)))
+        t = min(t_stop, seg.t_join, seg.t_drop)
+        if t >= t_stop - 1e-12 * seg.lam0:  # events within rounding of the end are noise
+            lam_f = lam - t_stop
+            coef[seg.S] = cS + t_stop * d
+            w = (r - t_stop * v) / lam_f if lam_f > 0 else v
+            return coef, w, seg.steps, "done"
+    if seg is None:  # A^T y = 0
+        return coef, None, 0, "done"
+    if seg.end == "full":
+        coef[seg.S] = seg.cS + seg.t * seg.d
+    elif seg.end == "steps":
+        coef[seg.S] = seg.cS
+    return coef, None, seg.steps, "stalled"
 
 
 @njit(cache=True)

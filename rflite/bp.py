@@ -31,8 +31,17 @@ The solver
   :math:`\phi(\tau) = \min\{\|A c - y\|_2 : \|c\|_1 \le \tau\}` (Sec. 2.2,
   :math:`\phi'(\tau) = -\|A^* r\|_\infty / \|r\|`), each LASSO subproblem
   solved by spectral projected gradient with a non-monotone line search
-  (Algorithm 1), exact projection onto the l1 ball.  Used for complex data
-  and as the fallback when the homotopy cannot certify its result.
+  (Algorithm 1), exact projection onto the l1 ball.  Used as the fallback
+  when the homotopy (real data) or the barrier method (complex data) cannot
+  certify its result.
+* complex data (``method="auto"``): complex BPDN is a second-order cone
+  program (the l1 norm of complex entries is a group norm), so the LASSO
+  homotopy and HiGHS do not apply; its dual
+  :math:`\max \mathrm{Re}\,y^*z - \sigma\|z\|` s.t. :math:`|a_j^*z| \le 1`
+  (``2m`` reals) is solved by a log-barrier Newton method with column
+  generation (``rflite._bp_socp``), whose central path gives a feasible
+  primal point; certified by the duality gap on the whole dictionary
+  (``stop_reason="barrier"``).
 
 Why the homotopy is the default: random-feature matrices are very badly
 conditioned (condition numbers of 1e8 and more on the SHRIMP problems), and
@@ -107,6 +116,20 @@ unpreconditioned rounds (SVD form of each restricted matrix, HiGHS), whose
 best feasible point is returned as ``"lp_inexact"`` with its finite gap when
 it cannot be certified on numerically rank-deficient dictionaries.
 
+Real BPDN (``sigma > 0``) that the homotopy cannot certify (SHRIMP's q = 1
+dictionaries of f1, condition ~1e14) goes to the barrier method of the
+complex case, on the real dual in :math:`\mathbb{R}^m`, before SPGL1; it
+certifies the result or gives SPGL1 a far better start (140 x 20,000 f1:
+``||c||_1 = 18.0`` with gap 5e-3 where the path's end point had 196 and gap
+0.93), and the best dual bound seen is the reported gap.  Still not certified
+there: the Newton systems :math:`A D A^T` lose their accuracy at that
+condition number.
+
+Modules: the SPGL1 loop, the path driver, :class:`L1Result` and the
+constants are in ``rflite._bp_spgl1``; the homotopy in
+``rflite._bp_homotopy``; the LPs in ``rflite._bp_lp``; the barrier method
+in ``rflite._bp_socp`` (all re-exported here where public).
+
 Honest results: a result is certified (:attr:`L1Result.certified`) only when
 a feasible point's gap was checked; anything else keeps the stop reason of the
 solver that stopped (``"max_iter"``, ``"root_found"``, ...) and the point's own
@@ -144,8 +167,6 @@ import warnings
 from typing import NamedTuple
 
 import numpy as np
-import scipy.linalg
-from numba import njit
 from scipy.sparse.linalg import LinearOperator
 
 from rflite._cv import HOLDOUT_FRACTION, AutoChoice, CVSearch
@@ -159,10 +180,40 @@ from rflite._bp_homotopy import (  # noqa: F401 - constants and kernels re-expor
     _columns,
     _homotopy,
     _homotopy_ws,
+    _lasso_segments,
     _next_join,
     _Products,
 )
-from rflite._bp_lp import LP_MAX_ENTRIES, _bp_colgen, _bp_linprog
+from rflite._bp_lp import LP_MAX_ENTRIES, _bp_colgen
+from rflite._bp_spgl1 import (  # noqa: F401 - the result type, constants and kernels re-exported
+    BP_TOL,
+    CERTIFIED,
+    DEC_TOL,
+    FEAS_TOL,
+    GAMMA,
+    HOMOTOPY_STEPS,
+    MAX_ITER_FACTOR,
+    N_PREV,
+    OPT_TOL,
+    POLISH_EVERY,
+    POLISH_PATIENCE,
+    POLISH_ROUNDS,
+    STEP_MAX,
+    STEP_MIN,
+    L1Result,
+    _bpdn_gap,
+    _certify,
+    _grow,
+    _l1,
+    _l1_threshold,
+    _polish,
+    _project,
+    _reachable,
+    _shrink_complex,
+    _shrink_real,
+    _solve_path,
+    _vdot,
+)
 from rflite._numerics import (
     center_and_weight,
     blas_threads,
@@ -192,106 +243,6 @@ __all__ = [
     "BPDNPath",
     "bpdn_path",
 ]
-
-#: Stop reasons that come with a checked duality gap (:attr:`L1Result.certified`).
-CERTIFIED = frozenset({"homotopy", "linprog", "polished", "optimal", "zero_solution"})
-#: Default optimality tolerance: relative duality gap (and, before the polish
-#: succeeds, SPGL1's relative root error ``|‖r‖ - sigma| / max(1, ‖r‖)``).
-OPT_TOL = 1e-6
-#: Basis pursuit is considered solved when ``‖r‖ <= BP_TOL * ‖y‖``.
-BP_TOL = 1e-9
-#: SPGL1's tau-update test on the relative change of the objective.
-DEC_TOL = 1e-4
-#: Length of the non-monotone line-search memory (SPGL1: 10 previous values).
-N_PREV = 10
-#: Armijo constant and safeguards of the Barzilai-Borwein step.
-GAMMA = 1e-4
-STEP_MIN = 1e-16
-STEP_MAX = 1e5
-#: Iterations with an unchanged support before the first polish attempt;
-#: doubled after every failed attempt.
-POLISH_PATIENCE = 3
-#: Cap on homotopy breakpoints: ``HOMOTOPY_STEPS * m + 100``.
-HOMOTOPY_STEPS = 20
-#: Iteration of the first unconditional polish attempt; then at 2x, 4x, ...
-POLISH_EVERY = 10
-#: Add/drop rounds of one polish attempt (each: one QR of the m x |S| support
-#: columns and at most one product with A^*).
-POLISH_ROUNDS = 20
-#: Relative primal feasibility slack accepted from the polish
-#: (``‖r‖ <= sigma (1 + FEAS_TOL) + BP_TOL ‖y‖``).
-FEAS_TOL = 1e-10
-#: Default iteration cap is ``MAX_ITER_FACTOR * m`` (spgl1: ``10 m``), at least 1000.
-MAX_ITER_FACTOR = 10
-
-
-class L1Result(NamedTuple):
-    """Result of :func:`bpdn`, :func:`lasso` and :func:`basis_pursuit`.
-
-    Attributes
-    ----------
-    coef : ndarray (N,)
-        The solution :math:`c`.
-    residual_norm : float
-        :math:`\\|A c - y\\|_2`.
-    l1_norm : float
-        :math:`\\|c\\|_1` (sum of moduli for complex ``c``).
-    duality_gap : float
-        Relative duality gap of the problem solved: for BPDN / BP
-        ``(‖c‖_1 - D(w)) / max(‖c‖_1, tiny)`` with the dual
-        :math:`D(w) = \\mathrm{Re}\\, y^* w - \\sigma \\|w\\|`,
-        :math:`\\|A^* w\\|_\\infty \\le 1`, built from the residual; for the LASSO
-        ``(‖r‖^2 - Re y^* r + tau ‖A^* r‖_inf) / max(1, ‖r‖^2 / 2)`` (SPGL1's
-        ``rGap``).  Meaningful for BPDN only when the residual is feasible.
-    n_iter : int
-        Spectral projected-gradient iterations.
-    n_products : int
-        Products with :math:`A` plus products with :math:`A^*`.
-    tau : float
-        Final l1 radius (the root of :math:`\\phi(\\tau) = \\sigma` for BPDN).
-    stop_reason : str
-        Certified (feasible, relative duality gap <= tol on the problem as
-        given; :attr:`certified` is True): ``"homotopy"`` (exact path end
-        point), ``"linprog"`` (basis pursuit solved as a linear program by
-        HiGHS, directly or by column generation), ``"polished"`` (SPG + exact KKT point
-        on the support),
-        ``"optimal"`` (gap <= tol without polish), ``"zero_solution"``
-        (``c = 0`` is optimal).  Not certified (``duality_gap`` is whatever
-        the returned point has, ``inf`` when it is infeasible):
-        ``"root_found"`` (SPGL1's root test), ``"bp_solution"``
-        (``‖r‖ <= BP_TOL ‖y‖``), ``"max_iter"``, ``"line_search"``
-        (repeated line-search failure), ``"lp_inexact"`` (large basis
-        pursuit by column generation: feasible, but the rounds ended with a
-        gap above ``tol``) and ``"sigma_unreachable"`` (the
-        least-squares residual is above sigma: no coefficient vector meets
-        the constraint; ``coef`` is a least-squares fit, and
-        :func:`bpdn` and :func:`srfe` warn with
-        :class:`SigmaUnreachableWarning`).  Whatever the reason, the point
-        returned is the best one found: feasible if any was.
-    """
-
-    coef: np.ndarray
-    residual_norm: float
-    l1_norm: float
-    duality_gap: float
-    n_iter: int
-    n_products: int
-    tau: float
-    stop_reason: str
-
-    @property
-    def certified(self) -> bool:
-        """Whether the result carries an optimality certificate.
-
-        True for the stop reasons returned only after a feasible point's
-        relative duality gap was checked against ``tol`` on the problem as
-        given (``"homotopy"``, ``"polished"``, ``"optimal"``) and for
-        ``"zero_solution"``; False for SPGL1's heuristic stops
-        (``"root_found"``, ``"bp_solution"``), ``"max_iter"``,
-        ``"line_search"`` and ``"sigma_unreachable"``.
-        """
-        return self.stop_reason in CERTIFIED and math.isfinite(self.duality_gap)
-
 
 class SigmaUnreachableWarning(RuntimeWarning):
     """BPDN's constraint ``‖A c - y‖ <= sigma`` cannot be met by any ``c``.
@@ -630,41 +581,12 @@ def bpdn_path(A, y, sigmas, *, max_steps=None, callback=None) -> BPDNPath:
     if not pending:
         return BPDNPath(coefs, reached, 0)
     P = _Products(A, False)
-    g = P.AH(y)
-    j = int(np.argmax(np.abs(g)))
-    lam = lam0 = float(abs(g[j]))
-    if lam == 0.0:
-        return BPDNPath(coefs, reached, 0)
-    S = [j]
-    z = [1.0 if g[j] > 0 else -1.0]
-    in_S = np.zeros(n, dtype=np.bool_)
-    in_S[j] = True
-    Q, R = scipy.linalg.qr(A[:, [j]], mode="economic", check_finite=False)
-    excluded = -1
-    just_added = True
-    steps = 0
-    refused = []
     last = np.zeros(n)
     stopped = False
-    while pending:
-        zS = np.asarray(z)
-        u = scipy.linalg.solve_triangular(R, zS, trans="T", check_finite=False)
-        d = scipy.linalg.solve_triangular(R, u, check_finite=False)
-        qy = Q.T @ y
-        cS = scipy.linalg.solve_triangular(R, qy, check_finite=False) - lam * d
-        v = Q @ u
-        r = (y - Q @ qy) + lam * v
-        if steps and steps % HOMOTOPY_REFRESH == 0:
-            g = P.AH(r)
-        a = P.AH(v)
-        t_join, j_join = _next_join(g, a, lam, in_S, excluded)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            tdrop = np.where(cS * d < 0, -cS / d, np.inf)
-        if just_added:
-            tdrop[-1] = np.inf
-        k_drop = int(np.argmin(tdrop))
-        t_drop = float(tdrop[k_drop])
-        t = min(lam, t_join, t_drop)
+    seg = None
+    for seg in _lasso_segments(P, A, y, max_steps):
+        cS, d, r, v = seg.cS, seg.d, seg.r, seg.v
+        t = min(seg.lam, seg.t_join, seg.t_drop)
         # every pending sigma met on this segment: ||r - t v||^2 = sigma^2
         vv, rv, rr = float(v @ v), float(r @ v), float(r @ r)
         while pending:
@@ -679,7 +601,7 @@ def bpdn_path(A, y, sigmas, *, max_steps=None, callback=None) -> BPDNPath:
             if ts > t:
                 break
             k = pending.pop(0)
-            coefs[np.asarray(S), k] = cS + ts * d
+            coefs[seg.S, k] = cS + ts * d
             reached[k] = True
             if callback is not None and callback(int(k), coefs[:, k]):
                 stopped = True
@@ -687,47 +609,12 @@ def bpdn_path(A, y, sigmas, *, max_steps=None, callback=None) -> BPDNPath:
         if stopped:
             break
         last[:] = 0.0
-        last[np.asarray(S)] = cS + t * d
-        if not pending or t >= lam - 1e-12 * lam0:
-            break  # done, or lambda reached 0 above the remaining sigmas
-        steps += 1
-        if steps > max_steps:
+        last[seg.S] = cS + t * d
+        if not pending:
             break
-        lam -= t
-        g -= t * a
-        if t_drop <= t_join:
-            jd = S[k_drop]
-            Q, R = scipy.linalg.qr_delete(Q, R, k_drop, which="col", overwrite_qr=True,
-                                          check_finite=False)
-            Q, R = Q[:, :R.shape[1]], R[:R.shape[1]]
-            del S[k_drop], z[k_drop]
-            in_S[jd] = False
-            excluded = jd
-            if refused:
-                in_S[np.asarray(refused)] = False
-                refused.clear()
-            just_added = False
-            if not S:
-                break
-        else:
-            if len(S) >= m:
-                break
-            colj = A[:, j_join].copy()  # qr_insert may overwrite it
-            try:
-                Q, R = scipy.linalg.qr_insert(Q, R, colj, len(S), which="col",
-                                              rcond=HOMOTOPY_RCOND, overwrite_qru=True,
-                                              check_finite=False)
-            except np.linalg.LinAlgError:
-                in_S[j_join] = True
-                refused.append(j_join)
-                excluded = -1
-                just_added = False
-                continue
-            S.append(j_join)
-            z.append(1.0 if g[j_join] > 0 else -1.0)
-            in_S[j_join] = True
-            excluded = -1
-            just_added = True
+    # (otherwise the path ended: lambda reached 0 above the remaining sigmas,
+    # the breakpoint cap, or a rank-deficient join)
+    steps = 0 if seg is None else seg.steps
     if not stopped:
         for k in pending:  # not reached: the path's last point
             coefs[:, k] = last
@@ -1236,54 +1123,6 @@ def _options(op, tol, max_iter, x0, polish, method="auto"):
             "method": method}
 
 
-def _l1(x):
-    return float(np.abs(x).sum())
-
-
-def _vdot(a, b):
-    """Real part of :math:`a^* b`."""
-    return float(np.vdot(a, b).real)
-
-
-def _project(x, tau):
-    """Projection onto the l1 ball of radius ``tau`` (real or complex ``x``)."""
-    out = np.empty_like(x)
-    if np.iscomplexobj(x):
-        mod = np.abs(x)
-        theta = _l1_threshold(mod, tau) if mod.sum() > tau else 0.0
-        _shrink_complex(x, mod, theta, out)
-    else:
-        mod = np.abs(x)
-        theta = _l1_threshold(mod, tau) if mod.sum() > tau else 0.0
-        _shrink_real(x, theta, out)
-    return out
-
-
-def _reachable(op, y, sigma, ynorm) -> bool:
-    """Whether the least-squares residual of a dense ``A`` is within ``sigma``.
-
-    The homotopy can end above ``sigma`` although the level is attainable
-    (exact ties such as duplicate columns make the path degenerate: a 4 x 5
-    basis pursuit with one duplicated column stopped at 13% of ``||y||``); then
-    the SPGL1 path takes over instead of reporting ``"sigma_unreachable"``.
-    For an operator the least-squares residual is not computed and the
-    homotopy's verdict stands.
-    """
-    if not isinstance(op, np.ndarray):
-        return False
-    c = min_norm_solve(op, y)
-    return float(np.linalg.norm(op @ c - y)) <= sigma * (1.0 + FEAS_TOL) + BP_TOL * ynorm
-
-
-def _bpdn_gap(y, r, AHr_inf, l1, sigma, lam_hint=0.0):
-    """Relative BPDN duality gap with the dual point ``w = r / max(lam_hint, ‖A^* r‖_inf)``."""
-    scale = max(lam_hint, AHr_inf)
-    if scale <= 0.0:
-        return 0.0 if l1 == 0.0 else math.inf
-    dual = (_vdot(y, r) - sigma * float(np.linalg.norm(r))) / scale
-    return (l1 - dual) / max(l1, 1e-300)
-
-
 # =========================================================================
 # internals: the SPGL1 loop
 # =========================================================================
@@ -1332,490 +1171,3 @@ def _solve(op, y, cplx, *, sigma, tau, tol, max_iter, x0, polish, method) -> L1R
                        polish=polish, method=method)
 
 
-def _solve_path(op, y, cplx, *, sigma, tau, tol, max_iter, x0, polish,
-                method) -> L1Result:
-    """SPGL1 root finding (``tau is None``) or a single LASSO (``tau`` given)."""
-    m, n = op.shape
-    P = _Products(op, cplx)
-    dtype = np.complex128 if cplx else np.float64
-    ynorm = float(np.linalg.norm(y))
-    single = tau is not None
-    zero = np.zeros(n, dtype=dtype)
-    if ynorm == 0.0 or (not single and sigma >= ynorm) or (single and tau == 0.0):
-        return L1Result(zero, ynorm, 0.0, 0.0, 0, 0, 0.0 if not single else tau, "zero_solution")
-
-    feas = sigma * (1.0 + FEAS_TOL) + BP_TOL * ynorm
-    if not single and isinstance(op, np.ndarray) and m > n:
-        # More rows than columns: whether sigma is reachable at all is decided
-        # up front by the least-squares residual (one dense solve,
-        # O(m n^2)), instead of after a path that ends dense at lambda = 0.
-        c_ls = min_norm_solve(op, y)
-        r_ls = float(np.linalg.norm(y - op @ c_ls))
-        if r_ls > feas:
-            c_ls = np.asarray(c_ls, dtype=dtype)
-            return L1Result(c_ls, r_ls, _l1(c_ls), math.inf, 0, 2, _l1(c_ls),
-                            "sigma_unreachable")
-
-    n_hom = 0
-    best_hom = None
-    if method == "homotopy" or (method == "auto" and not cplx and x0 is None):
-        if cplx:
-            raise ValueError("method='homotopy' needs real A and y; use method='spgl1'")
-        coef, w, n_hom, status = _homotopy_ws(P, op, y, sigma=sigma, tau=tau,
-                                              max_steps=HOMOTOPY_STEPS * m + 100,
-                                              tol=tol, feas=feas)
-        hom = None
-        if status in ("done", "feasible"):
-            hom = _certify(P, y, coef, w, sigma, tau)
-            if status == "done" and hom.duality_gap <= tol:
-                return hom._replace(n_iter=n_hom, n_products=P.count)
-            if (not single and hom.residual_norm > sigma * (1.0 + FEAS_TOL) + BP_TOL * ynorm
-                    and not _reachable(op, y, sigma, ynorm)):
-                # the path reached lambda = 0 above sigma and least squares
-                # confirms that no coefficient vector gets below sigma
-                return hom._replace(n_iter=n_hom, n_products=P.count,
-                                    stop_reason="sigma_unreachable")
-        if (not single and sigma == 0.0 and isinstance(op, np.ndarray)
-                and m * n <= LP_MAX_ENTRIES):
-            # basis pursuit is a linear program: on small problems HiGHS
-            # gives a certified answer where the path could not (rank deficiency)
-            lp = _bp_linprog(op, y, feas=feas, tol=tol)
-            P.count += 2
-            if lp is not None:
-                c_lp, rn_lp, l1_lp, gap_lp = lp
-                return L1Result(c_lp, rn_lp, l1_lp, gap_lp, n_hom, P.count, l1_lp, "linprog")
-        if method == "homotopy":
-            r = y - P.A(coef)
-            return L1Result(coef, float(np.linalg.norm(r)), _l1(coef), math.inf, n_hom,
-                            P.count, _l1(coef), "max_iter")
-        x0 = coef
-        best_hom = hom
-    if single:
-        x = zero if x0 is None else np.asarray(x0, dtype=dtype)
-    else:
-        x = zero if x0 is None else np.asarray(x0, dtype=dtype)
-        tau = _l1(x)
-    x = _project(x, tau)
-    r = y - P.A(x)
-    g = -P.AH(r)
-    f = 0.5 * _vdot(r, r)
-    fold = f
-    dx = _project(x - g, tau) - x
-    dxnorm = float(np.abs(dx).max()) if n else 0.0
-    gstep = STEP_MAX if dxnorm < 1.0 / STEP_MAX else min(STEP_MAX, max(STEP_MIN, 1.0 / dxnorm))
-    last_fv = np.full(N_PREV, -np.inf)
-    last_fv[0] = f
-    best = (math.inf, x)
-    line_errors = 0
-    step_max = STEP_MAX
-
-    support = x != 0
-    stable = 0
-    patience = POLISH_PATIENCE
-    next_polish = POLISH_EVERY
-    polished_key = None
-    stop = None
-    gap = math.inf
-    it = 0
-    while True:
-        gnorm = float(np.abs(g).max())
-        rnorm = math.sqrt(2.0 * f)
-        lgap = 2.0 * f - _vdot(r, y) + tau * gnorm  # LASSO gap, SPGL1's `gap`
-        rgap = abs(lgap) / max(1.0, f)
-        aerr1 = rnorm - sigma
-        rerr1 = abs(aerr1) / max(1.0, rnorm)
-        rerr2 = abs(f - 0.5 * sigma**2) / max(1.0, f)
-
-        # -- polish on a stable support -----------------------------------
-        new_support = x != 0
-        if np.array_equal(new_support, support):
-            stable += 1
-        else:
-            stable = 0
-            support = new_support
-        nnz = int(support.sum())
-        if polish and nnz > 0 and (stable >= patience or it >= next_polish):
-            key = (nnz, int(np.flatnonzero(support).sum()))
-            if key != polished_key:
-                polished_key = key
-                cand = _polish(P, op, y, x, sigma, tau, single, tol)
-                if cand is not None:
-                    return cand._replace(n_iter=it, n_products=P.count)
-                patience *= 2
-            next_polish = 2 * max(it, POLISH_EVERY)
-
-        if single:
-            gap = rgap
-            if rgap <= tol or rnorm < tol * ynorm:
-                stop = "optimal"
-        else:
-            if rnorm <= sigma * (1.0 + FEAS_TOL) + BP_TOL * ynorm:
-                gap = _bpdn_gap(y, r, gnorm, _l1(x), sigma)
-                if gap <= tol:
-                    stop = "optimal"
-            if stop is None and (rgap <= max(tol, rerr2) or rerr1 <= tol):
-                # SPGL1's root test is not a certificate (its gap was ~1e-3
-                # on complex problems); real data reach here only as the
-                # homotopy's fallback, complex data keep iterating until
-                # the BPDN gap above certifies the point ("optimal")
-                if rerr1 <= tol and not cplx:
-                    stop = "root_found"
-                if rnorm <= BP_TOL * ynorm:
-                    stop = "bp_solution"
-            if stop is None:
-                fchange = abs(f - fold)
-                upd = (fchange <= DEC_TOL * f and rnorm > 2 * sigma) or (
-                    fchange <= 0.1 * f * abs(rnorm - sigma) and rnorm <= 2 * sigma
-                )
-                if upd and gnorm > 0:
-                    tau_old = tau
-                    tau = max(0.0, tau + rnorm * aerr1 / gnorm)
-                    if tau < tau_old:
-                        x = _project(x, tau)
-                        r = y - P.A(x)
-                        g = -P.AH(r)
-                        f = 0.5 * _vdot(r, r)
-                        last_fv[:] = -np.inf
-                        last_fv[0] = f
-        if stop is None and it >= max_iter:
-            stop = "max_iter"
-        if stop is None and line_errors > 10:
-            stop = "line_search"
-        if stop is not None:
-            break
-
-        # -- one spectral projected-gradient step ---------------------------
-        it += 1
-        xold, gold, fold = x, g, f
-        fmax = float(last_fv.max())
-        d = _project(x - gstep * g, tau) - x
-        gtd = _vdot(g, d)
-        ok = False
-        if gtd < 0:
-            Ad = P.A(d)
-            Ax_r = r  # r = y - A x
-            step = 1.0
-            for _ in range(10):
-                r_new = Ax_r - step * Ad
-                f_new = 0.5 * _vdot(r_new, r_new)
-                if f_new < fmax + GAMMA * step * gtd:
-                    ok = True
-                    break
-                if step <= 0.1:
-                    step *= 0.5
-                else:
-                    tmp = -gtd * step**2 / (2.0 * (f_new - f - step * gtd))
-                    step = tmp if 0.1 <= tmp <= 0.9 * step else 0.5 * step
-            if ok:
-                x = x + step * d
-                r, f = r_new, f_new
-        if not ok:  # projected-arc search (SPG2), one product per trial
-            step = 1.0
-            for _ in range(10):
-                x_new = _project(x - step * gstep * g, tau)
-                r_new = y - P.A(x_new)
-                f_new = 0.5 * _vdot(r_new, r_new)
-                if f_new < fmax + GAMMA * _vdot(g, x_new - x):
-                    ok = True
-                    break
-                step *= 0.5
-            if ok:
-                x, r, f = x_new, r_new, f_new
-        if not ok:
-            line_errors += 1
-            step_max /= 10.0
-            gstep = min(gstep, step_max)
-            x, g, f = xold, gold, fold
-            continue
-        g = -P.AH(r)
-        s_ = x - xold
-        y_ = g - gold
-        sty = _vdot(s_, y_)
-        gstep = step_max if sty <= 0 else min(step_max, max(STEP_MIN, _vdot(s_, s_) / sty))
-        if single or f > 0.5 * sigma**2:
-            last_fv[it % N_PREV] = f
-        if single and f < best[0]:
-            best = (f, x)
-
-    if single and best[0] < f:
-        x = best[1]
-        r = y - P.A(x)
-        f = 0.5 * _vdot(r, r)
-        g = -P.AH(r)
-        gnorm = float(np.abs(g).max())
-        gap = abs(2.0 * f - _vdot(r, y) + tau * gnorm) / max(1.0, f)
-    # a last polish on whatever support we have
-    nnz = int((x != 0).sum())
-    if polish and stop in ("max_iter", "root_found", "line_search", "bp_solution") and nnz > 0:
-        cand = _polish(P, op, y, x, sigma, tau, single, tol)
-        if cand is not None:
-            return cand._replace(n_iter=it, n_products=P.count)
-    if not single and stop != "optimal":
-        gnorm = float(np.abs(g).max())
-        rn = math.sqrt(2.0 * f)
-        feasible = rn <= sigma * (1.0 + FEAS_TOL) + BP_TOL * ynorm
-        gap = _bpdn_gap(y, r, gnorm, _l1(x), sigma) if feasible else math.inf
-    res = L1Result(x, math.sqrt(2.0 * f), _l1(x), float(gap), it + n_hom, P.count, float(tau),
-                   stop)
-    if best_hom is not None:
-        # keep the homotopy end point when it is at least as good: feasible
-        # with no larger objective (LASSO: no larger residual; an infeasible
-        # BPDN point only against another infeasible one, by residual)
-        if single:
-            better = best_hom.residual_norm <= res.residual_norm
-        else:
-            hom_ok = best_hom.residual_norm <= feas
-            res_ok = res.residual_norm <= feas
-            if hom_ok != res_ok:
-                better = hom_ok
-            elif hom_ok:
-                better = best_hom.l1_norm <= res.l1_norm
-            else:
-                better = best_hom.residual_norm <= res.residual_norm
-        if better and not res.duality_gap <= tol:
-            # The homotopy's point, but not its label: it was not certified
-            # (else it had been returned above), so the reason is the one
-            # SPGL1 stopped with and the gap is the homotopy point's own.
-            res = best_hom._replace(n_iter=it + n_hom, n_products=P.count, stop_reason=stop)
-    return res
-
-
-def _certify(P, y, coef, w, sigma, tau):
-    """Residual, l1 norm and relative duality gap of a homotopy solution."""
-    r = y - P.A(coef)
-    rnorm = float(np.linalg.norm(r))
-    l1 = _l1(coef)
-    if tau is not None:
-        g = P.AH(r)
-        f = 0.5 * rnorm**2
-        gap = abs(2.0 * f - _vdot(r, y) + tau * float(np.abs(g).max())) / max(1.0, f)
-        return L1Result(coef, rnorm, l1, float(gap), 0, 0, float(tau), "homotopy")
-    if l1 == 0.0:
-        return L1Result(coef, rnorm, 0.0, 0.0, 0, 0, 0.0, "zero_solution")
-    h = P.AH(w)
-    scale = max(1.0, float(np.abs(h).max()))
-    dual = (_vdot(y, w) - sigma * float(np.linalg.norm(w))) / scale
-    gap = (l1 - dual) / l1
-    if rnorm > sigma * (1.0 + FEAS_TOL) + BP_TOL * float(np.linalg.norm(y)):
-        gap = math.inf
-    return L1Result(coef, rnorm, l1, float(gap), 0, 0, l1, "homotopy")
-
-
-def _polish(P, op, y, x, sigma, tau, single, tol):
-    r"""Active-set finish: exact KKT solves on a support grown/shrunk from ``x``.
-
-    BPDN: :math:`A_S^*(y - A_S c_S) = \lambda z`, :math:`\|y - A_S c_S\| = \sigma`.
-    With :math:`A_S = QR`, :math:`u = R^{-*} z`, :math:`r_0 = y - QQ^*y`:
-    :math:`c_S = R^{-1}(Q^* y - \lambda u)`, :math:`r = r_0 + \lambda Q u`
-    (orthogonal parts), so :math:`\lambda = \sqrt{\sigma^2 - \|r_0\|^2} / \|u\|`.
-    LASSO: :math:`\lambda = (\mathrm{Re}\, u^* Q^* y - \tau) / \|u\|^2`
-    (so that :math:`z^* c_S = \tau`).  Complex signs are refined by the
-    fixed-point iteration :math:`z \leftarrow c_S / |c_S|`.
-
-    Each round either drops the columns whose sign disagrees with :math:`z`,
-    or checks dual feasibility of :math:`w = r / \lambda` (for basis pursuit,
-    :math:`w = Q u`, so that :math:`A_S^* w = z`) with one product
-    :math:`A^* w` and adds the most violating columns with the sign of
-    :math:`(A^* w)_j`, like a primal active-set method.  A candidate is
-    returned only when it is feasible with relative duality gap ``<= tol``;
-    otherwise ``None`` (the caller keeps iterating).
-    """
-    m, n = op.shape
-    ynorm = float(np.linalg.norm(y))
-    cplx = np.iscomplexobj(y)
-    S = np.flatnonzero(x)
-    if S.size > m:
-        S = np.sort(S[np.argpartition(-np.abs(x[S]), m - 1)[:m]])
-    z = x[S] / np.abs(x[S])
-    for _ in range(POLISH_ROUNDS):
-        if S.size == 0:
-            return None
-        A_S = _columns(op, S)
-        if A_S.dtype != y.dtype:
-            A_S = A_S.astype(y.dtype)
-        Q, R = scipy.linalg.qr(A_S, mode="economic", check_finite=False)
-        dR = np.abs(np.diag(R))
-        if dR.min() <= 1e-13 * dR.max():
-            return None
-        qy = Q.conj().T @ y
-        r0 = y - Q @ qy
-        r0n2 = _vdot(r0, r0)
-        if not single and r0n2 > sigma**2 * (1 + 2 * FEAS_TOL) + (BP_TOL * ynorm) ** 2:
-            # the support cannot reach the residual level: grow it
-            if S.size >= m:
-                return None
-            h = P.AH(r0)
-            S, z = _grow(S, z, h, np.inf, m)
-            continue
-        for _ in range(30 if cplx else 1):
-            u = scipy.linalg.solve_triangular(R, z, trans="C", check_finite=False)
-            un2 = _vdot(u, u)
-            if single:
-                lam = max((_vdot(u, qy) - tau) / un2, 0.0)
-            else:
-                lam = math.sqrt(max(sigma**2 - r0n2, 0.0) / un2)
-            c = scipy.linalg.solve_triangular(R, qy - lam * u, check_finite=False)
-            if not cplx:
-                break
-            znew = c / np.where(c == 0, 1.0, np.abs(c))
-            if np.abs(znew - z).max() <= 1e-14:
-                break
-            z = znew
-        bad = (np.conj(z) * c).real <= 0 if cplx else np.sign(c) != z
-        bad |= np.abs(c) <= 1e-12 * np.abs(c).max()  # zero up to rounding: drop
-        if bad.any():
-            S, z = S[~bad], z[~bad]
-            continue
-        r = y - A_S @ c
-        if lam > 0:
-            w = r / lam
-        else:
-            w = Q @ u
-        h = P.AH(w)
-        hS = np.abs(h[S])
-        h[S] = 0.0
-        hmax = float(np.abs(h).max())
-        if hmax > 1.0 + 1e-9:
-            if S.size < m:
-                S, z = _grow(S, z, h, 1.0 + 1e-9, m)
-                continue
-            if cplx:
-                return None
-            # full support: a simplex-style exchange.  Column j enters with the
-            # sign of h_j; moving along c_S(t) = c_S - t sgn A_S^{-1} a_j keeps
-            # A_S c_S + t sgn a_j fixed, and the first coefficient to reach 0 leaves.
-            j = int(np.argmax(np.abs(h)))
-            sgn = 1.0 if h[j] > 0 else -1.0
-            a_j = _columns(op, np.array([j]))[:, 0]
-            dvec = sgn * scipy.linalg.solve_triangular(R, Q.T @ a_j, check_finite=False)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                t = np.where(dvec * c > 0, c / dvec, np.inf)
-            k = int(np.argmin(t))
-            if not np.isfinite(t[k]):
-                return None
-            S = np.concatenate([np.delete(S, k), [j]])
-            z = np.concatenate([np.delete(z, k), [sgn]])
-            order = np.argsort(S)
-            S, z = S[order], z[order]
-            continue
-        coef = np.zeros(n, dtype=y.dtype)
-        coef[S] = c
-        rnorm = float(np.linalg.norm(r))
-        l1 = _l1(c)
-        scale = max(1.0, hmax, float(hS.max()))
-        if single:
-            f = 0.5 * rnorm**2
-            gap = abs(2.0 * f - _vdot(r, y) + tau * lam * scale) / max(1.0, f)
-            if l1 > tau * (1 + 1e-12) + 1e-300 or gap > tol:
-                return None
-            return L1Result(coef, rnorm, l1, float(gap), 0, 0, float(tau), "polished")
-        if rnorm > sigma * (1.0 + FEAS_TOL) + BP_TOL * ynorm:
-            return None
-        dual = (_vdot(y, w) - sigma * float(np.linalg.norm(w))) / scale
-        gap = (l1 - dual) / max(l1, 1e-300)
-        if gap > tol:
-            return None
-        return L1Result(coef, rnorm, l1, float(gap), 0, 0, l1, "polished")
-    return None
-
-
-def _grow(S, z, h, level, m):
-    """Add the off-support columns with the largest ``|h_j|`` (above ``level``) to ``S``."""
-    h = h.copy()
-    h[S] = 0.0
-    a = np.abs(h)
-    cand = np.flatnonzero(a > (0.0 if level == np.inf else level))
-    k = min(cand.size, m - S.size, max(5, S.size // 5))
-    if k <= 0:
-        return S, z
-    add = cand[np.argpartition(-a[cand], k - 1)[:k]]
-    S2 = np.concatenate([S, add])
-    z2 = np.concatenate([z, h[add] / a[add]])
-    order = np.argsort(S2)
-    return S2[order], z2[order]
-
-
-# =========================================================================
-# numba kernels
-# =========================================================================
-@njit(cache=True)
-def _l1_threshold(a, tau):  # pragma: no cover - jitted
-    r"""Threshold :math:`\theta` of the projection of ``a >= 0`` onto the simplex.
-
-    The simplex is :math:`\{x \ge 0 : \sum_i x_i = \tau\}`.
-
-    Condat (2016), Fig. 2: one pass keeps a running estimate
-    :math:`\rho` of :math:`\theta` over a candidate set ``v`` (entries that
-    can still be above the threshold), a second pass re-admits skipped
-    entries, and a final loop removes entries below :math:`\rho` until none
-    changes.  Expected :math:`O(N)`.  The caller ensures
-    :math:`\sum_i a_i > \tau` (otherwise no shrinking is needed); the result
-    is clipped at 0.
-    """
-    n = a.size
-    v = np.empty(n)
-    vt = np.empty(n)
-    v[0] = a[0]
-    nv = 1
-    nvt = 0
-    rho = a[0] - tau
-    for i in range(1, n):
-        yi = a[i]
-        if yi > rho:
-            rho += (yi - rho) / (nv + 1)
-            if rho > yi - tau:
-                v[nv] = yi
-                nv += 1
-            else:
-                for k in range(nv):
-                    vt[nvt] = v[k]
-                    nvt += 1
-                v[0] = yi
-                nv = 1
-                rho = yi - tau
-    for k in range(nvt):
-        yk = vt[k]
-        if yk > rho:
-            v[nv] = yk
-            nv += 1
-            rho += (yk - rho) / nv
-    while True:
-        size = nv
-        j = 0
-        for k in range(nv):
-            yk = v[k]
-            if yk > rho:
-                v[j] = yk
-                j += 1
-            else:
-                size -= 1
-                if size > 0:
-                    rho += (rho - yk) / size
-        if j == nv:
-            break
-        nv = j
-    return max(rho, 0.0)
-
-
-@njit(cache=True)
-def _shrink_real(x, theta, out):  # pragma: no cover - jitted
-    r"""Soft thresholding :math:`\operatorname{sign}(x) \max(|x| - \theta, 0)` into ``out``."""
-    for i in range(x.size):
-        xi = x[i]
-        if xi > theta:
-            out[i] = xi - theta
-        elif xi < -theta:
-            out[i] = xi + theta
-        else:
-            out[i] = 0.0
-
-
-@njit(cache=True)
-def _shrink_complex(x, mod, theta, out):  # pragma: no cover - jitted
-    r"""Complex soft thresholding :math:`x \max(|x| - \theta, 0) / |x|` (``mod = |x|``)."""
-    for i in range(x.size):
-        mi = mod[i]
-        if mi > theta:
-            out[i] = x[i] * ((mi - theta) / mi)
-        else:
-            out[i] = 0.0

@@ -59,7 +59,9 @@ front and inverted the support system with a pseudo-inverse; see
 
 from __future__ import annotations
 
+import contextlib
 import numbers
+import threading
 from typing import NamedTuple
 
 import numpy as np
@@ -257,8 +259,37 @@ def harfe(
     # The loop is many small factor updates and triangular solves; OpenBLAS
     # threads cost more than they give there (0.23 s vs 0.05 s measured on the
     # Table-1 fit), and the one large product per iteration is memory bound.
-    with blas_threads(1):
+    with _one_blas_thread():
         return _htp(op, y.astype(dtype, copy=False), c, s, m * lam, mu, max_iter, tol, y_norm)
+
+
+_LIMIT_STATE = threading.local()
+
+
+@contextlib.contextmanager
+def _one_blas_thread():
+    """:func:`rflite._numerics.blas_threads` (1), entered once however deeply nested.
+
+    Each ``threadpool_limits`` call scans the loaded libraries (about 1.5 ms,
+    more on a busy machine): a grid of HARFE fits inside one fold's limit
+    paid it ~80 times per tiny fit, 40 % of the fit on 30 rows (scikit-learn's
+    estimator checks fit hundreds of those).  Inside an enclosing limit the
+    inner ones change nothing, so they are skipped.
+    """
+    depth = getattr(_LIMIT_STATE, "depth", 0)
+    if depth:
+        _LIMIT_STATE.depth = depth + 1
+        try:
+            yield
+        finally:
+            _LIMIT_STATE.depth = depth
+        return
+    with blas_threads(1):
+        _LIMIT_STATE.depth = 1
+        try:
+            yield
+        finally:
+            _LIMIT_STATE.depth = 0
 
 
 def _check_shift(m, lam, mu):
@@ -732,14 +763,14 @@ def _harfe_fold_scores(train, test, A, Y, w, points, fit_intercept, normalize, m
     At, Yc, a_mean, y_mean, scale = _prepare(
         A[train].copy(), Y[train], w_tr, fit_intercept=fit_intercept, normalize=normalize)
     points, dense = _split_points(points, A.shape[1])
-    with blas_threads(1):
+    with _one_blas_thread():
         results = harfe_grid(At, Yc, total, points, mu=mu, max_iter=max_iter, tol=tol)
     A_te = A[test]
     w_te = None if w is None else w[test]
     scores = []
     if dense:
         B = A_te if a_mean is None else A_te - a_mean
-        with blas_threads(1):
+        with _one_blas_thread():
             K, Kte = _gram(At, B * scale)
     for i in range(len(points)):
         pred = np.empty((test.size, Y.shape[1]))
@@ -753,7 +784,7 @@ def _harfe_fold_scores(train, test, A, Y, w, points, fit_intercept, normalize, m
         scores.extend(weighted_mse(Y[test, k], pred[:, k], w_te) for k in range(Y.shape[1]))
     if dense:
         shifts = [total * lam for _, lam in dense]
-        with blas_threads(1):
+        with _one_blas_thread():
             preds = _dual_ridge(K, Kte, Yc, shifts)
         for P in preds:
             scores.extend(weighted_mse(Y[test, k], P[:, k] + y_mean[k], w_te)
@@ -782,7 +813,7 @@ def _harfe_fold_scores_mf(train, test, fmap, X, Y, points, fit_intercept, normal
             op = fmap.operator(Xtr, col_scale=scale)
     Yc = Y[train] - y_mean
     points, dense = _split_points(points, fmap.n_columns)
-    with blas_threads(1):
+    with _one_blas_thread():
         results = harfe_grid(op, Yc, train.size, points, mu=mu, max_iter=max_iter, tol=tol)
     scores = []
     for i in range(len(points)):
@@ -798,7 +829,7 @@ def _harfe_fold_scores_mf(train, test, fmap, X, Y, points, fit_intercept, normal
             cols = fmap.columns(X[test], idx)
             return (cols if a_mean is None else cols - a_mean[idx]) * scale[idx]
 
-        with blas_threads(1):
+        with _one_blas_thread():
             K, Kte = _gram(op, test_columns)
             preds = _dual_ridge(K, Kte, Yc, [train.size * lam for _, lam in dense])
         for P in preds:

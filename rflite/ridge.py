@@ -335,7 +335,8 @@ class RandomFeatureRidge(RandomFeatureModel):
         same folds from :data:`SCALE_GRID` (0.25, 0.5, 1, 2; one
         eigendecomposition per fold and factor, module notes); with a float
         ``lam`` it is 1 (no search, the paper settings).  The choice is
-        ``scale_``; ``scale=1.0`` is the behaviour before 0.3.
+        ``scale_``; ``scale=1.0`` is the behaviour before 0.3.  Dask input
+        (:mod:`rflite._dask`) does not search it yet: the weights as drawn.
     q : int or None, default 2
         Nonzeros per weight vector (None: dense).  Dense N(0, 1) weights on
         more than a few standardised inputs give features of very high

@@ -28,3 +28,12 @@ def test_gfc_mean_guard_keeps_a_real_signal():
     est = GFCRegressor(max_steps=5, random_state=0).fit(X, y)
     assert not est.guarded_ and est.coef_.size > 0
     assert est.guard_mse_[0] < est.guard_mse_[1]
+
+
+def test_gfc_mean_guard_skipped_on_few_rows():
+    from rflite.greedy import GUARD_MIN_ROWS
+
+    rng = np.random.default_rng(2)
+    X = rng.standard_normal((GUARD_MIN_ROWS - 1, 3))
+    est = GFCRegressor(max_steps=2, random_state=0).fit(X, rng.standard_normal(len(X)))
+    assert est.guard_mse_ is None and not est.guarded_

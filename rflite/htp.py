@@ -59,7 +59,9 @@ front and inverted the support system with a pseudo-inverse; see
 
 from __future__ import annotations
 
+import contextlib
 import numbers
+import threading
 from typing import NamedTuple
 
 import numpy as np
@@ -78,6 +80,7 @@ from rflite._numerics import (
     check_int,
     check_real,
     cholesky_rcond,
+    ridge_fit,
     ridge_solve,
 )
 
@@ -256,8 +259,37 @@ def harfe(
     # The loop is many small factor updates and triangular solves; OpenBLAS
     # threads cost more than they give there (0.23 s vs 0.05 s measured on the
     # Table-1 fit), and the one large product per iteration is memory bound.
-    with blas_threads(1):
+    with _one_blas_thread():
         return _htp(op, y.astype(dtype, copy=False), c, s, m * lam, mu, max_iter, tol, y_norm)
+
+
+_LIMIT_STATE = threading.local()
+
+
+@contextlib.contextmanager
+def _one_blas_thread():
+    """:func:`rflite._numerics.blas_threads` (1), entered once however deeply nested.
+
+    Each ``threadpool_limits`` call scans the loaded libraries (about 1.5 ms,
+    more on a busy machine): a grid of HARFE fits inside one fold's limit
+    paid it ~80 times per tiny fit, 40 % of the fit on 30 rows (scikit-learn's
+    estimator checks fit hundreds of those).  Inside an enclosing limit the
+    inner ones change nothing, so they are skipped.
+    """
+    depth = getattr(_LIMIT_STATE, "depth", 0)
+    if depth:
+        _LIMIT_STATE.depth = depth + 1
+        try:
+            yield
+        finally:
+            _LIMIT_STATE.depth = depth
+        return
+    with blas_threads(1):
+        _LIMIT_STATE.depth = 1
+        try:
+            yield
+        finally:
+            _LIMIT_STATE.depth = 0
 
 
 def _check_shift(m, lam, mu):
@@ -601,6 +633,17 @@ SHIFT_GRID = (10.0, 1.0, 0.1, 1e-2, 1e-4)
 #: rows (rounded, clipped to [1, n_columns]), smallest (simplest) first.
 S_FRACTIONS = (0.125, 0.25, 0.5)
 
+#: Shifts ``m * lam`` of the candidates over *all* columns (ridge, ``s`` equal to
+#: the number of columns) that the default ``s`` grid adds.  Larger than the
+#: sparse grid's: the dense solution needs more shrinkage (insulin's best is
+#: 100), and below 0.1 it nearly interpolates (the dual system's condition
+#: number then makes the validation errors rounding-dependent).
+RIDGE_SHIFT_GRID = (1000.0, 100.0, 10.0, 1.0, 0.1)
+
+#: Columns per block when a matrix-free fit forms the m x m Gram matrix of
+#: the candidates over all columns.
+GRAM_BLOCK = 2048
+
 #: Share of the rows held out by the default (``"auto"``) choice.
 VALIDATION_FRACTION = HOLDOUT_FRACTION
 
@@ -650,6 +693,66 @@ def harfe_grid(A, Yc, total, points, *, mu, max_iter, tol, progress=None):
     return out
 
 
+def _split_points(points, n_columns):
+    """``(sparse, dense)``: the points with ``s < n_columns`` (HARFE) and the rest (ridge).
+
+    The grid is ordered by ``s``, so the ridge points (``s >= n_columns``:
+    HARFE keeps every column, its fixed point is the ridge solution over all
+    columns) come last and are scored in closed form (:func:`_dual_ridge`).
+    """
+    sparse = [p for p in points if p[0] < n_columns]
+    return sparse, [p for p in points if p[0] >= n_columns]
+
+
+def _gram(A, other=None):
+    """``(A A^*, B A^*)`` of an array or an operator with ``columns`` (in column blocks).
+
+    ``other`` is a callable giving the columns of a second row set (validation
+    rows) for the same indices, or an array; the operator route never forms
+    the m x N matrix, only ``GRAM_BLOCK`` columns at a time.
+    """
+    if isinstance(A, np.ndarray):
+        K = A @ A.conj().T
+        return K, None if other is None else other @ A.conj().T
+    n = A.shape[1]
+    K = 0.0
+    Kb = 0.0
+    for j0 in range(0, n, GRAM_BLOCK):
+        idx = np.arange(j0, min(n, j0 + GRAM_BLOCK))
+        C = np.asarray(A.columns(idx))
+        K = K + C @ C.conj().T
+        if other is not None:
+            Kb = Kb + other(idx) @ C.conj().T
+    return K, (None if other is None else Kb)
+
+
+def _dual_ridge(K, Kte, y, shifts):
+    """Predictions ``Kte (K + shift I)^{-1} Y`` (``Y`` 2-d) at every shift from one eigendecomposition."""
+    e, U = np.linalg.eigh(K)
+    e = np.maximum(e.real, 0.0)
+    b = U.conj().T @ y
+    P = Kte @ U
+    return [(P @ (b / (e + sh)[:, None])).real for sh in shifts]
+
+
+def _ridge_all_columns(A, y, shift):
+    """HARFE with every column kept: the ridge coefficients over all columns (an HTPResult)."""
+    n = A.shape[1]
+    if isinstance(A, np.ndarray):
+        coef = ridge_fit(A, y, shift)
+    else:
+        K, _ = _gram(A)
+        alpha = np.linalg.solve(K + shift * np.eye(K.shape[0]), y)
+        coef = np.asarray(A.rmatvec(alpha)).ravel()
+    res = np.linalg.norm(_apply(A, coef) - y) / max(np.linalg.norm(y), np.finfo(float).tiny)
+    return HTPResult(coef, np.arange(n, dtype=np.int64), 1, True, "ridge",
+                     np.array([res]))
+
+
+def _apply(A, c):
+    return A @ c if isinstance(A, np.ndarray) else np.asarray(A.matvec(c)).ravel()
+
+
 def _harfe_fold_scores(train, test, A, Y, w, points, fit_intercept, normalize, mu, max_iter,
                        tol):
     """Validation MSE of every grid point on one fold (module level: picklable)."""
@@ -659,11 +762,16 @@ def _harfe_fold_scores(train, test, A, Y, w, points, fit_intercept, normalize, m
     total = train.size if w_tr is None else float(w_tr.sum())
     At, Yc, a_mean, y_mean, scale = _prepare(
         A[train].copy(), Y[train], w_tr, fit_intercept=fit_intercept, normalize=normalize)
-    with blas_threads(1):
+    points, dense = _split_points(points, A.shape[1])
+    with _one_blas_thread():
         results = harfe_grid(At, Yc, total, points, mu=mu, max_iter=max_iter, tol=tol)
     A_te = A[test]
     w_te = None if w is None else w[test]
     scores = []
+    if dense:
+        B = A_te if a_mean is None else A_te - a_mean
+        with _one_blas_thread():
+            K, Kte = _gram(At, B * scale)
     for i in range(len(points)):
         pred = np.empty((test.size, Y.shape[1]))
         for k in range(Y.shape[1]):
@@ -674,6 +782,13 @@ def _harfe_fold_scores(train, test, A, Y, w, points, fit_intercept, normalize, m
             pred[:, k] = (cols @ coef).real + y_mean[k]
         # one error per output: each output of a 2-d y gets its own choice
         scores.extend(weighted_mse(Y[test, k], pred[:, k], w_te) for k in range(Y.shape[1]))
+    if dense:
+        shifts = [total * lam for _, lam in dense]
+        with _one_blas_thread():
+            preds = _dual_ridge(K, Kte, Yc, shifts)
+        for P in preds:
+            scores.extend(weighted_mse(Y[test, k], P[:, k] + y_mean[k], w_te)
+                          for k in range(Y.shape[1]))
     return scores
 
 
@@ -697,7 +812,8 @@ def _harfe_fold_scores_mf(train, test, fmap, X, Y, points, fit_intercept, normal
             scale[nz] = 1.0 / norms[nz]
             op = fmap.operator(Xtr, col_scale=scale)
     Yc = Y[train] - y_mean
-    with blas_threads(1):
+    points, dense = _split_points(points, fmap.n_columns)
+    with _one_blas_thread():
         results = harfe_grid(op, Yc, train.size, points, mu=mu, max_iter=max_iter, tol=tol)
     scores = []
     for i in range(len(points)):
@@ -708,6 +824,17 @@ def _harfe_fold_scores_mf(train, test, fmap, X, Y, points, fit_intercept, normal
                 cols = cols - a_mean[S]
             pred = (cols @ (results[k][i].coef[S] * scale[S])).real + y_mean[k]
             scores.append(weighted_mse(Y[test, k], pred))
+    if dense:
+        def test_columns(idx):
+            cols = fmap.columns(X[test], idx)
+            return (cols if a_mean is None else cols - a_mean[idx]) * scale[idx]
+
+        with _one_blas_thread():
+            K, Kte = _gram(op, test_columns)
+            preds = _dual_ridge(K, Kte, Yc, [train.size * lam for _, lam in dense])
+        for P in preds:
+            scores.extend(weighted_mse(Y[test, k], P[:, k] + y_mean[k])
+                          for k in range(Y.shape[1]))
     return scores
 
 
@@ -912,7 +1039,15 @@ class HARFERegressor(AutoChoice, RandomFeatureModel):
             lams = np.sort(check_grid(lam_grid, "lam grid"))[::-1] / m
         else:
             lams = np.sort(check_grid(lam_grid, "lams"))[::-1]
-        return [(int(s), float(lam)) for s in ss for lam in lams], ss, lams
+        points = [(int(s), float(lam)) for s in ss for lam in lams]
+        if s_grid is not None and self._s_is_fraction() and ss.max() < n_columns:
+            # the ridge fallback: every column, in closed form (RIDGE_SHIFT_GRID)
+            if lam_grid is not None and self._lam_is_shift():
+                rl = np.sort(np.asarray(RIDGE_SHIFT_GRID))[::-1] / m
+            else:
+                rl = lams
+            points += [(int(n_columns), float(lam)) for lam in rl]
+        return points, ss, lams
 
     def _s_is_fraction(self):
         return True
@@ -999,8 +1134,12 @@ class HARFERegressor(AutoChoice, RandomFeatureModel):
             s, lam = chosen[k]
             # the solver's penalty is A.shape[0] * lam: make it lam * sum(w)
             lam_eff = lam * total / m
-            res = harfe(A, Yc[:, k], s=s, lam=lam_eff, mu=self.mu,
-                        max_iter=self.max_iter, tol=self.tol)
+            if s >= n_columns:
+                # every column kept: HARFE's fixed point is the ridge solution
+                res = _ridge_all_columns(A, Yc[:, k], lam * total)
+            else:
+                res = harfe(A, Yc[:, k], s=s, lam=lam_eff, mu=self.mu,
+                            max_iter=self.max_iter, tol=self.tol)
             results.append(res)
             supports.append(res.support)
             coefs.append(res.coef[res.support] * scale[res.support])

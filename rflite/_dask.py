@@ -935,8 +935,13 @@ def fit_ridge(est, X, y, sample_weight=None):
         raise ValueError(f"lam={lam:g} overflows float64 in the penalty m * lam "
                          f"(m={total:g}); lam must be far smaller")
     fit_intercept = check_bool(est.fit_intercept, "fit_intercept")
+    factor = _dask_weight_scale(est)
     rng = est._rng()
     fmap = est._draw_features(X.shape[1], rng)
+    if factor != 1.0:
+        from rflite.ridge import scaled_map
+
+        fmap = scaled_map(fmap, factor)
     t0 = time.perf_counter()
     # validation (NaN / inf named) before anything else, then the means of all rows
     y_mean, a_mean, first = _first_pass(fmap, X, Y, fit_intercept, W)
@@ -948,6 +953,7 @@ def fit_ridge(est, X, y, sample_weight=None):
     elif hasattr(est, "cv_results_"):
         del est.cv_results_
     est.lam_ = lams[0] if one_d else np.array(lams)
+    est.scale_ = factor if one_d else np.full(len(lams), factor)
     if not fit_intercept:
         y_mean = np.zeros(Y.shape[1])
     op = DaskFeatureOperator(fmap, X, col_mean=a_mean, row_weight=W)
@@ -959,6 +965,28 @@ def fit_ridge(est, X, y, sample_weight=None):
     est.dask_fit_seconds_ = time.perf_counter() - t0
     cols = np.arange(fmap.n_columns)
     return est._finish(fmap, [cols] * C.shape[1], list(C.T), a_mean, y_mean)
+
+
+def _dask_weight_scale(est) -> float:
+    """The weight factor of a ridge fit on Dask: a float ``scale``, else 1.
+
+    The in-memory ``scale="auto"`` / ``scales`` search is not implemented on
+    Dask: ``"auto"`` (the default) uses the weights as drawn, documented; an
+    explicit grid other than ``[1.0]`` is refused rather than ignored.
+    """
+    scale = getattr(est, "scale", "auto")
+    if hasattr(est, "scales"):
+        if est.scales is None:
+            return 1.0
+        grid = np.asarray(est.scales, dtype=float).ravel()
+        if grid.size == 1 and grid[0] > 0:
+            return float(grid[0])
+        raise ValueError(f"scales={est.scales!r}: the weight-scale search is not available on "
+                         "Dask arrays yet; pass one factor, e.g. scales=[1.0]")
+    if isinstance(scale, str):
+        est._scales()  # validates the string ("auto")
+        return 1.0
+    return float(est._scales())
 
 
 # ---------------------------------------------------------------- prediction

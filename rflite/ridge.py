@@ -336,7 +336,8 @@ class RandomFeatureRidge(RandomFeatureModel):
         eigendecomposition per fold and factor, module notes); with a float
         ``lam`` it is 1 (no search, the paper settings).  The choice is
         ``scale_``; ``scale=1.0`` is the behaviour before 0.3.  Dask input
-        (:mod:`rflite._dask`) does not search it yet: the weights as drawn.
+        (:mod:`rflite._dask`) does not search it yet: ``"auto"`` uses the
+        weights as drawn there (``scale_ = 1``), a float is applied.
     q : int or None, default 2
         Nonzeros per weight vector (None: dense).  Dense N(0, 1) weights on
         more than a few standardised inputs give features of very high
@@ -572,7 +573,8 @@ class RandomFeatureRidgeCV(CVSearch, RandomFeatureRidge):
         Factors of the drawn weights searched jointly with ``lams`` (default
         :data:`SCALE_GRID`, 0.25 ... 2; module notes); ``scales=[1.0]``
         chooses ``lam`` alone, as before 0.3.  Give them smallest first
-        (ties go to the smoother features).
+        (ties go to the smoother features).  On Dask arrays only one factor
+        is accepted (``None`` means 1 there): the search is in-memory only.
     cv : None, int or splitter, default None
         ``None``: 5 folds over the distinct rows (:func:`row_folds`, seeded by
         ``random_state``; integer weights equal repeated rows).  An int K is

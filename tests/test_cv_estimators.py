@@ -165,7 +165,7 @@ def test_two_d_y_equals_per_column_fits(name):
 def test_auto_equals_explicit_values_it_chose():
     X, y = _data()
     for name, cls, keys in (("HARFERegressor", HARFERegressor, {"s_": "s", "lam_": "lam"}),
-                            ("RandomFeatureRidge", RandomFeatureRidge, {"lam_": "lam"})):
+                            ("RandomFeatureRidge", RandomFeatureRidge, {"lam_": "lam", "scale_": "scale"})):
         a = DEFAULT_MAKERS[name]().fit(X, y)
         b = cls(n_features=150, random_state=0,
                 **{v: getattr(a, k) for k, v in keys.items()}).fit(X, y)

@@ -454,7 +454,7 @@ def test_default_ridge_chooses_lam_like_in_memory(sync, data, rows):
     est = RandomFeatureRidge(n_features=60, random_state=0).fit(*to_dask(X, y, rows))
     folds = dask_folds(RandomFeatureRidge(n_features=60, random_state=0), X.shape[1], X)
     assert len(folds) == 5
-    ref = RandomFeatureRidgeCV(n_features=60, lams=LAMBDA_GRID, cv=FixedSplits(folds),
+    ref = RandomFeatureRidgeCV(n_features=60, lams=LAMBDA_GRID, scales=[1.0], cv=FixedSplits(folds),
                                random_state=0).fit(X, y)
     assert est.lam_ == ref.lam_
     # the chosen lam is small here (coefficients ~1e2): the solve's condition number
@@ -471,7 +471,7 @@ def test_default_ridge_chooses_lam_like_in_memory(sync, data, rows):
     Y = np.column_stack([y, np.sin(X[:, 0])])
     est2 = RandomFeatureRidge(n_features=60, random_state=0).fit(
         da.from_array(X, chunks=(rows, -1)), da.from_array(Y, chunks=(rows, 2)))
-    ref2 = RandomFeatureRidgeCV(n_features=60, lams=LAMBDA_GRID, cv=FixedSplits(folds),
+    ref2 = RandomFeatureRidgeCV(n_features=60, lams=LAMBDA_GRID, scales=[1.0], cv=FixedSplits(folds),
                                 random_state=0).fit(X, Y)
     np.testing.assert_array_equal(est2.lam_, ref2.lam_)
     assert rel(est2.coef_, ref2.coef_) < 1e-8
@@ -628,7 +628,7 @@ def test_cluster_matches_in_memory_and_sync(on_cluster, data):
 
     r = RandomFeatureRidge(n_features=50, random_state=0).fit(Xd, yd)
     folds = dask_folds(RandomFeatureRidge(n_features=50, random_state=0), X.shape[1], X)
-    r_ref = RandomFeatureRidgeCV(n_features=50, lams=LAMBDA_GRID, cv=FixedSplits(folds),
+    r_ref = RandomFeatureRidgeCV(n_features=50, lams=LAMBDA_GRID, scales=[1.0], cv=FixedSplits(folds),
                                  random_state=0).fit(X, y)
     assert r.lam_ == r_ref.lam_
     assert rel(r.coef_, r_ref.coef_) < 1e-8

@@ -122,7 +122,7 @@ def test_weighted_auto_choices_match_in_memory_with_the_same_folds(sync, data):
     folds = _dask._RowSplit(rng, 6, 5).splits(X)
     from rflite.ridge import LAMBDA_GRID
 
-    ref = RandomFeatureRidgeCV(n_features=60, lams=LAMBDA_GRID, cv=folds,
+    ref = RandomFeatureRidgeCV(n_features=60, scales=[1.0], lams=LAMBDA_GRID, cv=folds,
                                random_state=0).fit(X, y, sample_weight=w)
     assert est.lam_ == ref.lam_
     np.testing.assert_allclose(est.cv_results_["mean_test_mse"],
@@ -188,9 +188,9 @@ def test_harfecv_2d_y_chooses_per_output(sync, data):
 def test_ridgecv_int_cv_matches_in_memory(sync, data, rows):
     X, y, w = data
     for sw in (None, w):
-        ref = RandomFeatureRidgeCV(n_features=60, cv=5, random_state=0).fit(
+        ref = RandomFeatureRidgeCV(n_features=60, scales=[1.0], cv=5, random_state=0).fit(
             X, y, sample_weight=sw)
-        est = RandomFeatureRidgeCV(n_features=60, cv=5, random_state=0).fit(
+        est = RandomFeatureRidgeCV(n_features=60, scales=[1.0], cv=5, random_state=0).fit(
             *to_dask(X, y, sw if sw is not None else np.ones(240), rows)[:2],
             sample_weight=sw)
         assert est.lam_ == ref.lam_
@@ -208,11 +208,11 @@ def test_ridgecv_splitter_rule_and_2d_y(sync, data):
     Y = np.column_stack([y, np.sin(3 * X[:, 0])])
     Xd, Yd, _ = to_dask(X, Y, np.ones(240), 70)
     lams = np.logspace(-8, 1, 10)
-    a = RandomFeatureRidgeCV(n_features=60, lams=lams, rule="1se", random_state=0,
+    a = RandomFeatureRidgeCV(n_features=60, scales=[1.0], lams=lams, rule="1se", random_state=0,
                              cv=KFold(4, shuffle=True, random_state=0)).fit(Xd, Yd)
-    b = RandomFeatureRidgeCV(n_features=60, lams=lams, rule="1se", random_state=0,
+    b = RandomFeatureRidgeCV(n_features=60, scales=[1.0], lams=lams, rule="1se", random_state=0,
                              cv=OurKFold(4, shuffle=True, random_state=0)).fit(Xd, Yd)
-    ref = RandomFeatureRidgeCV(n_features=60, lams=lams, rule="1se", random_state=0,
+    ref = RandomFeatureRidgeCV(n_features=60, scales=[1.0], lams=lams, rule="1se", random_state=0,
                                cv=KFold(4, shuffle=True, random_state=0)).fit(X, Y)
     np.testing.assert_array_equal(a.lam_, ref.lam_)
     np.testing.assert_array_equal(b.lam_, ref.lam_)
@@ -253,11 +253,11 @@ def test_weighted_cv_on_a_cluster_matches_in_memory(cluster_client, data):
     X, y, w = data
     kw = dict(n_features=60, ss=[8], lams=[1e-2, 1e-5], random_state=0)
     ref = HARFECV(cv=3, **kw).fit(X, y, sample_weight=w)
-    ref_r = RandomFeatureRidgeCV(n_features=40, cv=3, random_state=0).fit(X, y, sample_weight=w)
+    ref_r = RandomFeatureRidgeCV(n_features=40, scales=[1.0], cv=3, random_state=0).fit(X, y, sample_weight=w)
     with cluster_client.as_current(), dask.config.set(scheduler=cluster_client):
         Xd, yd, wd = to_dask(X, y, w, 70)
         est = HARFECV(cv=3, **kw).fit(Xd, yd, sample_weight=wd)
-        est_r = RandomFeatureRidgeCV(n_features=40, cv=3, random_state=0).fit(
+        est_r = RandomFeatureRidgeCV(n_features=40, scales=[1.0], cv=3, random_state=0).fit(
             Xd, yd, sample_weight=wd)
     assert (est.s_, est.lam_) == (ref.s_, ref.lam_)
     np.testing.assert_array_equal(est.support_, ref.support_)
@@ -282,9 +282,9 @@ def test_row_blocks_inside_a_chunk_give_the_same_fit(sync, data, monkeypatch):
     est_r = RandomFeatureRidge(n_features=60, lam=1e-3, random_state=0).fit(*to_dask(X, y, w, 70))
     assert rel(est_r.coef_, ref_r.coef_) < RTOL
     # the fold statistics pass (group Gram matrices) in blocks too
-    ref_cv = RandomFeatureRidgeCV(n_features=40, cv=3, random_state=0).fit(X, y, sample_weight=w)
+    ref_cv = RandomFeatureRidgeCV(n_features=40, scales=[1.0], cv=3, random_state=0).fit(X, y, sample_weight=w)
     monkeypatch.setattr(_dask, "BLOCK_ENTRIES", 7 * 40)
-    est_cv = RandomFeatureRidgeCV(n_features=40, cv=3, random_state=0).fit(*to_dask(X, y, w, 70))
+    est_cv = RandomFeatureRidgeCV(n_features=40, scales=[1.0], cv=3, random_state=0).fit(*to_dask(X, y, w, 70))
     assert est_cv.lam_ == ref_cv.lam_
     np.testing.assert_allclose(est_cv.cv_results_["mean_test_mse"],
                                ref_cv.cv_results_["mean_test_mse"], rtol=1e-5)
@@ -309,3 +309,20 @@ def test_harfecv_default_grid_with_numpy_weights_is_bitwise_the_in_memory_grid(s
     est = HARFECV(**kw).fit(da.from_array(X, chunks=(70, -1)), y, sample_weight=w)
     np.testing.assert_array_equal(est.cv_results_["lam"], ref.cv_results_["lam"])
     assert est.lam_ == ref.lam_
+
+
+def test_ridge_weight_scale_on_dask_is_applied_or_refused(sync):
+    """A float ``scale`` is applied on Dask as in memory; a ``scales`` grid is refused
+    (the search is in-memory only) instead of being silently ignored."""
+    from rflite.ridge import RandomFeatureRidge, RandomFeatureRidgeCV
+
+    rng = np.random.default_rng(3)
+    X = rng.uniform(-1, 1, (120, 3))
+    y = np.sin(2 * X[:, 0]) + X[:, 1]
+    Xd, yd = to_dask(X, y, None, 40)[:2]
+    ref = RandomFeatureRidge(n_features=30, scale=0.5, lam=1e-3, random_state=0).fit(X, y)
+    est = RandomFeatureRidge(n_features=30, scale=0.5, lam=1e-3, random_state=0).fit(Xd, yd)
+    assert est.scale_ == 0.5
+    np.testing.assert_allclose(est.coef_, ref.coef_, rtol=1e-9, atol=1e-12)
+    with pytest.raises(ValueError, match="scales="):
+        RandomFeatureRidgeCV(n_features=20, scales=[0.5, 1.0], cv=3).fit(Xd, yd)

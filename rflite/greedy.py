@@ -68,7 +68,8 @@ from rflite._numerics import (
 )
 from rflite._parallel import check_executor, executor_scope, map_tasks, spawn_seeds
 from rflite.features import FeatureMap
-from rflite.metropolis import _canonical_order, _shared_blas_limit
+from rflite._arff_kernels import _shared_blas_limit
+from rflite.metropolis import _canonical_order
 
 __all__ = [
     "LAM_INIT",

@@ -107,7 +107,6 @@ from rflite._arff_kernels import (
     _launch_parallel,
     _refresh_gram,
     _rhs,
-    _shared_blas_limit,  # noqa: F401 - used by rflite.greedy
     _row_sq_norms,
     _solve,
     _sym_sqrt,

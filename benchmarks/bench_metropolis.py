@@ -20,6 +20,7 @@ import contextlib
 import numpy as np
 import pytest
 
+from rflite import _arff_kernels as kern
 from rflite import metropolis as mp
 
 D = 5
@@ -71,10 +72,10 @@ def bench_rflite_iteration(benchmark, K):
     with _one_thread():
         chain = mp._Chain(X, y.reshape(-1, 1), K, LAM * N, "exp")
         chain.omega[:] = omega
-        chain.S = mp._features(X, omega, "exp")
-        chain.G = mp._gram(chain.S)
-        chain.rhs = mp._herm_t(chain.S) @ chain.Y
-        chain.beta = mp._solve(chain.G, chain.rhs, chain.shift)
+        chain.S = kern._features(X, omega, "exp")
+        chain.G = kern._gram(chain.S)
+        chain.rhs = kern._herm_t(chain.S) @ chain.Y
+        chain.beta = kern._solve(chain.G, chain.rhs, chain.shift)
         n_acc = benchmark(chain.step, omega_p, u, gamma, np.inf)
     assert 0 <= n_acc <= K
 
@@ -99,7 +100,7 @@ def bench_iteration_agrees_with_numpy():
     ref_omega, ref_beta = numpy_iteration(X, y, omega.copy(), beta.copy(), omega_p, u, 13.0)
     chain = mp._Chain(X, y.reshape(-1, 1), 32, LAM * 300, "exp")
     chain.omega[:] = omega
-    chain.S = mp._features(X, omega, "exp")
+    chain.S = kern._features(X, omega, "exp")
     chain.beta = beta.reshape(-1, 1).copy()
     chain.step(omega_p, u, 13.0, np.inf)
     np.testing.assert_allclose(chain.omega, ref_omega, rtol=1e-12)

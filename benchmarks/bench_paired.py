@@ -43,6 +43,7 @@ import bench_htp
 import bench_imp
 import bench_metropolis
 from rflite import htp, imp
+from rflite import _arff_kernels as kern
 from rflite import metropolis as mp
 from rflite.features import random_feature_map
 
@@ -143,10 +144,10 @@ def _metropolis(full):
     mp._warmup()
     chain = mp._Chain(X, y.reshape(-1, 1), K, lam * N, "exp")
     chain.omega[:] = omega
-    chain.S = mp._features(X, omega, "exp")
-    chain.G = mp._gram(chain.S)
-    chain.rhs = mp._herm_t(chain.S) @ chain.Y
-    chain.beta = mp._solve(chain.G, chain.rhs, chain.shift)
+    chain.S = kern._features(X, omega, "exp")
+    chain.G = kern._gram(chain.S)
+    chain.rhs = kern._herm_t(chain.S) @ chain.Y
+    chain.beta = kern._solve(chain.G, chain.rhs, chain.shift)
     state = (chain.omega.copy(), chain.S.copy(), chain.G.copy(), chain.rhs.copy(),
              chain.beta.copy())
     S = np.exp(1j * (X @ omega.T))

@@ -644,6 +644,14 @@ RIDGE_SHIFT_GRID = (1000.0, 100.0, 10.0, 1.0, 0.1)
 #: the candidates over all columns.
 GRAM_BLOCK = 2048
 
+#: Matrix-free fits score the candidates over all columns only when the
+#: training rows are at most this many: their m x m Gram matrix (800 MB here)
+#: is the one object of the route that grows with m squared.  Above it those
+#: candidates score infinitely bad (never chosen).  Dense fits form the
+#: smaller of the two Gram matrices, min(m, N) square, never more than the
+#: feature matrix itself.
+RIDGE_MAX_ROWS_MATRIX_FREE = 10_000
+
 #: Share of the rows held out by the default (``"auto"``) choice.
 VALIDATION_FRACTION = HOLDOUT_FRACTION
 
@@ -735,6 +743,26 @@ def _dual_ridge(K, Kte, y, shifts):
     return [(P @ (b / (e + sh)[:, None])).real for sh in shifts]
 
 
+def _ridge_predictions(A, B, Y, shifts):
+    r"""Ridge predictions :math:`B (A^* A + \sigma I)^{-1} A^* Y` at every shift, dense ``A``.
+
+    One eigendecomposition of the smaller Gram matrix: :math:`A^* A`
+    (primal, N square) when ``A`` has fewer columns than rows, else
+    :math:`A A^*` (dual, :func:`_dual_ridge`), so the memory is at most
+    :math:`\min(m, N)^2`, never more than ``A`` itself.
+    """
+    m, n = A.shape
+    if n >= m:
+        K, Kte = _gram(A, B)
+        return _dual_ridge(K, Kte, Y, shifts)
+    AH = A.conj().T
+    e, V = np.linalg.eigh(AH @ A)
+    e = np.maximum(e.real, 0.0)
+    b = V.conj().T @ (AH @ Y)
+    P = B @ V
+    return [(P @ (b / (e + sh)[:, None])).real for sh in shifts]
+
+
 def _ridge_all_columns(A, y, shift):
     """HARFE with every column kept: the ridge coefficients over all columns (an HTPResult)."""
     n = A.shape[1]
@@ -770,8 +798,6 @@ def _harfe_fold_scores(train, test, A, Y, w, points, fit_intercept, normalize, m
     scores = []
     if dense:
         B = A_te if a_mean is None else A_te - a_mean
-        with _one_blas_thread():
-            K, Kte = _gram(At, B * scale)
     for i in range(len(points)):
         pred = np.empty((test.size, Y.shape[1]))
         for k in range(Y.shape[1]):
@@ -785,7 +811,7 @@ def _harfe_fold_scores(train, test, A, Y, w, points, fit_intercept, normalize, m
     if dense:
         shifts = [total * lam for _, lam in dense]
         with _one_blas_thread():
-            preds = _dual_ridge(K, Kte, Yc, shifts)
+            preds = _ridge_predictions(At, B * scale, Yc, shifts)
         for P in preds:
             scores.extend(weighted_mse(Y[test, k], P[:, k] + y_mean[k], w_te)
                           for k in range(Y.shape[1]))
@@ -829,6 +855,9 @@ def _harfe_fold_scores_mf(train, test, fmap, X, Y, points, fit_intercept, normal
             cols = fmap.columns(X[test], idx)
             return (cols if a_mean is None else cols - a_mean[idx]) * scale[idx]
 
+        if train.size > RIDGE_MAX_ROWS_MATRIX_FREE:
+            scores.extend([np.inf] * (len(dense) * Y.shape[1]))
+            return scores
         with _one_blas_thread():
             K, Kte = _gram(op, test_columns)
             preds = _dual_ridge(K, Kte, Yc, [train.size * lam for _, lam in dense])

@@ -20,19 +20,8 @@ from rflite.datasets import make_friedman1  # noqa: E402
 from rflite.htp import HARFECV, HARFERegressor  # noqa: E402
 from rflite.ridge import RandomFeatureRidge, RandomFeatureRidgeCV  # noqa: E402
 
-RTOL = 1e-10
-CHUNKS = [60, 70, 240]
-
-
-def rel(a, b):
-    a, b = np.asarray(a), np.asarray(b)
-    return float(np.abs(a - b).max() / max(np.abs(b).max(), 1e-300))
-
-
-@pytest.fixture
-def sync():
-    with dask.config.set(scheduler="synchronous"):
-        yield
+# the shared tolerances, `rel` and the synchronous-scheduler fixture
+from test_dask import CHUNKS, RTOL, rel, sync  # noqa: E402, F401
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,6 @@ int or splitter ``cv`` choosing the same parameters (their folds are the
 in-memory folds).
 """
 
-import warnings
 
 import numpy as np
 import pytest
@@ -20,8 +19,8 @@ from rflite.datasets import make_friedman1  # noqa: E402
 from rflite.htp import HARFECV, HARFERegressor  # noqa: E402
 from rflite.ridge import RandomFeatureRidge, RandomFeatureRidgeCV  # noqa: E402
 
-# the shared tolerances, `rel` and the synchronous-scheduler fixture
-from test_dask import CHUNKS, RTOL, rel, sync  # noqa: E402, F401
+# the shared tolerances, `rel`, the synchronous-scheduler and LocalCluster fixtures
+from test_dask import CHUNKS, RTOL, cluster_client, rel, sync  # noqa: E402, F401
 
 
 @pytest.fixture(scope="module")
@@ -224,20 +223,6 @@ def test_folds_are_the_in_memory_folds(sync, data):
 
 
 # ------------------------------------------------------------ LocalCluster
-@pytest.fixture(scope="module")
-def cluster_client():
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        cluster = distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
-                                           dashboard_address=None, silence_logs=50)
-        client = distributed.Client(cluster, set_as_default=False)
-    try:
-        yield client
-    finally:
-        client.close()
-        cluster.close()
-
-
 def test_weighted_cv_on_a_cluster_matches_in_memory(cluster_client, data):
     X, y, w = data
     kw = dict(n_features=60, ss=[8], lams=[1e-2, 1e-5], random_state=0)

@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 from rflite._dask import check_dask_y
-from rflite._numerics import check_int, check_real, ridge_solve
+from rflite._numerics import ridge_solve
 
 
 def as_linear_operator(op):
@@ -62,28 +62,14 @@ def harfe_dask(op, y, *, s, lam, mu, max_iter, tol, c0=None):
     ``max_iter`` takes one more pass over the support columns for the last
     residual.  Arguments and result as :func:`rflite.htp.harfe`.
     """
-    from rflite.htp import HTPResult, _check_shift, top_s
+    from rflite.htp import HTPResult, _check_harfe_args, top_s
 
     m, n = op.shape
     Y, one_d = check_dask_y(y, op.X)
     if not one_d and Y.shape[1] != 1:
         raise ValueError(f"y must have 1 dimension, got shape {y.shape}")
-    s = check_int(s, "s", minimum=1, maximum=n)
-    lam = check_real(lam, "lam", minimum=0.0)
-    mu = check_real(mu, "mu", minimum=0.0, strict=True)
-    _check_shift(m, lam, mu)
-    max_iter = check_int(max_iter, "max_iter", minimum=1)
-    tol = check_real(tol, "tol", minimum=0.0)
-    dtype = np.result_type(op.dtype, Y.dtype, np.float64)
-    c = np.zeros(n, dtype=dtype)
-    if c0 is not None:
-        from rflite._numerics import check_array
-
-        c0 = check_array(c0, "c0", ndim=1, allow_complex=True)
-        if c0.shape[0] != n:
-            raise ValueError(f"c0 must have length N={n}, got {c0.shape[0]}")
-        dtype = np.result_type(dtype, c0.dtype)
-        c = c0.astype(dtype, copy=True)
+    s, lam, mu, max_iter, tol, c, dtype = _check_harfe_args(
+        m, n, s, lam, mu, max_iter, tol, c0, np.result_type(op.dtype, Y.dtype, np.float64))
     y_sq = float(_y_stats(Y)[1][0])
     if not np.isfinite(y_sq):
         raise ValueError("y contains NaN or infinite values")

@@ -235,20 +235,8 @@ def harfe(
     y = check_array(y, "y", ndim=1, allow_complex=True)
     if y.shape[0] != m:
         raise ValueError(f"y must have length m={m} (A has shape {op.shape}), got {y.shape[0]}")
-    s = check_int(s, "s", minimum=1, maximum=n)
-    lam = check_real(lam, "lam", minimum=0.0)
-    mu = check_real(mu, "mu", minimum=0.0, strict=True)
-    _check_shift(m, lam, mu)
-    max_iter = check_int(max_iter, "max_iter", minimum=1)
-    tol = check_real(tol, "tol", minimum=0.0)
-    dtype = np.result_type(op.dtype, y.dtype, np.float64)
-    c = np.zeros(n, dtype=dtype)
-    if c0 is not None:
-        c0 = check_array(c0, "c0", ndim=1, allow_complex=True)
-        if c0.shape[0] != n:
-            raise ValueError(f"c0 must have length N={n}, got {c0.shape[0]}")
-        dtype = np.result_type(dtype, c0.dtype)
-        c = c0.astype(dtype, copy=True)
+    s, lam, mu, max_iter, tol, c, dtype = _check_harfe_args(
+        m, n, s, lam, mu, max_iter, tol, c0, np.result_type(op.dtype, y.dtype, np.float64))
 
     y_norm = float(np.linalg.norm(y))
     if y_norm == 0.0:
@@ -290,6 +278,28 @@ def _one_blas_thread():
             yield
         finally:
             _LIMIT_STATE.depth = 0
+
+
+def _check_harfe_args(m, n, s, lam, mu, max_iter, tol, c0, dtype):
+    """Validated ``(s, lam, mu, max_iter, tol, c, dtype)`` of :func:`harfe` (in memory or Dask).
+
+    ``c`` is the starting point: zeros, or a copy of ``c0`` (length ``n``)
+    in the common dtype.
+    """
+    s = check_int(s, "s", minimum=1, maximum=n)
+    lam = check_real(lam, "lam", minimum=0.0)
+    mu = check_real(mu, "mu", minimum=0.0, strict=True)
+    _check_shift(m, lam, mu)
+    max_iter = check_int(max_iter, "max_iter", minimum=1)
+    tol = check_real(tol, "tol", minimum=0.0)
+    c = np.zeros(n, dtype=dtype)
+    if c0 is not None:
+        c0 = check_array(c0, "c0", ndim=1, allow_complex=True)
+        if c0.shape[0] != n:
+            raise ValueError(f"c0 must have length N={n}, got {c0.shape[0]}")
+        dtype = np.result_type(dtype, c0.dtype)
+        c = c0.astype(dtype, copy=True)
+    return s, lam, mu, max_iter, tol, c, dtype
 
 
 def _check_shift(m, lam, mu):

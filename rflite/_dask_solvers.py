@@ -62,7 +62,7 @@ def harfe_dask(op, y, *, s, lam, mu, max_iter, tol, c0=None):
     ``max_iter`` takes one more pass over the support columns for the last
     residual.  Arguments and result as :func:`rflite.htp.harfe`.
     """
-    from rflite.htp import HTPResult, _check_harfe_args, top_s
+    from rflite.htp import HTPResult, _check_harfe_args, _threshold_step
 
     m, n = op.shape
     Y, one_d = check_dask_y(y, op.X)
@@ -91,13 +91,7 @@ def harfe_dask(op, y, *, s, lam, mu, max_iter, tol, c0=None):
             if residuals[-1] <= tol:
                 reason = "tol"
                 break
-        g = g * mu
-        if support.size:
-            g[support] += step * c[support]
-        a = np.abs(g)
-        if not np.all(np.isfinite(a)):
-            raise ValueError("A contains NaN or infinite values (A^*(y - A c) is not finite)")
-        new = top_s(a, s)
+        new = _threshold_step(np.array(g), c, support, s, mu, step)
         if solved and np.array_equal(new, support):
             residuals.append(residuals[-1])
             reason = "fixed_point"

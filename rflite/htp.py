@@ -280,6 +280,21 @@ def _one_blas_thread():
             _LIMIT_STATE.depth = 0
 
 
+def _threshold_step(g, c, support, s, mu, step):
+    r"""HTP's support update: the ``s`` largest entries of :math:`|\mu g + (1 - \mu m\lambda) c|`.
+
+    ``g`` is :math:`A^*(y - A c)` (overwritten), ``c`` is zero off
+    ``support``; shared by the in-memory and the Dask loop.
+    """
+    g *= mu
+    if support.size:
+        g[support] += step * c[support]
+    a = np.abs(g)
+    if not np.all(np.isfinite(a)):
+        raise ValueError("A contains NaN or infinite values (A^*(y - A c) is not finite)")
+    return top_s(a, s)
+
+
 def _check_harfe_args(m, n, s, lam, mu, max_iter, tol, c0, dtype):
     """Validated ``(s, lam, mu, max_iter, tol, c, dtype)`` of :func:`harfe` (in memory or Dask).
 
@@ -354,14 +369,7 @@ def _htp(op, y, c, s, shift, mu, max_iter, tol, y_norm) -> HTPResult:
     residuals = []
     reason = "max_iter"
     for _ in range(max_iter):
-        g = op.rmatvec(r)
-        g *= mu
-        if support.size:
-            g[support] += step * c[support]
-        a = np.abs(g)
-        if not np.all(np.isfinite(a)):
-            raise ValueError("A contains NaN or infinite values (A^*(y - A c) is not finite)")
-        new = top_s(a, s)
+        new = _threshold_step(op.rmatvec(r), c, support, s, mu, step)
         if solved and np.array_equal(new, support):
             residuals.append(residuals[-1])
             reason = "fixed_point"

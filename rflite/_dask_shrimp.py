@@ -11,7 +11,7 @@ import time
 import numpy as np
 
 from rflite._dask import SPLIT_EVERY, DaskFeatureOperator, _prepare
-from rflite._numerics import MAX_ABS, check_bool, check_int, check_real, ridge_fit
+from rflite._numerics import MAX_ABS, check_bool, ridge_fit
 
 def _qr_r(M, L):
     """R factor of ``M`` (rows x L) padded with zero rows to L x L.
@@ -142,22 +142,14 @@ def fit_shrimp(est, X, y, sample_weight=None):
     """
     import dask.array as da
 
-    from rflite._numerics import check_choice, min_norm_solve, spawn_streams
-    from rflite.imp import (_auto_n_features, _blas_threads, _check_refit, _guarded_refit,
+    from rflite._numerics import min_norm_solve, spawn_streams
+    from rflite.imp import (_auto_n_features, _blas_threads, _guarded_refit,
                             _guarded_step_scores, _holdout_ridge_errors, _warn_magnitude,
                             shrimp_path)
 
     X, Y, one_d = _prepare(est, X, y, sample_weight)
     m, d = X.shape
-    if est.n_features is not None:
-        check_int(est.n_features, "n_features", minimum=1)
-    if est.q is not None:
-        check_int(est.q, "q", minimum=1)
-    check_choice(est.subsets, "subsets", ("auto", "all", "random"))
-    refit = _check_refit(est.refit)
-    frac = check_real(est.validation_fraction, "validation_fraction", minimum=0.0, strict=True)
-    if not frac < 1.0:
-        raise ValueError(f"validation_fraction must be in (0, 1), got {frac}")
+    frac, refit = est._check_params()
     if m < 2:
         raise ValueError(f"X must have at least 2 samples for SHRIMPRegressor's validation "
                          f"split, got n_samples={m}")

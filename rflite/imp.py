@@ -919,23 +919,28 @@ class SHRIMPRegressor(RandomFeatureModel):
             self._fit_finish(st, all_paths[best], refit, chosen[best])
         return scores
 
+    def _check_params(self):
+        """Validate the path's parameters (in memory and on Dask): ``(validation_fraction, refit)``."""
+        if self.n_features is not None:
+            check_int(self.n_features, "n_features", minimum=1)
+        if self.q is not None:
+            check_int(self.q, "q", minimum=1)
+        check_choice(self.subsets, "subsets", ("auto", "all", "random"))
+        refit = _check_refit(self.refit)
+        frac = check_real(self.validation_fraction, "validation_fraction", minimum=0.0,
+                          strict=True)
+        if not frac < 1.0:
+            raise ValueError(f"validation_fraction must be in (0, 1), got {frac}")
+        return frac, refit
+
     def _fit_setup(self, X, y, sample_weight):
         """Validation of :meth:`fit`: ``(X, Y, w, validation_fraction, refit)``, rows collapsed."""
         X, Y, w = self._validate_fit(X, y, sample_weight)
         # the model depends on the data only through its weighted distinct rows
         X, Y, w = _collapse_rows(X, Y, w)
         m, d = X.shape
-        if self.n_features is not None:
-            check_int(self.n_features, "n_features", minimum=1)
-        if self.q is not None:
-            check_int(self.q, "q", minimum=1)
-        check_choice(self.subsets, "subsets", ("auto", "all", "random"))
         check_bool(self.clip_inputs, "clip_inputs")
-        refit = _check_refit(self.refit)
-        frac = check_real(self.validation_fraction, "validation_fraction", minimum=0.0,
-                          strict=True)
-        if not frac < 1.0:
-            raise ValueError(f"validation_fraction must be in (0, 1), got {frac}")
+        frac, refit = self._check_params()
         if m < 2:
             raise ValueError(f"X must have at least 2 distinct samples for SHRIMPRegressor's "
                              f"validation split, got n_samples={m}")

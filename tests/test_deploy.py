@@ -36,15 +36,8 @@ assert np.all(np.isfinite(res.coef))
 print("FIT-OK", flush=True)
 """
 
-def _sigint_default():
-    """``preexec_fn``: SIGINT back to its default in the child.
-
-    A run started in the background by a non-interactive shell (``cmd &``,
-    ``nohup``, some CI runners) inherits SIGINT *ignored*, and Python then
-    installs no KeyboardInterrupt handler, so the test would measure the
-    environment, not rflite.
-    """
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
+# preexec_fn restoring SIGINT in children (see there)
+from test_interrupt import _sigint_default  # noqa: E402
 
 
 

@@ -4,7 +4,10 @@ Groups (one per shape):
 - ``rflite`` (threads over row blocks, the default) and ``rflite-1thread``;
 - ``numpy-dense``: ``np.sin(X @ W.T + b)``, the straightforward implementation;
 - ``numpy-sin-floor``: ``np.sin`` alone applied to a precomputed m x N
-  pre-activation, the floor for any sin feature matrix built with NumPy's sin.
+  pre-activation, the floor for any sin feature matrix built with NumPy's sin;
+- ``write-floor``: filling the m x N output once, the floor of any method that
+  returns the matrix, and ``blas-product-floor``: ``X @ W.T`` alone (with the
+  write floor, the floor of the dense-weight path, issue 15 item 3).
 """
 
 import numpy as np
@@ -51,3 +54,20 @@ def bench_numpy_sin_floor(benchmark, problem):
     _group(benchmark, shape)
     Z = X @ W.T + fmap.bias
     benchmark(np.sin, Z)
+
+
+def bench_write_floor(benchmark, problem):
+    """Writing the m x N output once (``out.fill``): the floor of any method returning A."""
+    shape, fmap, _, _ = problem
+    _group(benchmark, shape)
+    out = np.empty((M, fmap.n_columns))
+    benchmark(out.fill, 1.0)
+
+
+def bench_blas_product_floor(benchmark, problem):
+    """``X @ W.T`` alone into a preallocated output (one BLAS thread): with the
+    write floor, the issue-15 floor of the dense-weight path."""
+    shape, fmap, X, W = problem
+    _group(benchmark, shape)
+    out = np.empty((M, N))
+    benchmark(np.matmul, X, W.T, out=out)

@@ -43,4 +43,4 @@ def warmup() -> None:
 
 #: Modules with numba kernels; each may define ``_warmup()`` compiling them on
 #: tiny inputs with the dtypes real calls use.
-_KERNEL_MODULES = ("features", "_orf", "htp", "imp", "bp", "theory", "greedy", "metropolis")
+_KERNEL_MODULES = ("features", "htp", "imp", "bp", "theory", "greedy", "metropolis")

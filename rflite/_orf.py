@@ -32,12 +32,7 @@ pair above is normalised, :math:`k(0) = 1`.)
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
-from numba import njit
-
-from rflite._numerics import SINCOS_MAX_ABS, sincos
 
 #: Kernels with a spectral law in :func:`sample_spectral`.
 KERNELS = ("gaussian", "laplace", "cauchy")
@@ -82,59 +77,3 @@ def orthogonal_gaussian(rng: np.random.Generator, n: int, d: int, scale: float) 
     W = W[:n]
     W *= scale
     return W
-
-
-# ------------------------------------------------------------------ kernels
-@njit(cache=True, nogil=True, inline="always")
-def _cos_scale_row(z, amp):  # pragma: no cover - jitted
-    """``z = amp * cos(z)`` in place, by the vectorised :func:`rflite._numerics.sincos`
-    (libm ``math.cos`` for a row with a phase beyond ``SINCOS_MAX_ABS``)."""
-    big = 0.0
-    for j in range(z.size):
-        a = abs(z[j])
-        big = a if a > big else big
-    if big <= SINCOS_MAX_ABS:
-        for j in range(z.size):
-            z[j] = amp * sincos(z[j])[1]
-    else:
-        for j in range(z.size):
-            z[j] = amp * math.cos(z[j])
-
-
-@njit(cache=True, nogil=True)
-def dense_cos_rows(Z, bias, amp):  # pragma: no cover - jitted
-    r"""``Z = amp * cos(Z + bias)`` row by row, in place: the activation after the
-    BLAS pre-activation :math:`X W^T`, with the bias, the cosine and the
-    amplitude :math:`\sqrt{2/N}` in one pass over a row in cache (a separate
-    scaling pass over the m x N output cost more than the cosines on the
-    loaded benchmark machine)."""
-    for i in range(Z.shape[0]):
-        z = Z[i]
-        for j in range(z.size):
-            z[j] += bias[j]
-        _cos_scale_row(z, amp)
-
-
-@njit(cache=True, nogil=True)
-def gather_cos_rows(X, r0, r1, supports, values, bias, amp, out):  # pragma: no cover - jitted
-    r"""Rows ``r0:r1`` of ``amp * cos(X W^T + b)`` for q-sparse ``W`` stored as
-    ``supports`` / ``values`` (N x q): the pre-activation of a row, summed in the
-    order of :func:`rflite.features._preactivation`, then :func:`_cos_scale_row`."""
-    n, q = supports.shape
-    for i in range(r0, r1):
-        x = X[i]
-        o = out[i - r0]
-        for j in range(n):
-            acc = bias[j]
-            for k in range(q):
-                acc += x[supports[j, k]] * values[j, k]
-            o[j] = acc
-        _cos_scale_row(o, amp)
-
-
-def _warmup():
-    """Compile the kernels of this module on tiny inputs (the dtypes real calls use)."""
-    Z = np.zeros((1, 2))
-    dense_cos_rows(Z, np.zeros(2), 1.0)
-    gather_cos_rows(Z, 0, 1, np.zeros((2, 1), dtype=np.int64), np.zeros((2, 1)), np.zeros(2),
-                    1.0, np.empty((1, 2)))

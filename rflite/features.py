@@ -138,6 +138,7 @@ BLAS_CHUNK_MULADDS = 1 << 31
 THREAD_MIN_ENTRIES = 1 << 20
 
 
+
 #: Largest ``Normal(scale)``: normal draws stay below 40 standard deviations
 #: (probability below 1e-300 each), so the weights stay below
 #: :data:`rflite._numerics.MAX_ABS`, the bound on every array entry.
@@ -440,14 +441,24 @@ class FeatureMap:
         is_sin = columns >= self.n_features if self.activation == "fourier" else None
         return sub, is_sin
 
-    def _fill(self, X, columns, out, n_threads):
+    def _fill(self, X, columns, out, n_threads, amp=1.0):
+        """Write the features of ``X`` (all, or ``columns``) into ``out``; ``amp``
+        scales sin / cos / fourier outputs in the same pass (``RandomFeatures``'
+        :math:`\sqrt{2/N}`; exact for the default 1.0)."""
         fmap, is_sin = self._column_plan(columns)
         m = X.shape[0]
         n_cols = out.shape[1]
         block = max(1, min(m, BLOCK_ENTRIES // max(1, n_cols)))
         starts = range(0, m, block)
-        in_place = out.dtype == np.float64 and self.activation not in ("fourier", "exp")
         W = fmap.dense_weights() if fmap.uses_blas else None
+        # sin / cos / [cos | sin] in float64 go through the vectorised sincos
+        # kernel, fused with the sparse pre-activation (numpy's sin costs
+        # ~15 ns an entry here, the kernel ~1 ns)
+        trig = TRIG_KINDS.get(self.activation) if out.dtype == np.float64 else None
+        if W is not None and trig is not None and (columns is None or self.activation != "fourier"):
+            self._fill_blas_trig(X, W, fmap.bias, out, trig, n_threads, amp)
+            return
+        in_place = out.dtype == np.float64 and self.activation not in ("fourier", "exp")
         if in_place and W is not None:
             # a few large BLAS calls (with BLAS's own threads) beat many
             # block-sized ones; bias and activation then go block by block.
@@ -457,10 +468,6 @@ class FeatureMap:
             for r0 in range(0, m, rows):
                 np.matmul(X[r0:r0 + rows], W.T, out=out[r0:r0 + rows])
 
-        # sin / cos / [cos | sin] in float64 go through the vectorised sincos
-        # kernel, fused with the sparse pre-activation (numpy's sin costs
-        # ~15 ns an entry here, the kernel ~1 ns)
-        trig = TRIG_KINDS.get(self.activation) if out.dtype == np.float64 else None
         # selected fourier columns use the same sincos, so on the gather path
         # A[:, S] is bitwise the same as the columns of the full matrix
         # (ill-conditioned SHRIMP paths amplify even 1-ulp differences); on
@@ -470,11 +477,17 @@ class FeatureMap:
         if pick:  # (fourier, so never in place)
             trig = None
 
+        if W is None and trig is not None:
+            # one contiguous row of supports / values per term k: the kernel's
+            # loop over the features then vectorises (11 % faster at q = 2)
+            supports_t = np.ascontiguousarray(fmap.supports.T)
+            values_t = np.ascontiguousarray(fmap.values.T)
+
         def work(r0):
             r1 = min(m, r0 + block)
             target = out[r0:r1]
             if W is None and trig is not None:
-                _trig_rows(X, r0, r1, fmap.supports, fmap.values, fmap.bias, target, trig)
+                _trig_rows(X, r0, r1, supports_t, values_t, fmap.bias, target, trig, amp)
                 return
             Z = target if in_place else np.empty((r1 - r0, fmap.n_features))
             if W is None:
@@ -483,32 +496,57 @@ class FeatureMap:
                 if not in_place:
                     np.matmul(X[r0:r1], W.T, out=Z)
                 Z += fmap.bias
-            if trig is not None:
-                _trig_dense(Z, target, trig)
-            elif pick:
+            if pick:
                 _trig_pick(Z, target, is_sin)
             else:
                 _activate(Z, target, self.activation, is_sin)
 
-        if n_threads is None:
-            n_threads = os.cpu_count() or 1
-        n_threads = check_int(n_threads, "n_threads", minimum=1)
-        if n_threads == 1 or m * n_cols < THREAD_MIN_ENTRIES or len(starts) == 1:
-            for r0 in starts:
-                work(r0)
-        else:
-            pool = ThreadPoolExecutor(max_workers=n_threads)
-            try:
-                # list() re-raises the first exception of any block
-                list(pool.map(work, starts))
-            except BaseException:
-                # Ctrl-C (KeyboardInterrupt reaches this thread while it
-                # waits) or a failing block: cancel the queued blocks, wait
-                # only for the few running ones (milliseconds each), re-raise.
-                # A `with` block would run the whole transform first.
-                pool.shutdown(wait=True, cancel_futures=True)
-                raise
-            pool.shutdown(wait=True)
+        _run_blocks(work, starts, m * n_cols, n_threads)
+
+    def _fill_blas_trig(self, X, W, bias, out, kind, n_threads, amp):
+        """sin / cos / fourier features of dense weights: the product by BLAS into
+        ``out`` (into its first N columns for fourier), then bias, sincos and
+        ``amp`` in place, row block by row block (:func:`_trig_inplace`).
+
+        The product goes in a few large calls (BLAS's own threads; a call
+        cannot be interrupted, so at most :data:`BLAS_CHUNK_MULADDS`
+        multiply-adds each, Ctrl-C handled between them): BLAS tiles of the
+        output into cache-sized pieces were slower here (their packing of
+        ``W`` costs as much as the product at d = 100).
+        """
+        m, n = X.shape[0], W.shape[0]
+        product = out[:, :n]
+        rows = max(1, BLAS_CHUNK_MULADDS // max(1, n * X.shape[1]))
+        for r0 in range(0, m, rows):
+            np.matmul(X[r0:r0 + rows], W.T, out=product[r0:r0 + rows])
+        block = max(1, min(m, BLOCK_ENTRIES // max(1, out.shape[1])))
+
+        def work(r0):
+            _trig_inplace(out[r0:r0 + block], bias, kind, amp)
+
+        _run_blocks(work, range(0, m, block), m * out.shape[1], n_threads)
+
+def _run_blocks(work, starts, n_entries, n_threads):
+    """``work(r0)`` for every row block start, on a small thread pool when it pays."""
+    if n_threads is None:
+        n_threads = os.cpu_count() or 1
+    n_threads = check_int(n_threads, "n_threads", minimum=1)
+    if n_threads == 1 or n_entries < THREAD_MIN_ENTRIES or len(starts) == 1:
+        for r0 in starts:
+            work(r0)
+        return
+    pool = ThreadPoolExecutor(max_workers=n_threads)
+    try:
+        # list() re-raises the first exception of any block
+        list(pool.map(work, starts))
+    except BaseException:
+        # Ctrl-C (KeyboardInterrupt reaches this thread while it waits) or a
+        # failing block: cancel the queued blocks, wait only for the few
+        # running ones (milliseconds each), re-raise.  A `with` block would
+        # run the whole transform first.
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
 
 
 def _activate(Z, out, activation, is_sin=None):
@@ -932,45 +970,13 @@ class RandomFeatures(EstimatorMixin):
         return self._cos_features(np.ascontiguousarray(X), amp)
 
     def _cos_features(self, X, amp, n_threads=None):
-        r"""``amp * cos(X W^T + b)`` in float64, as :meth:`FeatureMap.transform`
-        computes ``cos(X W^T + b)`` (same BLAS chunks, row blocks, thread pool
-        and Ctrl-C handling) but with the amplitude applied in the same pass
-        as the cosine, while the row is in cache, by
-        :func:`rflite._orf.dense_cos_rows` / :func:`rflite._orf.gather_cos_rows`.
-        """
+        r"""``amp * cos(X W^T + b)`` in float64: :meth:`FeatureMap.transform`'s
+        kernels (the BLAS product or the sparse gather, the thread
+        pool and Ctrl-C handling) with the amplitude applied in the same pass
+        as the cosine."""
         fmap = self.feature_map_
-        m, n = X.shape[0], fmap.n_features
-        out = fmap._check_out(None, m, n, np.float64)
-        W = fmap.dense_weights() if fmap.uses_blas else None
-        if W is not None:
-            rows = max(1, BLAS_CHUNK_MULADDS // max(1, n * X.shape[1]))
-            for r0 in range(0, m, rows):
-                np.matmul(X[r0:r0 + rows], W.T, out=out[r0:r0 + rows])
-        block = max(1, min(m, BLOCK_ENTRIES // max(1, n)))
-        starts = range(0, m, block)
-
-        def work(r0):
-            r1 = min(m, r0 + block)
-            if W is None:
-                _orf.gather_cos_rows(X, r0, r1, fmap.supports, fmap.values, fmap.bias, amp,
-                                     out[r0:r1])
-            else:
-                _orf.dense_cos_rows(out[r0:r1], fmap.bias, amp)
-
-        if n_threads is None:
-            n_threads = os.cpu_count() or 1
-        if n_threads == 1 or m * n < THREAD_MIN_ENTRIES or len(starts) == 1:
-            for r0 in starts:
-                work(r0)
-            return out
-        pool = ThreadPoolExecutor(max_workers=n_threads)
-        try:
-            list(pool.map(work, starts))
-        except BaseException:
-            # as FeatureMap._fill: Ctrl-C or a failing block cancels the queue
-            pool.shutdown(wait=True, cancel_futures=True)
-            raise
-        pool.shutdown(wait=True)
+        out = fmap._check_out(None, X.shape[0], fmap.n_features, np.float64)
+        fmap._fill(X, None, out, n_threads, amp=amp)
         return out
 
     def fit_transform(self, X, y=None) -> np.ndarray:
@@ -1039,28 +1045,25 @@ def _preactivation(X, r0, r1, supports, values, bias, out):  # pragma: no cover 
 
 
 @njit(cache=True, nogil=True)
-def _trig_rows(X, r0, r1, supports, values, bias, out, kind):  # pragma: no cover - jitted
+def _trig_rows(X, r0, r1, supports_t, values_t, bias, out, kind, amp):  # pragma: no cover - jitted
     r"""Rows ``r0:r1`` of :math:`\sin` / :math:`\cos` / :math:`[\cos|\sin]` of
-    :math:`X W^T + b` for sparse ``W``, the pre-activation of a row computed into
-    a buffer and then stored through :func:`_trig_store` (``kind`` as
-    :data:`TRIG_KINDS`)."""
-    n, q = supports.shape
+    :math:`X W^T + b` for sparse ``W`` given by its transposed tables
+    (``supports_t[k, j]``, ``values_t[k, j]``: term k of feature j), the
+    pre-activation of a row computed into a buffer (same order of the sum as
+    :func:`_preactivation`) and then stored through :func:`_trig_store`
+    (``kind`` as :data:`TRIG_KINDS`)."""
+    q, n = supports_t.shape
     z = np.empty(n)
     for i in range(r0, r1):
         x = X[i]
         for j in range(n):
-            acc = bias[j]
-            for k in range(q):
-                acc += x[supports[j, k]] * values[j, k]
-            z[j] = acc
-        _trig_store(z, out[i - r0], kind)
-
-
-@njit(cache=True, nogil=True)
-def _trig_dense(Z, out, kind):  # pragma: no cover - jitted
-    """:func:`_trig_store` row by row of a computed pre-activation (``out`` may be ``Z``)."""
-    for i in range(Z.shape[0]):
-        _trig_store(Z[i], out[i], kind)
+            z[j] = bias[j]
+        for k in range(q):
+            s = supports_t[k]
+            v = values_t[k]
+            for j in range(n):
+                z[j] += x[s[j]] * v[j]
+        _trig_store(z, out[i - r0], kind, amp)
 
 
 @njit(cache=True, nogil=True)
@@ -1079,7 +1082,49 @@ def _trig_pick(Z, out, is_sin):  # pragma: no cover - jitted
 
 
 @njit(cache=True, nogil=True)
-def _trig_store(z, o, kind):  # pragma: no cover - jitted
+def _trig_inplace(Z, bias, kind, amp):  # pragma: no cover - jitted
+    r"""``Z[:, :n] = amp sin(Z[:, :n] + bias)`` (kind 0), ``amp cos(...)`` (1), or
+    for fourier (2, ``Z`` with 2n columns) ``amp [cos | sin]`` of the product in
+    its first n columns; ``n = bias.size``.
+
+    In place on purpose, and through one array per loop: a loop writing an
+    array that aliases its input through a *second* argument does not
+    vectorise (LLVM's overlap check fails and the scalar loop runs, 12 ns an
+    entry against 2.7).  Rows whose phases may exceed
+    :data:`rflite._numerics.SINCOS_MAX_ABS` go through libm, as in
+    :func:`_trig_store`.
+    """
+    n = bias.size
+    bmax = np.abs(bias).max() if n else 0.0
+    for i in range(Z.shape[0]):
+        row = Z[i]
+        z = row[:n]
+        s = row[n:2 * n] if kind == 2 else z
+        if n and np.abs(z).max() + bmax > SINCOS_MAX_ABS:
+            for j in range(n):
+                v = z[j] + bias[j]
+                if kind == 0:
+                    z[j] = amp * math.sin(v)
+                elif kind == 1:
+                    z[j] = amp * math.cos(v)
+                else:
+                    z[j] = amp * math.cos(v)
+                    s[j] = amp * math.sin(v)
+        elif kind == 0:
+            for j in range(n):
+                z[j] = amp * sincos(z[j] + bias[j])[0]
+        elif kind == 1:
+            for j in range(n):
+                z[j] = amp * sincos(z[j] + bias[j])[1]
+        else:
+            for j in range(n):
+                sn, cs = sincos(z[j] + bias[j])
+                z[j] = amp * cs
+                s[j] = amp * sn
+
+
+@njit(cache=True, nogil=True)
+def _trig_store(z, o, kind, amp):  # pragma: no cover - jitted
     """``o = sin(z)``, ``cos(z)`` or ``[cos(z) | sin(z)]`` by the vectorisable
     :func:`rflite._numerics.sincos`; libm for rows with phases beyond its range."""
     n = z.size
@@ -1088,25 +1133,25 @@ def _trig_store(z, o, kind):  # pragma: no cover - jitted
     if np.abs(z).max() > SINCOS_MAX_ABS:
         for j in range(n):
             if kind == 0:
-                o[j] = math.sin(z[j])
+                o[j] = amp * math.sin(z[j])
             elif kind == 1:
-                o[j] = math.cos(z[j])
+                o[j] = amp * math.cos(z[j])
             else:
                 c = math.cos(z[j])
-                o[n + j] = math.sin(z[j])
-                o[j] = c
+                o[n + j] = amp * math.sin(z[j])
+                o[j] = amp * c
         return
     if kind == 0:
         for j in range(n):
-            o[j] = sincos(z[j])[0]
+            o[j] = amp * sincos(z[j])[0]
     elif kind == 1:
         for j in range(n):
-            o[j] = sincos(z[j])[1]
+            o[j] = amp * sincos(z[j])[1]
     else:
         for j in range(n):
             sn, cs = sincos(z[j])
-            o[n + j] = sn
-            o[j] = cs
+            o[n + j] = amp * sn
+            o[j] = amp * cs
 
 
 @njit(cache=True)

@@ -80,6 +80,33 @@ def test_threads_do_not_change_the_result(rng):
     np.testing.assert_array_equal(fmap.transform(X, n_threads=1), fmap.transform(X, n_threads=2))
 
 
+@pytest.mark.parametrize("activation", ["sin", "cos", "fourier"])
+def test_blas_trig_path_matches_reference_and_thread_counts(activation, rng, monkeypatch):
+    """The dense-weight sin / cos / fourier path (BLAS product in place, then
+    bias and sincos by row blocks): BLAS chunks and row blocks that do not
+    divide m, 1 or 2 threads (bitwise equal), against NumPy."""
+    monkeypatch.setattr(features, "BLAS_CHUNK_MULADDS", 7 * 5 * 129)
+    monkeypatch.setattr(features, "BLOCK_ENTRIES", 5 * 258)
+    monkeypatch.setattr(features, "THREAD_MIN_ENTRIES", 1)
+    fmap = random_feature_map(5, 129, q=5, activation=activation, rng=6)
+    assert fmap.uses_blas
+    X = rng.uniform(-1, 1, (37, 5))
+    A = fmap.transform(X, n_threads=1)
+    np.testing.assert_allclose(A, reference(fmap, X), **TOL)
+    np.testing.assert_array_equal(A, fmap.transform(X, n_threads=2))
+
+
+def test_blas_trig_path_with_phases_beyond_the_sincos_range(rng):
+    """Rows whose phases exceed ``SINCOS_MAX_ABS`` go through libm on the BLAS path."""
+    fmap = random_feature_map(4, 40, q=4, activation="fourier", distribution=Normal(1e6), rng=7)
+    X = rng.uniform(-1, 1, (9, 4))
+    Z = X @ fmap.dense_weights().T + fmap.bias
+    assert np.abs(Z).max() > features.SINCOS_MAX_ABS
+    A = fmap.transform(X)
+    # the pre-activation's own rounding (|Z| ~ 1e6, BLAS vs NumPy order) bounds the agreement
+    np.testing.assert_allclose(A, np.hstack([np.cos(Z), np.sin(Z)]), rtol=0, atol=1e-8)
+
+
 def test_read_only_input(rng):
     fmap = random_feature_map(4, 10, q=2, rng=5)
     X = rng.normal(size=(6, 4))

@@ -8,6 +8,9 @@ by Cholesky and runs the accept test in a numba kernel; the reference forms
 ``S.conj().T @ S`` with a general product, calls ``numpy.linalg.solve`` (LU) and
 loops over the features in Python.
 
+``floor`` is the ``zherk`` of the proposal features plus the Cholesky
+factorisation alone, the floor any iteration pays.
+
 Issue shapes: N = 10^4 points, d = 5, K = 256 and 1024 (with
 ``--benchmark-enable``).  In the default suite the benchmarks run once as smoke
 tests on N = 500.  Both sides run with BLAS limited to one thread (when
@@ -90,6 +93,27 @@ def bench_numpy_iteration(benchmark, K):
     beta = np.linalg.solve(S.conj().T @ S + LAM * N * np.eye(K), S.conj().T @ y)
     with _one_thread():
         benchmark(numpy_iteration, X, y, omega.copy(), beta.copy(), omega_p, u, gamma)
+
+
+@pytest.mark.parametrize("K", [256, 1024])
+def bench_floor_zherk_cholesky(benchmark, K):
+    """The floor of an iteration (issue 15 item 4): the Gram matrix of the proposal
+    features by one ``zherk`` and its Cholesky factorisation, one BLAS thread."""
+    import scipy.linalg as sla
+    import scipy.linalg.blas as blas
+
+    N, K = _size(benchmark, K)
+    benchmark.group = f"metropolis iteration N={N} K={K} d={D}"
+    X, _, _, omega_p, _ = _problem(N, K)
+    S = kern._features(X, omega_p, "exp")
+    shift = LAM * N * np.eye(K)
+
+    def floor():
+        G = blas.zherk(1.0, S, trans=2)
+        return sla.cholesky(G + shift, lower=False, check_finite=False)
+
+    with _one_thread():
+        benchmark(floor)
 
 
 def bench_iteration_agrees_with_numpy():

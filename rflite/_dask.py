@@ -1010,7 +1010,8 @@ def predict(est, X, *, real=True):
         support = np.arange(fmap.n_columns)
     coef = np.asarray(est.coef_)
     one_d = coef.ndim == 1
-    C = coef.reshape(coef.shape[0], -1)
+    # (not reshape(n, -1): an intercept-only model has n = 0 coefficients)
+    C = coef.reshape(coef.shape[0], 1) if one_d else coef
     intercept = np.asarray(est.intercept_).reshape(-1)
     op = DaskFeatureOperator(fmap, X)
     out = op._lazy(np.asarray(support, dtype=np.int64), C, intercept, real)

@@ -442,7 +442,7 @@ class FeatureMap:
         return sub, is_sin
 
     def _fill(self, X, columns, out, n_threads, amp=1.0):
-        """Write the features of ``X`` (all, or ``columns``) into ``out``; ``amp``
+        r"""Write the features of ``X`` (all, or ``columns``) into ``out``; ``amp``
         scales sin / cos / fourier outputs in the same pass (``RandomFeatures``'
         :math:`\sqrt{2/N}`; exact for the default 1.0)."""
         fmap, is_sin = self._column_plan(columns)

@@ -53,6 +53,7 @@ import scipy.linalg
 import scipy.optimize
 from numba import njit
 
+from rflite import _dask
 from rflite._base import RandomFeatureModel
 from rflite._cv import Progress, check_cv, choose, cv_splits
 from rflite._numerics import (
@@ -914,6 +915,7 @@ class GFCRegressor(RandomFeatureModel):
         """
         from rflite._numerics import check_sample_weight
 
+        _refuse_dask(X, y, sample_weight)
         X_raw, y_raw = X, y
         X, Y, w = self._validate_fit(X, y, sample_weight)
         if X.shape[0] < 2 and (w is None or w.sum() < 2):
@@ -1076,6 +1078,23 @@ def _follow_splits(splits, w, order):
     return out
 
 
+def _refuse_dask(X, y, sample_weight):
+    """GFC fits in memory: refuse Dask input rather than load it silently (issue 16).
+
+    Its workers run L-BFGS on row subsamples held in memory, with no
+    row-reduction structure to distribute; loading an out-of-core array
+    into one process is the user's decision, with its size in view.
+    """
+    for name, a in (("X", X), ("y", y), ("sample_weight", sample_weight)):
+        if _dask.is_dask_array(a):
+            raise ValueError(
+                f"{name} is a Dask array {getattr(a, 'shape', None)}: GFCRegressor fits in "
+                f"memory and does not load Dask arrays silently. Pass NumPy arrays "
+                f"({name}.compute(), {a.nbytes / 2**20:.0f} MB if the shape is known) or use "
+                "an estimator that fits on Dask (HARFERegressor, RandomFeatureRidge, "
+                "SHRIMPRegressor); predict() accepts Dask arrays and is lazy.")
+
+
 class _DescentTask(NamedTuple):
     X: np.ndarray
     y: np.ndarray
@@ -1134,7 +1153,7 @@ def _check_folds(folds, s):
 
 def _greedy_descent(X, y, f, max_steps, eps, n_folds, rng, progress=None,
                     init_scale=1.0) -> DescentResult:
-    """Algorithm 1 on clean input (C-contiguous float64 ``X``, a copy of ``f``).
+    r"""Algorithm 1 on clean input (C-contiguous float64 ``X``, a copy of ``f``).
 
     ``progress``: ``(Progress, label)`` to print one line per step.
     ``init_scale``: initial spectra :math:`w \sim N(0, s^2 I / d)` (the paper: 1).

@@ -658,3 +658,30 @@ def test_scale_experiment_quick(tmp_path, cluster_client, monkeypatch, capsys):
     assert "peak MB/worker" in capsys.readouterr().out
     # the experiment's client is gone, the cluster is not
     assert len(cluster_client.scheduler_info()["workers"]) == 2
+
+
+@pytest.mark.parametrize("which", ["X", "y", "sample_weight"])
+def test_gfc_refuses_dask_input_instead_of_loading_it(which, sync):
+    """GFC fits in memory: a Dask X, y or sample_weight is refused, naming it (issue 16)."""
+    from rflite.greedy import GFCRegressor
+
+    rng = np.random.default_rng(0)
+    X, y, w = rng.normal(size=(120, 3)), rng.normal(size=120), np.ones(120)
+    args = {"X": X, "y": y, "sample_weight": w}
+    args[which] = da.from_array(args[which], chunks=40)
+    with pytest.raises(ValueError, match=f"^{which} is a Dask array"):
+        GFCRegressor(random_state=0).fit(args["X"], args["y"], sample_weight=args["sample_weight"])
+
+
+
+def test_lazy_predict_of_an_intercept_only_model(sync):
+    """A model with no feature kept (GFC's mean guard on pure noise) predicts
+    lazily on Dask too (the coefficient reshape failed on 0 coefficients)."""
+    from rflite.greedy import GFCRegressor
+
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(120, 3)), rng.normal(size=120)
+    model = GFCRegressor(max_steps=2, n_passes=1, random_state=0).fit(X, y)
+    assert model.guarded_ and np.asarray(model.coef_).size == 0
+    lazy = model.predict(da.from_array(X, chunks=40))
+    np.testing.assert_allclose(lazy.compute(), model.predict(X), rtol=1e-12, atol=1e-12)

@@ -47,7 +47,9 @@ Solvers
   except the refit's TSQR over the kept columns.
 * :func:`as_linear_operator` -- a SciPy ``LinearOperator`` view for BPDN /
   basis pursuit / SRFE (:mod:`rflite.bp`): ``A^* r`` distributed, ``A c``
-  and support columns computed to the client (m-length vectors).
+  and support columns computed to the client (m-length vectors); the
+  estimator :class:`~rflite.bp.SRFERegressor` on it in
+  :mod:`rflite._dask_srfe`.
 * :func:`predict` -- lazy predictions by ``map_blocks`` (a Dask array) for
   every estimator whose prediction is ``A(X)_{:, S} c_S + c_0``.
 
@@ -104,10 +106,16 @@ penalty :math:`\lambda\sum_i w_i`, exactly as
 :func:`rflite._numerics.center_and_weight` in memory (coefficients to
 1e-10 of the in-memory weighted fit).
 
+:class:`~rflite.bp.SRFERegressor` with an explicit ``eta`` fits on Dask
+(:mod:`rflite._dask_srfe`: the in-memory centring, weights and
+normalisation, the BPDN solve on :func:`as_linear_operator`; same support
+and coefficients as in memory to rounding, 6e-13 measured).
+
 Not done: ``sample_weight`` for SHRIMP on Dask (refused with a
-``ValueError``), the SRFE / BPDN *estimators*' fit on Dask (the solvers run
-on :func:`as_linear_operator`), ARFF's Metropolis fit, GFC's fit, and
-``SHRIMPCV`` / ``SRFECV`` on Dask arrays (their *predictions* are lazy).
+``ValueError``), ``eta="auto"`` and ``SRFECV`` (homotopy paths on dense
+fold matrices: refused, naming ``eta``), ARFF's Metropolis fit and
+``SHRIMPCV`` on Dask arrays (their *predictions* are lazy).  GFC refuses
+Dask input (:func:`rflite.greedy._refuse_dask`: it fits in memory).
 
 Accuracy
 --------
@@ -604,25 +612,31 @@ class DaskFeatureOperator:
 
     def columns(self, S):
         """``A[:, S]`` as a lazy Dask array (m x len(S)), row-chunked like X."""
-        import dask.array as da
-
         S = self.fmap._check_columns(S)
-        return da.map_blocks(
-            _k_columns, self.X, self._state_node(), S=S,
-            chunks=(self.X.chunks[0], (S.size,)), dtype=self.dtype,
-            meta=np.empty((0, 0), self.dtype),
-            token="rflite-columns")
+        return self._map_rows(_k_columns, S.size, self.dtype, "rflite-columns", S=S)
 
     def _lazy(self, S, C, intercept, real):
-        import dask.array as da
-
         dtype = np.result_type(self.dtype, C.dtype)
         if real:
             dtype = np.empty(0, dtype).real.dtype
+        return self._map_rows(_k_predict, C.shape[1], dtype, "rflite-predict", S=S, C=C,
+                              intercept=intercept, real=real)
+
+    def _map_rows(self, kernel, n_cols, dtype, token, **kwargs):
+        """``kernel`` per row chunk into a lazy (m, n_cols) array; weighted rows
+        (``row_weight``) as in :meth:`_reduce`, so that ``A c`` and ``A[:, S]``
+        are the rows of the same matrix as ``A^* r`` (they were unweighted)."""
+        import dask.array as da
+
+        arrays = [self.X]
+        if self.W is not None:
+            arrays.append(self.W)
+            kwargs = dict(kwargs, kernel=kernel)
+            kernel = _k_weighted
         return da.map_blocks(
-            _k_predict, self.X, self._state_node(), S=S, C=C, intercept=intercept, real=real,
-            chunks=(self.X.chunks[0], (C.shape[1],)), dtype=dtype, meta=np.empty((0, 0), dtype),
-            token="rflite-predict")
+            kernel, *arrays, self._state_node(), **kwargs,
+            chunks=(self.X.chunks[0], (n_cols,)), dtype=dtype, meta=np.empty((0, 0), dtype),
+            token=token)
 
     # -- reductions ------------------------------------------------------------
     def column_norms(self) -> np.ndarray:
@@ -804,6 +818,23 @@ def _weighted_rows(Yc, W):
     return Yc if W is None else Yc * da.sqrt(W)
 
 
+def _column_scale(first, a_mean, total, normalize):
+    r"""Column factors: 1, or 1 / the centred (weighted) training norms (``normalize``).
+
+    The norms come from :func:`_first_pass`'s sums of squares without a pass
+    of their own: :math:`\sum_i w_i |a_{ij} - \bar a_j|^2 = \sum_i w_i |a_{ij}|^2
+    - (\sum_i w_i) |\bar a_j|^2` (as the in-memory matrix-free fits; relative
+    rounding ~1e-16 of :math:`\sum_i w_i |a_{ij}|^2`).
+    """
+    scale = np.ones(first.fmap.n_columns)
+    if normalize:
+        sq = first.col_sq if a_mean is None else first.col_sq - total * np.abs(a_mean) ** 2
+        norms = np.sqrt(np.maximum(sq, 0.0))
+        nz = norms > 0
+        scale[nz] = 1.0 / norms[nz]
+    return scale
+
+
 def fit_harfe(est, X, y, sample_weight=None):
     """:meth:`rflite.htp.HARFERegressor.fit` on a Dask ``X`` (and ``y``).
 
@@ -872,15 +903,8 @@ def fit_harfe(est, X, y, sample_weight=None):
         _check_shift(total, lam, est.mu)
     if not fit_intercept:
         y_mean = np.zeros(Y.shape[1])
-    scale = np.ones(fmap.n_columns)
+    scale = _column_scale(first, a_mean, total, normalize)
     passes = first.pass_seconds + passes
-    if normalize:
-        # centred norms from the first pass: sum w |a - abar|^2 = sum w |a|^2 - W |abar|^2
-        # (as the in-memory matrix-free fit; relative rounding ~1e-16 of sum w |a|^2)
-        sq = first.col_sq if a_mean is None else first.col_sq - total * np.abs(a_mean) ** 2
-        norms = np.sqrt(np.maximum(sq, 0.0))
-        nz = norms > 0
-        scale[nz] = 1.0 / norms[nz]
     op = DaskFeatureOperator(fmap, X, col_mean=a_mean, col_scale=scale, row_weight=W)
     Yc = _weighted_rows(Y - y_mean if fit_intercept else Y, W)
     supports, coefs, results = [], [], []

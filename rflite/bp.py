@@ -169,6 +169,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy.sparse.linalg import LinearOperator
 
+from rflite import _dask
 from rflite._cv import HOLDOUT_FRACTION, AutoChoice, CVSearch
 from rflite._base import RandomFeatureModel
 from rflite._bp_homotopy import (  # noqa: F401 - constants and kernels re-exported
@@ -851,11 +852,24 @@ class SRFERegressor(AutoChoice, RandomFeatureModel):
             return ETA_FRACTIONS, True, [self.s]
         return None
 
+    def _check_post(self, n_columns):
+        """Validate the thresholding and refit parameters (``s``, ``refit``, ``lam``)."""
+        if self.s is not None and not isinstance(self.s, (list, tuple, np.ndarray)):
+            check_int(self.s, "s", minimum=1, maximum=n_columns)
+        if self.refit not in (None, "lstsq", "ridge"):
+            raise ValueError(f"refit must be None, 'lstsq' or 'ridge', got {self.refit!r}")
+        check_real(self.lam, "lam", minimum=0.0)
+
     def fit(self, X, y, sample_weight=None):
         """Draw the features, centre, choose ``eta`` if asked, solve SRFE; returns ``self``."""
         from rflite._cv import Progress
 
         from rflite.ridge import kept_rows
+
+        if _dask.is_dask_array(X):  # distributed fit (issue 16): all logic in rflite._dask_srfe
+            from rflite._dask_srfe import fit_srfe
+
+            return fit_srfe(self, X, y, sample_weight)
 
         self._kept = kept_rows(sample_weight)
         X, Y, w = self._validate_fit(X, y, sample_weight)
@@ -880,11 +894,7 @@ class SRFERegressor(AutoChoice, RandomFeatureModel):
             if self.activation == "exp":
                 raise ValueError("the automatic choice of eta follows the real homotopy "
                                  "path; activation='exp' (complex) needs an explicit eta")
-        if self.s is not None and not isinstance(self.s, (list, tuple, np.ndarray)):
-            check_int(self.s, "s", minimum=1, maximum=n_columns)
-        if self.refit not in (None, "lstsq", "ridge"):
-            raise ValueError(f"refit must be None, 'lstsq' or 'ridge', got {self.refit!r}")
-        check_real(self.lam, "lam", minimum=0.0)
+        self._check_post(n_columns)
         if self.matrix_free and w is not None:
             raise ValueError("sample_weight other than 0/1 is not supported with "
                              "matrix_free=True (the operator cannot scale rows)")

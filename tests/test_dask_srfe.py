@@ -1,0 +1,128 @@
+"""SRFE fitted on Dask arrays (issue 16): rflite._dask_srfe.
+
+Every distributed fit is compared with the in-memory fit on the same data
+(same seed): the same BPDN problem up to the order of the sums over rows, so
+the same support and coefficients to 1e-10 (measured: 6e-13 at worst, with
+weights and normalised columns).
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+
+dask = pytest.importorskip("dask")
+da = pytest.importorskip("dask.array")
+distributed = pytest.importorskip("distributed")
+
+from rflite._dask import DaskFeatureOperator  # noqa: E402
+from rflite.bp import SRFECV, SRFERegressor  # noqa: E402
+from rflite.datasets import make_friedman1  # noqa: E402
+from rflite.features import random_feature_map  # noqa: E402
+
+# the shared tolerances, `rel`, the synchronous-scheduler and LocalCluster fixtures
+from test_dask import CHUNKS, RTOL, cluster_client, rel, sync  # noqa: E402, F401
+
+
+@pytest.fixture(scope="module")
+def data():
+    X, y = make_friedman1(240, d=6, noise=0.1, rng=0)
+    w = np.random.default_rng(5).uniform(0.2, 3.0, 240)
+    w[[3, 100]] = 0.0  # zero weights: dropped rows in memory
+    return X, y, w
+
+
+def to_dask(X, y, w, rows):
+    Xd = da.from_array(X, chunks=(rows, -1))
+    yd = da.from_array(y, chunks=(rows,) + ((y.shape[1],) if y.ndim == 2 else ()))
+    return Xd, yd, None if w is None else da.from_array(w, chunks=rows)
+
+
+def _model(**kw):
+    return SRFERegressor(**{"n_features": 60, "eta": 0.5, "random_state": 0, **kw})
+
+
+def _assert_same(dist, mem, X):
+    np.testing.assert_array_equal(dist.support_, mem.support_)
+    assert rel(dist.coef_, mem.coef_) <= RTOL
+    np.testing.assert_allclose(dist.intercept_, mem.intercept_, rtol=RTOL, atol=1e-12)
+    assert dist.result_.bpdn.stop_reason == mem.result_.bpdn.stop_reason
+    lazy = dist.predict(da.from_array(X, chunks=(70, -1)))
+    np.testing.assert_allclose(lazy.compute(), mem.predict(X), rtol=1e-9, atol=1e-12)
+
+
+#: (row chunks, options, weighted): every chunking on the plain fit, each
+#: option once (weighted), chunks that divide m = 240, do not, and one chunk
+CASES = [(60, {}, False), (70, {}, False), (240, {}, False), (60, {}, True),
+         (70, {"normalize": True}, True),
+         (70, {"fit_intercept": False, "eta": 1.5}, True),
+         (240, {"s": 8, "refit": "lstsq"}, True)]
+
+
+@pytest.mark.parametrize("rows,kw,weighted", CASES)
+def test_srfe_on_dask_equals_in_memory(data, rows, kw, weighted, sync):
+    X, y, w = data
+    w = w if weighted else None
+    mem = _model(**kw).fit(X, y, sample_weight=w)
+    assert mem.result_.bpdn.stop_reason == "homotopy"  # a certified, sparse solve
+    Xd, yd, wd = to_dask(X, y, w, rows)
+    dist = _model(**kw).fit(Xd, yd, sample_weight=wd)
+    _assert_same(dist, mem, X)
+    assert dist.eta_ == mem.eta_
+    assert dist.dask_passes_ and dist.dask_fit_seconds_ > 0
+
+
+def test_srfe_on_dask_2d_y_and_numpy_weights(data, sync):
+    X, y, w = data
+    Y = np.column_stack([y, np.sin(X[:, 0])])
+    mem = _model().fit(X, Y, sample_weight=w)
+    Xd, Yd, _ = to_dask(X, Y, None, 70)
+    dist = _model().fit(Xd, Yd, sample_weight=w)  # a NumPy weight vector
+    np.testing.assert_array_equal(dist.support_, mem.support_)
+    assert rel(dist.coef_, mem.coef_) <= RTOL
+
+
+def test_srfe_on_a_local_cluster(data, cluster_client):
+    X, y, w = data
+    mem = _model(normalize=True).fit(X, y, sample_weight=w)
+    with cluster_client.as_current(), dask.config.set(scheduler=cluster_client):
+        Xd, yd, wd = to_dask(X, y, w, 70)
+        dist = _model(normalize=True).fit(Xd, yd, sample_weight=wd)
+        _assert_same(dist, mem, X)
+
+
+@pytest.mark.parametrize("est", [SRFERegressor(n_features=20, random_state=0),
+                                 SRFECV(n_features=20, cv=3, random_state=0)],
+                         ids=["eta-auto", "SRFECV"])
+def test_automatic_eta_on_dask_is_refused_before_any_pass(data, est, sync):
+    X, y, _ = data
+    Xd, yd, _ = to_dask(X, y, None, 70)
+    with pytest.raises(ValueError, match="pass eta=<float>"):
+        est.fit(Xd, yd)
+
+
+def test_srfe_bad_dask_input_is_named(data, sync):
+    X, y, _ = data
+    with pytest.raises(ValueError, match="X"):
+        _model().fit(da.from_array(X, chunks=(70, 3)), da.from_array(y, chunks=70))
+    with pytest.raises(ValueError, match="eta"):
+        SRFERegressor(n_features=20, eta=-1.0).fit(*to_dask(X, y, None, 70)[:2])
+
+
+def test_weighted_operator_products_are_one_matrix(data, sync):
+    """``A c``, ``A[:, S]`` and ``A^* r`` of a row-weighted operator are products
+    with the same matrix :math:`\\sqrt{W} A` (``A c`` and the columns ignored the
+    weights before)."""
+    X, y, w = data
+    fmap = random_feature_map(6, 30, q=2, rng=1)
+    Xd, _, wd = to_dask(X, y, w, 70)
+    op = DaskFeatureOperator(fmap, Xd, row_weight=wd)
+    A = np.sqrt(w)[:, None] * fmap.transform(X)
+    c = np.random.default_rng(2).normal(size=30)
+    r = np.random.default_rng(3).normal(size=240)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        np.testing.assert_allclose(op.matvec(c).compute(), A @ c, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(op.columns([1, 7]).compute(), A[:, [1, 7]], rtol=1e-12,
+                                   atol=1e-14)
+        np.testing.assert_allclose(op.rmatvec(r), A.T @ r, rtol=1e-12, atol=1e-12)

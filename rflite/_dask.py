@@ -111,11 +111,17 @@ penalty :math:`\lambda\sum_i w_i`, exactly as
 normalisation, the BPDN solve on :func:`as_linear_operator`; same support
 and coefficients as in memory to rounding, 6e-13 measured).
 
+:class:`~rflite.metropolis.ARFFRegressor` with ``early_stopping=False``
+fits on Dask (:mod:`rflite._dask_arff`: the Metropolis loop on the client,
+the Gram matrices, right-hand sides and training errors as passes; the
+same chain as in memory, amplitudes to rounding).
+
 Not done: ``sample_weight`` for SHRIMP on Dask (refused with a
 ``ValueError``), ``eta="auto"`` and ``SRFECV`` (homotopy paths on dense
-fold matrices: refused, naming ``eta``), ARFF's Metropolis fit and
-``SHRIMPCV`` on Dask arrays (their *predictions* are lazy).  GFC refuses
-Dask input (:func:`rflite.greedy._refuse_dask`: it fits in memory).
+fold matrices: refused, naming ``eta``), ARFF's default early stopping
+(refused, naming ``early_stopping``) and ``SHRIMPCV`` on Dask arrays
+(their *predictions* are lazy).  GFC and ``ARFFClassifier`` refuse Dask
+input (they fit in memory).
 
 Accuracy
 --------

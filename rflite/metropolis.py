@@ -341,29 +341,37 @@ def arff(
     ((16, 1), True)
     """
     X, Y, one_d = _check_data(X, y)
-    d = X.shape[1]
-    K = check_int(n_features, "n_features", minimum=1)
-    _check_sizes(X.shape[0], K)
-    n_iter = check_int(n_iter, "n_iter", minimum=0)
-    delta = DELTA_NUMERATOR / d if delta is None else check_real(
-        delta, "delta", minimum=0.0, strict=True)
-    gamma = float(max(3 * d - 2, 0)) if gamma is None else check_real(gamma, "gamma", minimum=0.0)
-    lam = check_real(lam, "lam", minimum=0.0, strict=True)
-    refit_every = check_int(refit_every, "refit_every", minimum=1)
-    adaptive_covariance = check_bool(adaptive_covariance, "adaptive_covariance")
-    burn_in = n_iter // 10 if burn_in is None else check_int(burn_in, "burn_in", minimum=0)
-    omega_max = _check_omega_max(omega_max)
-    activation = check_choice(activation, "activation", ACTIVATIONS)
-    if callback is not None and not callable(callback):
-        raise ValueError(f"callback must be callable or None, got {callback!r}")
+    K, n_iter, delta, gamma, lam, refit_every, adaptive, burn_in, omega_max, activation = \
+        _check_arff_params(X.shape, n_features, n_iter, delta, gamma, lam, refit_every,
+                           adaptive_covariance, burn_in, omega_max, activation, callback)
     rng = check_rng(rng)
 
     if activation == "sigmoid":
         X = np.hstack([X, np.ones((X.shape[0], 1))])
     with _blas_limit(X.shape[0] * K * K):
         return _metropolis(X, Y, one_d, K, n_iter, delta, gamma, lam, refit_every,
-                           bool(adaptive_covariance), burn_in, omega_max, activation, rng,
-                           callback, _monitor)
+                           adaptive, burn_in, omega_max, activation, rng, callback, _monitor)
+
+
+def _check_arff_params(shape, n_features, n_iter, delta, gamma, lam, refit_every,
+                       adaptive_covariance, burn_in, omega_max, activation, callback):
+    """:func:`arff`'s parameters validated and defaulted for data of ``shape`` (N, d)."""
+    N, d = shape
+    K = check_int(n_features, "n_features", minimum=1)
+    _check_sizes(N, K)
+    n_iter = check_int(n_iter, "n_iter", minimum=0)
+    delta = DELTA_NUMERATOR / d if delta is None else check_real(
+        delta, "delta", minimum=0.0, strict=True)
+    gamma = float(max(3 * d - 2, 0)) if gamma is None else check_real(gamma, "gamma", minimum=0.0)
+    lam = check_real(lam, "lam", minimum=0.0, strict=True)
+    refit_every = check_int(refit_every, "refit_every", minimum=1)
+    adaptive = bool(check_bool(adaptive_covariance, "adaptive_covariance"))
+    burn_in = n_iter // 10 if burn_in is None else check_int(burn_in, "burn_in", minimum=0)
+    omega_max = _check_omega_max(omega_max)
+    activation = check_choice(activation, "activation", ACTIVATIONS)
+    if callback is not None and not callable(callback):
+        raise ValueError(f"callback must be callable or None, got {callback!r}")
+    return K, n_iter, delta, gamma, lam, refit_every, adaptive, burn_in, omega_max, activation
 
 
 def fixed_rff(X, y, *, n_features: int, scale: float = 1.0, lam: float = 0.1,
@@ -504,12 +512,7 @@ class _Chain:
         G_p = _gram(S_p)
         beta_p = _solve(G_p, rhs_p, self.shift)
         K = omega_p.shape[0]
-        args = (_row_sq_norms(beta_p), _row_sq_norms(self.beta), omega_p, u, gamma, omega_max,
-                self.accept)
-        if self.parallel_accept:
-            n_acc = _launch_parallel(_accept_parallel, _accept_kernel, *args)
-        else:
-            n_acc = _accept_kernel(*args)
+        n_acc = self._accept_test(beta_p, omega_p, u, gamma, omega_max)
         if n_acc == 0:
             return 0
         self.fresh = False
@@ -530,6 +533,14 @@ class _Chain:
             self.stale[idx] = True
         return n_acc
 
+    def _accept_test(self, beta_p, omega_p, u, gamma, omega_max) -> int:
+        """The K accept tests into ``self.accept``; returns the accept count."""
+        args = (_row_sq_norms(beta_p), _row_sq_norms(self.beta), omega_p, u, gamma, omega_max,
+                self.accept)
+        if self.parallel_accept:
+            return _launch_parallel(_accept_parallel, _accept_kernel, *args)
+        return _accept_kernel(*args)
+
     def refit(self):
         """Amplitudes for the current frequencies (Gram rows of stale features redone)."""
         self.G = _refresh_gram(self.G, self.S, self.stale)
@@ -541,16 +552,20 @@ class _Chain:
 
 
 def _metropolis(X, Y, one_d, K, n_iter, delta, gamma, lam, refit_every, adaptive,
-                burn_in, omega_max, activation, rng, callback, monitor=None) -> ARFFResult:
+                burn_in, omega_max, activation, rng, callback, monitor=None,
+                chain_class=None) -> ARFFResult:
     """Algorithms 1-2 on clean input.
 
     ``monitor(i, chain)``, if given, is called after iteration ``i`` (0 before
     the first) and returns True to stop early; the returned arrays then end
     at the last iteration run (the estimators' early stopping, which draws no
     random numbers, so the chain is the same as without it up to the stop).
+    ``chain_class`` (default :class:`_Chain`) holds the state; the Dask fit
+    passes one whose products are distributed passes
+    (:class:`rflite._dask_arff._DaskChain`).
     """
     dd = X.shape[1]
-    chain = _Chain(X, Y, K, lam * X.shape[0], activation)
+    chain = (chain_class or _Chain)(X, Y, K, lam * X.shape[0], activation)
     acceptance = np.zeros(n_iter)
     train_error = np.empty(n_iter + 1)
     train_error[0] = chain.train_error()
@@ -768,12 +783,15 @@ class _ARFFBase(RandomFeatureModel):
             self.n_iter_ = res.acceptance.size
             self.best_iteration_ = self.n_iter_
             self.validation_scores_ = None
-        self.lam_ = best_lam
+        return self._store(res, x_std, t_std, best_lam, X.shape[1])
+
+    def _store(self, res, x_std, t_std, lam, d):
+        """Fold Algorithm 3's standardisation into the fitted map; returns ``self``."""
+        self.lam_ = lam
         self.result_ = res
         self.x_standardizer_ = x_std
         self.y_standardizer_ = t_std
         # fold Algorithm 3 into the map: w.(x - mu)/sd + b = (w/sd).x + (b - w.mu/sd)
-        d = X.shape[1]
         W = res.frequencies[:, :d] / x_std.scale
         b = -W @ x_std.mean
         if self.activation == "sigmoid":
@@ -1071,6 +1089,10 @@ class ARFFRegressor(_ARFFBase):
 
     def fit(self, X, y, sample_weight=None):
         """Standardise, sample the frequencies, solve the amplitudes; returns ``self``."""
+        if _dask.is_dask_array(X):  # distributed fit (issue 16): rflite._dask_arff
+            from rflite._dask_arff import fit_arff
+
+            return fit_arff(self, X, y, sample_weight)
         X, Y, w = self._validate_fit(X, y, sample_weight)
         X, Y = self._repeat_rows(X, Y, w)
         one_d = self._one_d
@@ -1132,6 +1154,11 @@ class ARFFClassifier(_ARFFBase):
         them, non-integer weights raise ``ValueError`` (as the regressor).
         """
         from rflite._estimator import feature_names as _feature_names
+
+        if _dask.is_dask_array(X) or _dask.is_dask_array(y):
+            # rather than loading it silently (issue 16)
+            raise ValueError("X is a Dask array: ARFFClassifier fits in memory (pass "
+                             "X.compute() and y.compute(); ARFFRegressor fits on Dask)")
         from rflite._numerics import check_sample_weight
 
         names = _feature_names(X)

@@ -21,7 +21,7 @@ from rflite.datasets import make_friedman1  # noqa: E402
 from rflite.features import random_feature_map  # noqa: E402
 
 # the shared tolerances, `rel`, the synchronous-scheduler and LocalCluster fixtures
-from test_dask import CHUNKS, RTOL, cluster_client, rel, sync  # noqa: E402, F401
+from test_dask import RTOL, cluster_client, rel, sync  # noqa: E402, F401
 
 
 @pytest.fixture(scope="module")

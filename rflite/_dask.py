@@ -116,8 +116,11 @@ fits on Dask (:mod:`rflite._dask_arff`: the Metropolis loop on the client,
 the Gram matrices, right-hand sides and training errors as passes; the
 same chain as in memory, amplitudes to rounding).
 
-Not done: ``sample_weight`` for SHRIMP on Dask (refused with a
-``ValueError``), ``eta="auto"`` and ``SRFECV`` (homotopy paths on dense
+``sample_weight`` for SHRIMP on Dask: weighted means, :math:`\sqrt{w}`
+rows in the TSQR, validation errors per unit weight and the in-memory
+weighted split rule (:mod:`rflite._dask_shrimp`).
+
+Not done: ``eta="auto"`` and ``SRFECV`` (homotopy paths on dense
 fold matrices: refused, naming ``eta``), ARFF's default early stopping
 (refused, naming ``early_stopping``) and ``SHRIMPCV`` on Dask arrays
 (their *predictions* are lazy).  GFC and ``ARFFClassifier`` refuse Dask

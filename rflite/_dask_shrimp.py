@@ -29,14 +29,16 @@ def _qr_r(M, L):
     return out
 
 
-def _k_split_sums(Xb, Yb, Vb, state):
-    """First SHRIMP pass: validation, and column / y sums over training and all rows.
+def _k_split_sums(Xb, Yb, Vb, Wb, state):
+    """First SHRIMP pass: validation, and weighted column / y sums over training and all rows.
 
-    Returns ``[bad_X, bad_y, y sums train (k), y sums all (k), columns train (N),
-    columns all (N)]``.
+    Returns ``[bad_X, bad_y, weight train, weight all, y sums train (k), y sums
+    all (k), columns train (N), columns all (N)]`` (weights 1 without
+    ``sample_weight``: the products by 1.0 are exact, the sums the unweighted ones).
     """
     Xf = np.asarray(Xb, dtype=np.float64)
     Yb = np.asarray(Yb, dtype=np.float64)
+    w = np.asarray(Wb, dtype=np.float64)
     tr = ~Vb[:, 0]
     bad_x = float(np.count_nonzero(~(np.abs(Xf) <= MAX_ABS)))
     bad_y = float(np.count_nonzero(~(np.abs(Yb) <= MAX_ABS)))
@@ -44,19 +46,22 @@ def _k_split_sums(Xb, Yb, Vb, state):
     if bad_x:
         A_tr = A_all = np.zeros(n)
     else:
-        A = state.features(Xf)
+        A = w * state.features(Xf)
         A_tr, A_all = A[tr].sum(axis=0), A.sum(axis=0)
-    return np.concatenate([[bad_x, bad_y], Yb[tr].sum(axis=0), Yb.sum(axis=0),
-                           A_tr, A_all]).reshape(1, -1)
+    Yw = w * Yb
+    return np.concatenate([[bad_x, bad_y, w[tr].sum(), w.sum()], Yw[tr].sum(axis=0),
+                           Yw.sum(axis=0), A_tr, A_all]).reshape(1, -1)
 
 
-def _k_qr(Xb, Yb, Vb, state, cols, y_mean, split):
-    r"""Per-chunk R factors of :math:`[A_c, Y - \bar y]`: training rows and validation rows.
+def _k_qr(Xb, Yb, Vb, Wb, state, cols, y_mean, split):
+    r"""Per-chunk R factors of :math:`\sqrt{w}\,[A_c, Y - \bar y]`: training rows and
+    validation rows.
 
     Returns a (2L, L) block (``split``) or (L, L), ``L = len(cols) + k``.
     """
     A = state.features(Xb, cols)
     M = np.hstack([A, np.asarray(Yb, dtype=np.float64) - y_mean])
+    M *= np.sqrt(np.asarray(Wb, dtype=np.float64))  # center_and_weight's row scaling
     L = M.shape[1]
     if not split:
         return _qr_r(M, L)
@@ -71,7 +76,7 @@ def _k_qr_combine(block, L, parts):
     return np.vstack([_qr_r(B[:, p].reshape(g * L, L), L) for p in range(parts)])
 
 
-def _tsqr(X, Y, V, state_node, cols, y_mean, split, split_every=SPLIT_EVERY):
+def _tsqr(X, Y, V, W, state_node, cols, y_mean, split, split_every=SPLIT_EVERY):
     r"""R factors of :math:`[A_{:, cols} - \bar a, Y - \bar y]` over the rows, by a TSQR tree.
 
     Each chunk's features are factorised on its worker (Householder QR,
@@ -86,7 +91,7 @@ def _tsqr(X, Y, V, state_node, cols, y_mean, split, split_every=SPLIT_EVERY):
     parts = 2 if split else 1
     L = cols.size + Y.shape[1]
     nb = X.numblocks[0]
-    Rs = da.map_blocks(_k_qr, X, Y, V, state_node, cols=cols, y_mean=y_mean, split=split,
+    Rs = da.map_blocks(_k_qr, X, Y, V, W, state_node, cols=cols, y_mean=y_mean, split=split,
                        chunks=((parts * L,) * nb, (L,)), dtype=np.float64,
                        meta=np.empty((0, 0)), token="rflite-tsqr")
     while Rs.numblocks[0] > 1:
@@ -120,7 +125,11 @@ def fit_shrimp(est, X, y, sample_weight=None):
     floor scales the same way).  The refit on all rows is one more TSQR
     over the kept columns only.  Two passes plus the refit in all; memory
     per task one chunk of features plus a few L x L factors, so this suits
-    ``n_columns`` up to a few thousand.  ``sample_weight`` is refused.
+    ``n_columns`` up to a few thousand.  ``sample_weight`` (NumPy, or Dask with
+    X's row chunks) scales the rows by :math:`\sqrt{w}` inside the TSQR tasks,
+    centres with weighted means and makes the validation error per unit
+    weight, as in memory; zero-weight rows stay in the split (in memory they
+    are dropped first, so the splits then differ).
 
     Defaults: ``n_features=None`` takes the in-memory rule's N on the m rows
     (10^4 weights once m >= 5000: a 2 x 10^4-column factor, so pass
@@ -147,29 +156,35 @@ def fit_shrimp(est, X, y, sample_weight=None):
                             _guarded_step_scores, _holdout_ridge_errors, _warn_magnitude,
                             shrimp_path)
 
-    X, Y, one_d = _prepare(est, X, y, sample_weight)
+    X, Y, one_d, W, _ = _prepare(est, X, y, sample_weight, weights=True)
     m, d = X.shape
     frac, refit = est._check_params()
     if m < 2:
         raise ValueError(f"X must have at least 2 samples for SHRIMPRegressor's validation "
                          f"split, got n_samples={m}")
-    # imp._distinct_row_split's count: the prefix of the shuffled rows closest to frac * m
-    n_val = int(np.argmin(np.abs(np.arange(1, m) - frac * m))) + 1
     fit_intercept = check_bool(est.fit_intercept, "fit_intercept")
     # n_features=None: the in-memory rule on the m rows (in memory: the distinct rows)
     est._n_weights = (est.n_features if est.n_features is not None
                       else _auto_n_features(m, d, est.q))
     split_rng, feat_rng, path_rng = spawn_streams(est._rng(), 3)
     perm = split_rng.permutation(m)
+    # imp._distinct_row_split's rule: the prefix of the shuffled rows whose weight is
+    # closest to frac of the total (the row count without weights); the weights
+    # come to the client for it, as the permutation lives there
+    cum = (np.arange(1.0, m + 1.0) if W is None
+           else np.cumsum(np.asarray(W[:, 0].compute(), dtype=np.float64)[perm]))
+    n_val = int(np.argmin(np.abs(cum[:-1] - frac * cum[-1]))) + 1
     is_val = np.zeros(m, dtype=bool)
     is_val[perm[:n_val]] = True
     val, tr = np.sort(perm[:n_val]), np.sort(perm[n_val:])
     V = da.from_array(is_val.reshape(m, 1), chunks=(X.chunks[0], (1,)))
+    # weights 1 without sample_weight (exact: the unweighted arithmetic)
+    W = da.ones((m, 1), chunks=(X.chunks[0], (1,))) if W is None else W
     fmap = est._draw_features(d, feat_rng)
     n, k = fmap.n_columns, Y.shape[1]
     t0 = time.perf_counter()
     op = DaskFeatureOperator(fmap, X)
-    sums = op._reduce(_k_split_sums, [Y, V], 2 + 2 * k + 2 * n, np.float64)
+    sums = op._reduce(_k_split_sums, [Y, V, W], 4 + 2 * k + 2 * n, np.float64)
     if sums[0]:
         raise ValueError(f"X contains NaN, infinity or a value too large (|x| > {MAX_ABS:g}) "
                          f"in {int(sums[0])} entries")
@@ -177,18 +192,26 @@ def fit_shrimp(est, X, y, sample_weight=None):
         raise ValueError(f"y contains NaN, infinity or a value too large (|y| > {MAX_ABS:g}) "
                          f"in {int(sums[1])} entries")
     m_tr = m - n_val
+    # the weights of the training part, of all rows and of the validation part (the
+    # row counts without sample_weight): weighted means, errors per unit weight
+    w_trs, w_all = float(sums[2]), float(sums[3])
+    w_val = w_all - w_trs
+    if not (w_trs > 0 and w_val > 0):
+        raise ValueError(f"sample_weight must give the training and the validation rows a "
+                         f"positive weight, got {w_trs:g} and {w_val:g}")
+    sums = sums[2:]
     if fit_intercept:
-        y_mean = sums[2:2 + k] / m_tr
-        a_mean = sums[2 + 2 * k:2 + 2 * k + n] / m_tr
-        y_mean_all = sums[2 + k:2 + 2 * k] / m
-        a_mean_all = sums[2 + 2 * k + n:] / m
+        y_mean = sums[2:2 + k] / w_trs
+        a_mean = sums[2 + 2 * k:2 + 2 * k + n] / w_trs
+        y_mean_all = sums[2 + k:2 + 2 * k] / w_all
+        a_mean_all = sums[2 + 2 * k + n:] / w_all
     else:
         y_mean = y_mean_all = np.zeros(k)
         a_mean = a_mean_all = None
     op_tr = DaskFeatureOperator(fmap, X, col_mean=a_mean)
     passes = list(op.pass_seconds)
     t1 = time.perf_counter()
-    R_tr, R_val = _tsqr(X, Y, V, op_tr._state_node(), np.arange(n), y_mean, True)
+    R_tr, R_val = _tsqr(X, Y, V, W, op_tr._state_node(), np.arange(n), y_mean, True)
     passes.append(("tsqr", time.perf_counter() - t1))
     L = n + k
     paths, bests, supports, coefs = [], [], [], []
@@ -202,7 +225,7 @@ def fit_shrimp(est, X, y, sample_weight=None):
                 schedule=est.schedule, method=est.method, track_spectrum=False, rng=path_rng)
             # mean squared errors over the true row counts, not the L rows of R
             path = path._replace(train_mse=path.train_mse * L / m_tr,
-                                 val_mse=path.val_mse * L / n_val)
+                                 val_mse=path.val_mse * L / w_val)
             paths.append(path)
             bests.append(path.best_step)
             supports.append(path.supports[path.best_step])
@@ -217,7 +240,7 @@ def fit_shrimp(est, X, y, sample_weight=None):
         target = np.asarray(abs(Y).max(axis=0).compute(), dtype=np.float64)
     target = target.reshape(-1)
     est.target_scale_ = target
-    val_scale = L / n_val
+    val_scale = L / w_val
     step_lams = [None] * k
     use_mean = [False] * k
     mses = [float(p.val_mse[b]) for p, b in zip(paths, bests)]
@@ -232,7 +255,7 @@ def fit_shrimp(est, X, y, sample_weight=None):
                     bests[j] = int(np.argmin(scores))
                     step_lams[j] = lam_at[bests[j]]
                     mses[j] = float(scores[bests[j]])
-                baseline = float(np.sum(R_val[:, n + j] ** 2)) / n_val
+                baseline = float(np.sum(R_val[:, n + j] ** 2)) / w_val
                 if fit_intercept and not mses[j] < baseline:
                     use_mean[j], mses[j] = True, baseline
     supports = [np.zeros(0, np.int64) if e else p.supports[b]
@@ -247,7 +270,7 @@ def fit_shrimp(est, X, y, sample_weight=None):
                 for j, S in enumerate(supports)]
         op_all = DaskFeatureOperator(fmap, X, col_mean=a_mean_all)
         t1 = time.perf_counter()
-        R = _tsqr(X, Y, V, op_all._state_node(), union, y_mean_all, False)
+        R = _tsqr(X, Y, V, W, op_all._state_node(), union, y_mean_all, False)
         passes.append(("tsqr", time.perf_counter() - t1))
         u = union.size
         a_mean = None
@@ -261,18 +284,18 @@ def fit_shrimp(est, X, y, sample_weight=None):
                 A_S, y_S = R[:, np.searchsorted(union, S)], R[:, u + j]
                 am = None if a_mean is None else a_mean[S]
                 if step_lams[j] is not None:
-                    lam = step_lams[j] * m / m_tr
-                    coefs[j], used[j], lams[j] = ridge_fit(A_S, y_S, lam), "ridge", lam / m
+                    lam = step_lams[j] * w_all / w_trs
+                    coefs[j], used[j], lams[j] = ridge_fit(A_S, y_S, lam), "ridge", lam / w_all
                     continue
                 if refit == "min_norm":
                     coefs[j], used[j] = min_norm_solve(A_S, y_S), "min_norm"
                     continue
                 c, used[j], lam = _guarded_refit(
                     A_S, y_S, am, refit, target[j], est.activation,
-                    lambda lam_grid, j=j: _holdout_ridge_errors(held[j], lam_grid, m_tr / m,
-                                                                val_scale))
+                    lambda lam_grid, j=j: _holdout_ridge_errors(held[j], lam_grid,
+                                                                w_trs / w_all, val_scale))
                 coefs[j] = c
-                lams[j] = None if lam is None else lam / m
+                lams[j] = None if lam is None else lam / w_all
         y_mean = y_mean_all
     elif all(use_mean):
         a_mean, y_mean = None, y_mean_all

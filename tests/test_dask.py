@@ -294,6 +294,37 @@ def test_shrimp_matches_in_memory(sync, rows, refit):
     assert kinds == ["split_sums", "tsqr"] + (["tsqr"] if refit else [])
 
 
+@pytest.mark.parametrize("rows,refit,dask_w", [(60, "auto", True), (70, "none", False),
+                                               (240, "min_norm", True)])
+def test_weighted_shrimp_matches_in_memory(sync, rows, refit, dask_w):
+    """sample_weight on Dask: weighted means, sqrt(w) rows in the TSQR, validation
+    error per unit weight, as the in-memory weighted fit (distinct sorted rows and
+    positive weights, so that the two draw the same split)."""
+    from rflite.imp import SHRIMPRegressor
+
+    X, y = sorted_rows(*make_friedman1(400, d=6, noise=0.1, rng=0))
+    w = np.random.default_rng(7).uniform(0.3, 3.0, X.shape[0])
+    kw = dict(n_features=30, q=2, subsets="random", refit=refit, random_state=0)
+    ref = SHRIMPRegressor(**kw).fit(X, y, sample_weight=w)
+    Xd, yd = to_dask(X, y, rows)
+    wd = da.from_array(w, chunks=rows) if dask_w else w
+    est = SHRIMPRegressor(**kw).fit(Xd, yd, sample_weight=wd)
+    assert est.best_step_ == ref.best_step_
+    np.testing.assert_array_equal(est.support_, ref.support_)
+    assert est.refit_ == ref.refit_
+    # a guarded ridge refit's penalty comes from power iterations started from
+    # another vector on the factors (fit_shrimp's notes: penalties to ~1e-3)
+    tol = 1e-3 if ref.refit_ == "ridge" else 1e-9
+    assert rel(est.coef_, ref.coef_) < tol
+    assert abs(est.intercept_ - ref.intercept_) < tol * abs(ref.intercept_)
+    np.testing.assert_allclose(est.path_.val_mse, ref.path_.val_mse, rtol=1e-9)
+    np.testing.assert_allclose(est.validation_mse_, ref.validation_mse_, rtol=tol)
+    np.testing.assert_array_equal(est.validation_indices_, ref.validation_indices_)
+    # and the weights matter: the unweighted fit differs
+    plain = SHRIMPRegressor(**kw).fit(Xd, yd)
+    assert rel(plain.path_.val_mse, est.path_.val_mse) > 1e-3
+
+
 def test_tsqr_factor(sync, data):
     """The TSQR tree gives R with R^T R = [A, y]^T [A, y] (split rows apart)."""
     X, y = data
@@ -305,10 +336,13 @@ def test_tsqr_factor(sync, data):
     V = da.from_array(is_val.reshape(-1, 1), chunks=(Xd.chunks[0], (1,)))
     op = DaskFeatureOperator(fmap, Xd)
     cols = np.arange(24)
-    R_tr, R_val = _dask._tsqr(Xd, yd.reshape(-1, 1), V, op._state_node(), cols,
+    w = np.random.default_rng(6).uniform(0.5, 2.0, 240)
+    Wd = da.from_array(w.reshape(-1, 1), chunks=(Xd.chunks[0], (1,)))
+    R_tr, R_val = _dask._tsqr(Xd, yd.reshape(-1, 1), V, Wd, op._state_node(), cols,
                               np.zeros(1), True, split_every=4)
     for R, rows in ((R_tr, ~is_val), (R_val, is_val)):
-        M = np.column_stack([A[rows], y[rows]])
+        # rows scaled by sqrt(w): R^T R is the weighted Gram
+        M = np.sqrt(w[rows])[:, None] * np.column_stack([A[rows], y[rows]])
         assert np.allclose(np.triu(R), R)
         assert rel(R.T @ R, M.T @ M) < 1e-12
 

@@ -119,6 +119,32 @@ def _centered_operator(fmap, X, *, normalize: bool):
     return _Centered(), mu, scale
 
 
+#: The estimators whose ``fit`` runs on Dask arrays (issue 16), for messages.
+DASK_ESTIMATORS = ("HARFERegressor", "HARFECV", "RandomFeatureRidge", "RandomFeatureRidgeCV",
+                   "SHRIMPRegressor", "SRFERegressor", "ARFFRegressor")
+
+
+def refuse_dask(est, X, y, sample_weight=None):
+    """Refuse Dask input to an in-memory ``fit`` instead of loading it silently.
+
+    The estimators with a distributed fit dispatch to :mod:`rflite._dask`
+    before validating; every other ``fit`` (GFC, the ARFF classifier,
+    ``SHRIMPCV``, ``SRFECV``) reaches this check through
+    :meth:`RandomFeatureModel._validate_fit`: loading an out-of-core array
+    into one process must be the user's decision, with its size in view.
+    A NumPy ``X`` with a Dask ``y`` or ``sample_weight`` is refused too.
+    """
+    for name, a in (("X", X), ("y", y), ("sample_weight", sample_weight)):
+        if _dask.is_dask_array(a):
+            size = a.nbytes / 2**20 if np.isfinite(a.nbytes) else float("nan")
+            raise ValueError(
+                f"{name} is a Dask array {tuple(a.shape)}: {type(est).__name__} fits in memory "
+                f"and does not load Dask arrays silently. Pass NumPy arrays "
+                f"({name}.compute(), {size:.0f} MB), or a Dask X, y (and weights) to an "
+                f"estimator that fits on Dask ({', '.join(DASK_ESTIMATORS)}); predict() "
+                "accepts Dask arrays and is lazy.")
+
+
 class RandomFeatureModel(EstimatorMixin):
     """Base class: feature options, parameter handling, sparse prediction.
 
@@ -153,6 +179,7 @@ class RandomFeatureModel(EstimatorMixin):
         ``w``: a zero weight is exactly a dropped row).  Sets ``self._one_d``
         so that :meth:`_finish` and ``predict`` return (n,) for a 1-d ``y``.
         """
+        refuse_dask(self, X, y, sample_weight)
         names = feature_names(X)
         X, Y, one_d = check_targets(X, y, estimator=type(self).__name__)
         w = check_sample_weight(sample_weight, X.shape[0])

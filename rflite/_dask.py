@@ -123,8 +123,9 @@ weighted split rule (:mod:`rflite._dask_shrimp`).
 Not done: ``eta="auto"`` and ``SRFECV`` (homotopy paths on dense
 fold matrices: refused, naming ``eta``), ARFF's default early stopping
 (refused, naming ``early_stopping``) and ``SHRIMPCV`` on Dask arrays
-(their *predictions* are lazy).  GFC and ``ARFFClassifier`` refuse Dask
-input (they fit in memory).
+(their *predictions* are lazy).  Every fit without a distributed path
+(GFC, ``ARFFClassifier``, ``SHRIMPCV``) refuses Dask input by name instead
+of loading it (:func:`rflite._base.refuse_dask`).
 
 Accuracy
 --------

@@ -53,7 +53,6 @@ import scipy.linalg
 import scipy.optimize
 from numba import njit
 
-from rflite import _dask
 from rflite._base import RandomFeatureModel
 from rflite._cv import Progress, check_cv, choose, cv_splits
 from rflite._numerics import (
@@ -915,7 +914,6 @@ class GFCRegressor(RandomFeatureModel):
         """
         from rflite._numerics import check_sample_weight
 
-        _refuse_dask(X, y, sample_weight)
         X_raw, y_raw = X, y
         X, Y, w = self._validate_fit(X, y, sample_weight)
         if X.shape[0] < 2 and (w is None or w.sum() < 2):
@@ -1076,23 +1074,6 @@ def _follow_splits(splits, w, order):
         raise ValueError(f"cv: no fold keeps rows of positive weight on both sides "
                          f"({n if n is not None else order.size} rows)")
     return out
-
-
-def _refuse_dask(X, y, sample_weight):
-    """GFC fits in memory: refuse Dask input rather than load it silently (issue 16).
-
-    Its workers run L-BFGS on row subsamples held in memory, with no
-    row-reduction structure to distribute; loading an out-of-core array
-    into one process is the user's decision, with its size in view.
-    """
-    for name, a in (("X", X), ("y", y), ("sample_weight", sample_weight)):
-        if _dask.is_dask_array(a):
-            raise ValueError(
-                f"{name} is a Dask array {getattr(a, 'shape', None)}: GFCRegressor fits in "
-                f"memory and does not load Dask arrays silently. Pass NumPy arrays "
-                f"({name}.compute(), {a.nbytes / 2**20:.0f} MB if the shape is known) or use "
-                "an estimator that fits on Dask (HARFERegressor, RandomFeatureRidge, "
-                "SHRIMPRegressor); predict() accepts Dask arrays and is lazy.")
 
 
 class _DescentTask(NamedTuple):

@@ -112,7 +112,7 @@ from rflite._arff_kernels import (
     _sym_sqrt,
     _train_error,
 )
-from rflite._base import RandomFeatureModel
+from rflite._base import RandomFeatureModel, refuse_dask
 from rflite._cv import Progress, choose, holdout_split
 from rflite._numerics import (
     DataConversionWarning,
@@ -1155,10 +1155,7 @@ class ARFFClassifier(_ARFFBase):
         """
         from rflite._estimator import feature_names as _feature_names
 
-        if _dask.is_dask_array(X) or _dask.is_dask_array(y):
-            # rather than loading it silently (issue 16)
-            raise ValueError("X is a Dask array: ARFFClassifier fits in memory (pass "
-                             "X.compute() and y.compute(); ARFFRegressor fits on Dask)")
+        refuse_dask(self, X, y, sample_weight)  # before y is one-hot encoded
         from rflite._numerics import check_sample_weight
 
         names = _feature_names(X)

@@ -828,6 +828,21 @@ def _weighted_rows(Yc, W):
     return Yc if W is None else Yc * da.sqrt(W)
 
 
+def _centring(fmap, X, Y, W, total, fit_intercept, normalize):
+    """The first pass of HARFE's and SRFE's Dask fits: ``(y_mean, a_mean, scale, first)``.
+
+    Validation (NaN / inf named) before anything else, then the (weighted)
+    means of all rows (zero and None without ``fit_intercept``) and the
+    column factors of ``normalize`` (:func:`_column_scale`); ``first`` is the
+    pass's operator (its ``pass_seconds``).
+    """
+    y_mean, a_mean, first = _first_pass(fmap, X, Y, fit_intercept or normalize, W,
+                                        with_sq=normalize)
+    if not fit_intercept:
+        a_mean, y_mean = None, np.zeros(Y.shape[1])
+    return y_mean, a_mean, _column_scale(first, a_mean, total, normalize), first
+
+
 def _column_scale(first, a_mean, total, normalize):
     r"""Column factors: 1, or 1 / the centred (weighted) training norms (``normalize``).
 
@@ -890,12 +905,7 @@ def fit_harfe(est, X, y, sample_weight=None):
     rng = est._rng()
     fmap = est._draw_features(X.shape[1], rng)
     t0 = time.perf_counter()
-    # validation (NaN / inf named) before anything else, then the means of all rows
-    # and the (weighted) column sums of squares for the centred norms (normalize)
-    y_mean, a_mean, first = _first_pass(fmap, X, Y, fit_intercept or normalize, W,
-                                        with_sq=normalize)
-    if not fit_intercept:
-        a_mean = None
+    y_mean, a_mean, scale, first = _centring(fmap, X, Y, W, total, fit_intercept, normalize)
     passes = []
     if search is not None:
         # HARFECV: every fold; HARFERegressor: the hold-out (hash label 0, a fifth)
@@ -911,9 +921,6 @@ def fit_harfe(est, X, y, sample_weight=None):
     est.lam_ = chosen[0][1] if one_d else np.array([c[1] for c in chosen])
     for _, lam in chosen:
         _check_shift(total, lam, est.mu)
-    if not fit_intercept:
-        y_mean = np.zeros(Y.shape[1])
-    scale = _column_scale(first, a_mean, total, normalize)
     passes = first.pass_seconds + passes
     op = DaskFeatureOperator(fmap, X, col_mean=a_mean, col_scale=scale, row_weight=W)
     Yc = _weighted_rows(Y - y_mean if fit_intercept else Y, W)

@@ -35,6 +35,7 @@ import numpy as np
 
 from rflite._dask import SPLIT_EVERY, _prepare
 from rflite._numerics import check_bool, check_choice
+from rflite.metropolis import _Chain
 
 __all__ = ["fit_arff"]
 
@@ -56,17 +57,17 @@ def _k_error(Xb, Yb, omega, beta, activation):
     return np.array([[float(np.sum(r.real * r.real + r.imag * r.imag))]])
 
 
-class _DaskChain:
-    """:class:`rflite.metropolis._Chain`'s interface with distributed products.
+class _DaskChain(_Chain):
+    """:class:`rflite.metropolis._Chain` with distributed products (the accept test
+    and the state update are the base class's).
 
     ``X`` (N x d) and ``Y`` (N x p) are Dask arrays with the same row chunks;
     ``omega``, ``beta``, ``rhs`` and the K x K systems live on the client.
     ``pass_seconds`` records ``(kind, seconds)`` per pass.
     """
 
-    def __init__(self, X, Y, K, shift, activation):
+    def __init__(self, X, Y, K, shift, activation):  # no S: nothing N x K is kept
         from rflite import _arff_kernels
-        from rflite.metropolis import _Chain
 
         self.X, self.Y, self.shift, self.activation = X, Y, shift, activation
         self.N, self.p = X.shape[0], Y.shape[1]
@@ -74,7 +75,6 @@ class _DaskChain:
         self.omega = np.zeros((K, X.shape[1]))
         self.accept = np.empty(K, dtype=np.bool_)
         self.parallel_accept = K >= _arff_kernels.PARALLEL_MIN_FEATURES
-        self._accept_test = _Chain._accept_test.__get__(self)
         self.G, self.rhs = self._gram_pass(self.omega, "gram")
         self.beta = _arff_kernels._solve(self.G, self.rhs, shift)
         self.stale = False
@@ -105,14 +105,9 @@ class _DaskChain:
         G_p, rhs_p = self._gram_pass(omega_p, "proposal")
         beta_p = _solve(G_p, rhs_p, self.shift)
         n_acc = self._accept_test(beta_p, omega_p, u, gamma, omega_max)
-        if n_acc == 0:
-            return 0
-        self.fresh = False
-        idx = np.flatnonzero(self.accept)
-        self.omega[idx] = omega_p[idx]
-        self.beta[idx] = beta_p[idx]
-        self.rhs[idx] = rhs_p[idx]
-        self.stale = True
+        if n_acc:
+            self._take_accepted(omega_p, beta_p, rhs_p)
+            self.stale = True
         return n_acc
 
     def refit(self):

@@ -32,8 +32,7 @@ import time
 import numpy as np
 
 from rflite._dask import (
-    DaskFeatureOperator, _column_scale, _first_pass, _prepare, _weighted_rows,
-    as_linear_operator)
+    DaskFeatureOperator, _centring, _prepare, _weighted_rows, as_linear_operator)
 from rflite._numerics import check_bool, check_int, check_real
 
 
@@ -68,12 +67,7 @@ def fit_srfe(est, X, y, sample_weight=None):
     rng = est._rng()
     fmap = est._draw_features(X.shape[1], rng)
     t0 = time.perf_counter()
-    y_mean, a_mean, first = _first_pass(fmap, X, Y, fit_intercept or normalize, W,
-                                        with_sq=normalize)
-    if not fit_intercept:
-        a_mean = None
-        y_mean = np.zeros(Y.shape[1])
-    scale = _column_scale(first, a_mean, total, normalize)
+    y_mean, a_mean, scale, first = _centring(fmap, X, Y, W, total, fit_intercept, normalize)
     op = DaskFeatureOperator(fmap, X, col_mean=a_mean, col_scale=scale, row_weight=W)
     A = as_linear_operator(op)
     # the solvers keep length-m vectors on the client (module notes)

@@ -515,11 +515,7 @@ class _Chain:
         n_acc = self._accept_test(beta_p, omega_p, u, gamma, omega_max)
         if n_acc == 0:
             return 0
-        self.fresh = False
-        idx = np.flatnonzero(self.accept)
-        self.omega[idx] = omega_p[idx]
-        self.beta[idx] = beta_p[idx]
-        self.rhs[idx] = rhs_p[idx]
+        idx = self._take_accepted(omega_p, beta_p, rhs_p)
         if 2 * n_acc >= K:
             # keep the proposal buffer and its Gram matrix; copy the rejected back
             rej = np.flatnonzero(~self.accept)
@@ -540,6 +536,15 @@ class _Chain:
         if self.parallel_accept:
             return _launch_parallel(_accept_parallel, _accept_kernel, *args)
         return _accept_kernel(*args)
+
+    def _take_accepted(self, omega_p, beta_p, rhs_p):
+        """The accepted proposals' frequencies, amplitudes and ``S^* y`` rows; their indices."""
+        self.fresh = False
+        idx = np.flatnonzero(self.accept)
+        self.omega[idx] = omega_p[idx]
+        self.beta[idx] = beta_p[idx]
+        self.rhs[idx] = rhs_p[idx]
+        return idx
 
     def refit(self):
         """Amplitudes for the current frequencies (Gram rows of stale features redone)."""

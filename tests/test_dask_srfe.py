@@ -17,25 +17,12 @@ distributed = pytest.importorskip("distributed")
 
 from rflite._dask import DaskFeatureOperator  # noqa: E402
 from rflite.bp import SRFECV, SRFERegressor  # noqa: E402
-from rflite.datasets import make_friedman1  # noqa: E402
 from rflite.features import random_feature_map  # noqa: E402
 
-# the shared tolerances, `rel`, the synchronous-scheduler and LocalCluster fixtures
+# the shared tolerances, `rel`, the synchronous-scheduler and LocalCluster fixtures,
+# and the weighted Friedman-1 data (zero weights included) of the Dask CV tests
 from test_dask import RTOL, cluster_client, rel, sync  # noqa: E402, F401
-
-
-@pytest.fixture(scope="module")
-def data():
-    X, y = make_friedman1(240, d=6, noise=0.1, rng=0)
-    w = np.random.default_rng(5).uniform(0.2, 3.0, 240)
-    w[[3, 100]] = 0.0  # zero weights: dropped rows in memory
-    return X, y, w
-
-
-def to_dask(X, y, w, rows):
-    Xd = da.from_array(X, chunks=(rows, -1))
-    yd = da.from_array(y, chunks=(rows,) + ((y.shape[1],) if y.ndim == 2 else ()))
-    return Xd, yd, None if w is None else da.from_array(w, chunks=rows)
+from test_dask_cv import data, to_dask  # noqa: E402, F401
 
 
 def _model(**kw):

@@ -122,10 +122,13 @@ weighted split rule (:mod:`rflite._dask_shrimp`).
 
 Not done: ``eta="auto"`` and ``SRFECV`` (homotopy paths on dense
 fold matrices: refused, naming ``eta``), ARFF's default early stopping
-(refused, naming ``early_stopping``) and ``SHRIMPCV`` on Dask arrays
-(their *predictions* are lazy).  Every fit without a distributed path
-(GFC, ``ARFFClassifier``, ``SHRIMPCV``) refuses Dask input by name instead
-of loading it (:func:`rflite._base.refuse_dask`).
+(refused, naming ``early_stopping``).  Every fit without a distributed
+path (GFC, ``ARFFClassifier``) refuses Dask input by name instead of
+loading it (:func:`rflite._base.refuse_dask`).
+
+:class:`~rflite.imp.SHRIMPCV` fits on Dask (:mod:`rflite._dask_shrimpcv`:
+the in-memory folds, per fold the TSQR factors of its training and test
+rows, the in-memory choice, a TSQR refit).
 
 Accuracy
 --------

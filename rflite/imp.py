@@ -1247,21 +1247,16 @@ class SHRIMPCV(RandomFeatureModel):
 
     def fit(self, X, y, sample_weight=None):
         """Cross-validate the (q, p, step) grid, refit the choice on all rows; returns ``self``."""
-        from rflite._cv import Progress, choose, cross_validate_grid
+        from rflite._cv import Progress, cross_validate_grid
 
+        if _dask.is_dask_array(X):  # distributed fit (issue 16): rflite._dask_shrimpcv
+            from rflite._dask_shrimpcv import fit_shrimpcv
+
+            return fit_shrimpcv(self, X, y, sample_weight)
         n_rows = len(X) if hasattr(X, "__len__") else None
         X, Y, w = self._validate_fit(X, y, sample_weight)
         m, d = X.shape
-        if self.n_features is not None:
-            check_int(self.n_features, "n_features", minimum=1)
-        qs = _check_qs(self.qs, d)
-        rates = _check_rates(self.prune_rates)
-        check_choice(self.rule, "rule", ("1se", "min"))
-        mean_factor = check_real(self.mean_factor, "mean_factor", minimum=0.0, strict=True)
-        refit = _check_refit(self.refit, allow_none=False)
-        _check_schedule(rates[0], self.n_steps, self.min_features, self.schedule)
-        check_choice(self.subsets, "subsets", ("auto", "all", "random"))
-        check_bool(self.clip_inputs, "clip_inputs")
+        qs, rates, mean_factor, refit = self._check_params(d)
         progress = Progress(self.verbose, "SHRIMPCV")
         splits = _fold_splits(self.cv, X, Y, sample_weight, n_rows)
         n_distinct = _collapse_rows(X, Y, None)[0].shape[0]
@@ -1275,8 +1270,50 @@ class SHRIMPCV(RandomFeatureModel):
         for q, s_, n_w in zip(qs, streams, n_weights):
             self._n_weights = n_w
             fmaps.append(_shrimp_map(self, d, q, s_))
-        # (map index, rate index, step, n_kept, penalty index): penalty 0 is the
-        # minimum-norm fit, k >= 1 the ridge sigma_max^2 10^-RIDGE_EXPONENTS[k-1]
+        grid = self._grid(fmaps, rates)
+        fold = functools.partial(
+            _cv_fold_scores, X=X, Y=Y, w=w, fmaps=fmaps, rates=rates, n_steps=self.n_steps,
+            min_features=self.min_features, schedule=self.schedule,
+            fit_intercept=check_bool(self.fit_intercept, "fit_intercept"), refit=refit)
+        with _blas_threads(m):
+            scores = cross_validate_grid(fold, splits, n_jobs=self.n_jobs, progress=progress)
+        baseline = np.array([_mean_baseline(Y, w, tr, te) for tr, te in splits])
+        best = self._choose_grid(scores, baseline, grid, qs, rates, mean_factor)
+        i, j, t, n_t, pen = grid[best]
+        S = scores
+        with _blas_threads(m):
+            self._final_fit(X, Y, w, fmaps[i], rates[j], t, pen, refit, splits)
+        if self.fit_intercept and not S[:, best].mean() < baseline.mean():
+            # no grid point beats predicting the training mean: the model is that mean
+            self.refit_ = "mean" if getattr(self, "_one_d", True) else ["mean"] * Y.shape[1]
+            self.ridge_lam_ = None if getattr(self, "_one_d", True) else [None] * Y.shape[1]
+            self._finish(self.feature_map_, [np.zeros(0, np.int64)] * Y.shape[1],
+                         [np.zeros(0)] * Y.shape[1], None, np.average(Y, axis=0, weights=w))
+        progress.line(f"final fit q={qs[i]} p={rates[j]:g} step {t} ({n_t} columns, "
+                      f"refit {self.refit_})",
+                      error=float(S[:, best].mean()))
+        return self
+
+    def _check_params(self, d):
+        """Validate the parameters for d inputs: ``(qs, rates, mean_factor, refit)``."""
+        if self.n_features is not None:
+            check_int(self.n_features, "n_features", minimum=1)
+        qs = _check_qs(self.qs, d)
+        rates = _check_rates(self.prune_rates)
+        check_choice(self.rule, "rule", ("1se", "min"))
+        mean_factor = check_real(self.mean_factor, "mean_factor", minimum=0.0, strict=True)
+        refit = _check_refit(self.refit, allow_none=False)
+        _check_schedule(rates[0], self.n_steps, self.min_features, self.schedule)
+        check_choice(self.subsets, "subsets", ("auto", "all", "random"))
+        check_bool(self.clip_inputs, "clip_inputs")
+        return qs, rates, mean_factor, refit
+
+    def _grid(self, fmaps, rates):
+        """The (map, rate, step, n_kept, penalty) grid points, in the order of the scores.
+
+        Penalty 0 is the minimum-norm fit, k >= 1 the ridge
+        :math:`\sigma_{\max}^2 10^{-e_k}`, e_k in :data:`RIDGE_EXPONENTS`.
+        """
         n_pen = 1 + len(RIDGE_EXPONENTS)
         grid = []
         for i, fm in enumerate(fmaps):
@@ -1286,13 +1323,13 @@ class SHRIMPCV(RandomFeatureModel):
                                       schedule=self.schedule)
                 grid += [(i, j, t, int(n), k) for t, n in enumerate(counts)
                          for k in range(n_pen)]
-        fold = functools.partial(
-            _cv_fold_scores, X=X, Y=Y, w=w, fmaps=fmaps, rates=rates, n_steps=self.n_steps,
-            min_features=self.min_features, schedule=self.schedule,
-            fit_intercept=check_bool(self.fit_intercept, "fit_intercept"), refit=refit)
-        with _blas_threads(m):
-            scores = cross_validate_grid(fold, splits, n_jobs=self.n_jobs, progress=progress)
-        baseline = np.array([_mean_baseline(Y, w, tr, te) for tr, te in splits])
+        return grid
+
+    def _choose_grid(self, scores, baseline, grid, qs, rates, mean_factor):
+        """The grid point chosen from the fold scores; sets ``cv_results_`` and the choice."""
+        from rflite._cv import choose
+
+        n_pen = 1 + len(RIDGE_EXPONENTS)
         # simplest first: fewest columns, smaller q, smaller p, larger penalty
         # (the minimum-norm fit, penalty 0, is the least regularised)
         order = sorted(range(len(grid)), key=lambda g: (
@@ -1321,18 +1358,7 @@ class SHRIMPCV(RandomFeatureModel):
         self.best_index_ = int(best)
         self.cv_guarded_ = bool(choice.guarded)
         self.q_, self.prune_rate_, self.best_step_, self.n_kept_ = qs[i], rates[j], t, n_t
-        with _blas_threads(m):
-            self._final_fit(X, Y, w, fmaps[i], rates[j], t, pen, refit, splits)
-        if self.fit_intercept and not S[:, best].mean() < baseline.mean():
-            # no grid point beats predicting the training mean: the model is that mean
-            self.refit_ = "mean" if getattr(self, "_one_d", True) else ["mean"] * Y.shape[1]
-            self.ridge_lam_ = None if getattr(self, "_one_d", True) else [None] * Y.shape[1]
-            self._finish(self.feature_map_, [np.zeros(0, np.int64)] * Y.shape[1],
-                         [np.zeros(0)] * Y.shape[1], None, np.average(Y, axis=0, weights=w))
-        progress.line(f"final fit q={qs[i]} p={rates[j]:g} step {t} ({n_t} columns, "
-                      f"refit {self.refit_})",
-                      error=float(S[:, best].mean()))
-        return self
+        return best
 
     def _final_fit(self, X, Y, w, fmap, rate, t, pen, refit, splits):
         Xu, Yu, wu = _collapse_rows(X, Y, w)
@@ -1684,18 +1710,24 @@ def _guarded_step_scores(A_tr, y_tr, A_val, y_val, path, a_mean, y_scale, activa
     return scores, lam_at
 
 
-def _step_penalty_scores(A_tr, y_tr, A_val, y_val, path, a_mean, refit, val_scale):
+def _step_penalty_scores(A_tr, y_tr, A_val, y_val, path, a_mean, refit, val_scale, *,
+                         ys=None, n_rows=None):
     r"""Held-out error of every (step, penalty) of one fold: a (T+1, 1 + L) array.
 
     Column 0 is the minimum-norm coefficients (``inf`` when numerically
     singular with ``refit="auto"``, always with ``refit="ridge"``); column k
     the ridge penalty :math:`\sigma_{\max}(A_{P_t})^2 10^{-e_k}`, e_k in
     :data:`RIDGE_EXPONENTS` (``inf`` out of proportion, for steps with more
-    columns than training rows, and with ``refit="min_norm"``).
+    columns than training rows, and with ``refit="min_norm"``).  ``ys`` (the
+    largest training target) and ``n_rows`` (training rows) default to those
+    of ``y_tr`` and ``A_tr``; the Dask fit passes them, its ``A_tr`` being a
+    triangular factor of the rows (:mod:`rflite._dask_shrimpcv`).
     """
     n_pen = 1 + len(RIDGE_EXPONENTS)
     out = np.full((path.n_steps + 1, n_pen), np.inf)
-    ys = float(np.max(np.abs(y_tr))) if y_tr.size else 0.0
+    if ys is None:
+        ys = float(np.max(np.abs(y_tr))) if y_tr.size else 0.0
+    n_rows = A_tr.shape[0] if n_rows is None else n_rows
     exps = np.asarray(RIDGE_EXPONENTS, dtype=float)
     for t, (S, c) in enumerate(zip(path.supports, path.coefs)):
         am = None if a_mean is None else a_mean[S]
@@ -1703,7 +1735,7 @@ def _step_penalty_scores(A_tr, y_tr, A_val, y_val, path, a_mean, refit, val_scal
         if refit == "min_norm" or (refit == "auto" and not _out_of_proportion(
                 A_S, c, y_tr, am, ys, "fourier")):
             out[t, 0] = path.val_mse[t]
-        if refit == "min_norm" or S.size > A_tr.shape[0]:
+        if refit == "min_norm" or S.size > n_rows:
             continue
         s2 = _spectral_norm(A_S) ** 2
         if not s2 > 0.0:

@@ -695,19 +695,17 @@ def test_scale_experiment_quick(tmp_path, cluster_client, monkeypatch, capsys):
 
 
 @pytest.mark.parametrize("which", ["X", "y", "sample_weight"])
-@pytest.mark.parametrize("make", ["GFCRegressor", "ARFFClassifier", "SHRIMPCV", "HARFE-numpy-X"])
+@pytest.mark.parametrize("make", ["GFCRegressor", "ARFFClassifier", "HARFE-numpy-X"])
 def test_in_memory_fits_refuse_dask_input_instead_of_loading_it(which, make, sync):
     """Fits without a distributed path refuse a Dask X, y or sample_weight by name
     (they loaded it silently); so does a Dask y or weight with a NumPy X."""
     from rflite.greedy import GFCRegressor
-    from rflite.imp import SHRIMPCV
     from rflite.metropolis import ARFFClassifier
 
     if make == "HARFE-numpy-X" and which == "X":
         pytest.skip("a Dask X is HARFE's distributed fit")
     est = {"GFCRegressor": GFCRegressor(random_state=0),
            "ARFFClassifier": ARFFClassifier(4, n_iter=2, random_state=0),
-           "SHRIMPCV": SHRIMPCV(n_features=10, cv=2, random_state=0),
            "HARFE-numpy-X": HARFERegressor(n_features=10, s=3, lam=1e-3)}[make]
     rng = np.random.default_rng(0)
     X, y, w = rng.normal(size=(120, 3)), (rng.normal(size=120) > 0) * 1.0, np.ones(120)

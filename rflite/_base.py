@@ -121,7 +121,7 @@ def _centered_operator(fmap, X, *, normalize: bool):
 
 #: The estimators whose ``fit`` runs on Dask arrays (issue 16), for messages.
 DASK_ESTIMATORS = ("HARFERegressor", "HARFECV", "RandomFeatureRidge", "RandomFeatureRidgeCV",
-                   "SHRIMPRegressor", "SHRIMPCV", "SRFERegressor", "ARFFRegressor")
+                   "SHRIMPRegressor", "SHRIMPCV", "SRFERegressor", "SRFECV", "ARFFRegressor")
 
 
 def refuse_dask(est, X, y, sample_weight=None):

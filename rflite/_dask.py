@@ -106,10 +106,10 @@ penalty :math:`\lambda\sum_i w_i`, exactly as
 :func:`rflite._numerics.center_and_weight` in memory (coefficients to
 1e-10 of the in-memory weighted fit).
 
-:class:`~rflite.bp.SRFERegressor` with an explicit ``eta`` fits on Dask
-(:mod:`rflite._dask_srfe`: the in-memory centring, weights and
-normalisation, the BPDN solve on :func:`as_linear_operator`; same support
-and coefficients as in memory to rounding, 6e-13 measured).
+:class:`~rflite.bp.SRFERegressor` fits on Dask (:mod:`rflite._dask_srfe`:
+the in-memory centring, weights and normalisation, the BPDN solve on
+:func:`as_linear_operator`; same support and coefficients as in memory to
+rounding, 6e-13 measured with an explicit ``eta``).
 
 :class:`~rflite.metropolis.ARFFRegressor` with ``early_stopping=False``
 fits on Dask (:mod:`rflite._dask_arff`: the Metropolis loop on the client,
@@ -120,9 +120,12 @@ same chain as in memory, amplitudes to rounding).
 rows in the TSQR, validation errors per unit weight and the in-memory
 weighted split rule (:mod:`rflite._dask_shrimp`).
 
-Not done: ``eta="auto"`` and ``SRFECV`` (homotopy paths on dense
-fold matrices: refused, naming ``eta``), ARFF's default early stopping
-(refused, naming ``early_stopping``).  Every fit without a distributed
+``eta="auto"`` and :class:`~rflite.bp.SRFECV` choose ``eta`` on Dask too
+(:func:`rflite._dask_srfe._choose_eta`: one homotopy path per fold on the
+training-rows operator, validation passes, the in-memory rule).
+
+Not done: ARFF's default early stopping (refused, naming
+``early_stopping``).  Every fit without a distributed
 path (GFC, ``ARFFClassifier``) refuses Dask input by name instead of
 loading it (:func:`rflite._base.refuse_dask`).
 

@@ -559,7 +559,8 @@ def bpdn_path(A, y, sigmas, *, max_steps=None, callback=None) -> BPDNPath:
     :func:`bpdn`.  Columns numerically in the span of the support are kept
     out, as there.
     """
-    A = check_array(A, "A", ndim=2)
+    if not isinstance(A, LinearOperator):  # (an operator: products and columns only)
+        A = check_array(A, "A", ndim=2)
     y = check_array(y, "y", ndim=1)
     m, n = A.shape
     if y.shape[0] != m:
@@ -632,7 +633,7 @@ def _threshold_refit(A, y, coef, s, refit, lam):
         new[support] = coef[support]
         coef = new
     if refit is not None and support.size:
-        A_S = A[:, support]
+        A_S = _columns(A, support)
         coef = np.zeros_like(coef)
         coef[support] = min_norm_solve(A_S, y) if refit == "lstsq" else \
             ridge_on_columns(A_S, y, lam)
@@ -692,19 +693,34 @@ def _srfe_fold_scores(train, test, A, Y, w, etas, ss, fit_intercept, normalize, 
     if scale is not None:
         A_te = A_te * scale
     w_te = None if w is None else w[test]
+
+    def val_error(k, c):
+        return weighted_mse(Y[test, k], A_te @ c + y_mean[k], w_te)
+
+    return _path_scores(At, Yc, total, etas, ss, refit, lam, val_error)
+
+
+def _path_scores(At, Yc, total, etas, ss, refit, lam, val_error):
+    """The grid errors of one fold from one homotopy path per output (grid-major list).
+
+    ``At`` (array or operator) and ``Yc`` are the fold's centred, weighted and
+    scaled training rows of total weight ``total``; ``val_error(k, c)`` is the
+    validation MSE of output k's coefficients ``c`` (in ``At``'s columns).
+    Shared by the in-memory folds and the Dask ones (:mod:`rflite._dask_srfe`).
+    """
     n_s = len(ss)
     # per output and grid point: squared errors (inf where the path stopped)
-    err = np.full((len(etas) * n_s, Y.shape[1]), np.inf)
+    err = np.full((len(etas) * n_s, Yc.shape[1]), np.inf)
     etas = np.asarray(etas, dtype=float).reshape(len(etas), -1)  # (n_eta, 1 or n_targets)
-    for k in range(Y.shape[1]):
+    for k in range(Yc.shape[1]):
         sigmas = etas[:, min(k, etas.shape[1] - 1)] * math.sqrt(total)
-        yk, tk = Yc[:, k], Y[test, k]
+        yk = Yc[:, k]
         state = {"best": np.inf, "bad": 0}
 
-        def score(e, coef, yk=yk, tk=tk, k=k, state=state):
+        def score(e, coef, yk=yk, k=k, state=state):
             for i, s in enumerate(ss):
                 c = _threshold_refit(At, yk, coef, s, refit, lam)
-                err[e * n_s + i, k] = weighted_mse(tk, A_te @ c + y_mean[k], w_te)
+                err[e * n_s + i, k] = val_error(k, c)
             cur = float(err[e * n_s:(e + 1) * n_s, k].min())
             state["bad"] = state["bad"] + 1 if cur > PATH_STOP_FACTOR * state["best"] else 0
             state["best"] = min(state["best"], cur)

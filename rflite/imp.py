@@ -1309,7 +1309,7 @@ class SHRIMPCV(RandomFeatureModel):
         return qs, rates, mean_factor, refit
 
     def _grid(self, fmaps, rates):
-        """The (map, rate, step, n_kept, penalty) grid points, in the order of the scores.
+        r"""The (map, rate, step, n_kept, penalty) grid points, in the order of the scores.
 
         Penalty 0 is the minimum-norm fit, k >= 1 the ridge
         :math:`\sigma_{\max}^2 10^{-e_k}`, e_k in :data:`RIDGE_EXPONENTS`.

@@ -78,14 +78,37 @@ def test_srfe_on_a_local_cluster(data, cluster_client):
         _assert_same(dist, mem, X)
 
 
-@pytest.mark.parametrize("est", [SRFERegressor(n_features=20, random_state=0),
-                                 SRFECV(n_features=20, cv=3, random_state=0)],
-                         ids=["eta-auto", "SRFECV"])
-def test_automatic_eta_on_dask_is_refused_before_any_pass(data, est, sync):
+@pytest.mark.parametrize("weighted,rows", [(False, 70), (True, 240)])
+def test_srfecv_on_dask_chooses_like_in_memory(data, weighted, rows, sync):
+    """SRFECV(cv=3): the in-memory folds, one path per fold, the same choice and fit."""
+    X, y, w = data
+    w = w if weighted else None
+    kw = dict(n_features=60, cv=3, random_state=0)
+    ref = SRFECV(**kw).fit(X, y, sample_weight=w)
+    Xd, yd, wd = to_dask(X, y, w, rows)
+    est = SRFECV(**kw).fit(Xd, yd, sample_weight=wd)
+    assert est.eta_ == pytest.approx(ref.eta_, rel=1e-12)
+    np.testing.assert_allclose(est.cv_results_["mean_test_mse"],
+                               ref.cv_results_["mean_test_mse"], rtol=1e-8)
+    np.testing.assert_array_equal(est.support_, ref.support_)
+    assert rel(est.coef_, ref.coef_) <= 1e-8
+    assert est.result_.bpdn.stop_reason == ref.result_.bpdn.stop_reason
+
+
+def test_default_srfe_chooses_eta_like_in_memory_on_the_hash_holdout(data, sync):
+    """eta="auto" on Dask holds out the hash fifth of the rows (as HARFE's default);
+    SRFECV in memory given that split makes the same choice."""
+    from test_dask import FixedSplits, dask_folds
+
     X, y, _ = data
-    Xd, yd, _ = to_dask(X, y, None, 70)
-    with pytest.raises(ValueError, match="pass eta=<float>"):
-        est.fit(Xd, yd)
+    est = SRFERegressor(n_features=60, random_state=0).fit(*to_dask(X, y, None, 70)[:2])
+    hold = dask_folds(SRFERegressor(n_features=60, random_state=0), X.shape[1], X)[:1]
+    ref = SRFECV(n_features=60, cv=FixedSplits(hold), random_state=0).fit(X, y)
+    assert est.eta_ == pytest.approx(ref.eta_, rel=1e-12)
+    np.testing.assert_allclose(est.cv_results_["mean_test_mse"],
+                               ref.cv_results_["mean_test_mse"], rtol=1e-8)
+    np.testing.assert_array_equal(est.support_, ref.support_)
+    assert rel(est.coef_, ref.coef_) <= 1e-8
 
 
 def test_srfe_bad_dask_input_is_named(data, sync):

@@ -350,6 +350,32 @@ def choose_ridge_lam(est, fmap, X, Y, W, folds, grid, rule, fit_intercept):
     return [float(grid[c.index]) for c in choices], op.pass_seconds
 
 
+def fold_setup(fmap, X, W, folds, st, f, k, fit_intercept, normalize, passes):
+    """Fold ``f``'s training problem on Dask, as the in-memory fold fits centre and scale it.
+
+    Returns ``(n_t, n_v, W_t, W_v, a_mean, y_mean, scale, op)``: the training
+    and validation weights (totals and lazy row weights), the training means
+    (``None`` / zeros without ``fit_intercept``), the column factors (1 / the
+    training-centred norms with ``normalize``: one pass, appended to
+    ``passes``) and the training-rows operator (row weights ``w`` x 0/1).
+    """
+    n_t, n_v = folds.sums(st["w"], f, 1), folds.sums(st["w"], f, 2)
+    W_t, W_v = folds.weight(W, f, 1), folds.weight(W, f, 2)
+    a_mean, y_mean = None, np.zeros(k)
+    if fit_intercept:
+        y_mean = folds.sums(st["y"], f, 1) / n_t
+        a_mean = folds.sums(st["a"], f, 1) / n_t
+    scale = np.ones(fmap.n_columns)
+    if normalize:
+        opn = DaskFeatureOperator(fmap, X, col_mean=a_mean, row_weight=W_t)
+        norms = opn.column_norms()
+        passes += opn.pass_seconds
+        nz = norms > 0
+        scale[nz] = 1.0 / norms[nz]
+    op = DaskFeatureOperator(fmap, X, col_mean=a_mean, col_scale=scale, row_weight=W_t)
+    return n_t, n_v, W_t, W_v, a_mean, y_mean, scale, op
+
+
 def choose_harfe(est, fmap, X, Y, W, folds, fold_ids, points, rule, fit_intercept, normalize):
     r"""``s_`` / ``lam_`` of HARFE on Dask: the in-memory fold scores, distributed.
 
@@ -381,20 +407,8 @@ def choose_harfe(est, fmap, X, Y, W, folds, fold_ids, points, rule, fit_intercep
     passes = list(op0.pass_seconds)
     scores = np.empty((len(fold_ids), len(points), k))
     for i, f in enumerate(fold_ids):
-        n_t, n_v = folds.sums(st["w"], f, 1), folds.sums(st["w"], f, 2)
-        W_t, W_v = folds.weight(W, f, 1), folds.weight(W, f, 2)
-        a_mean, y_mean = None, np.zeros(k)
-        if fit_intercept:
-            y_mean = folds.sums(st["y"], f, 1) / n_t
-            a_mean = folds.sums(st["a"], f, 1) / n_t
-        scale = np.ones(n)
-        if normalize:
-            opn = DaskFeatureOperator(fmap, X, col_mean=a_mean, row_weight=W_t)
-            norms = opn.column_norms()
-            passes += opn.pass_seconds
-            nz = norms > 0
-            scale[nz] = 1.0 / norms[nz]
-        op = DaskFeatureOperator(fmap, X, col_mean=a_mean, col_scale=scale, row_weight=W_t)
+        n_t, n_v, W_t, W_v, a_mean, y_mean, scale, op = fold_setup(
+            fmap, X, W, folds, st, f, k, fit_intercept, normalize, passes)
         import dask.array as da
 
         Yc = (Y - y_mean) * da.sqrt(W_t)

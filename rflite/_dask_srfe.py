@@ -58,27 +58,9 @@ def fit_srfe(est, X, y, sample_weight=None):
 
     X, Y, one_d, W, total = _prepare(est, X, y, sample_weight, weights=True)
     m = X.shape[0]
-    n_features = check_int(est.n_features, "n_features", minimum=1)
-    n_columns = n_features * (2 if est.activation == "fourier" else 1)
-    search = est._search()
-    if search is None:
-        if isinstance(est.eta, str):
-            raise ValueError(f"eta must be a float >= 0 or 'auto', got {est.eta!r}")
-        eta = check_real(est.eta, "eta", minimum=0.0)
-    else:
-        from rflite._parallel import check_executor
-        from rflite.ridge import check_grid
-
-        grid, is_fraction, s_grid = search
-        grid = np.sort(check_grid(grid, "etas"))[::-1].astype(float)
-        s_grid = [None if s is None else check_int(s, "s", minimum=1, maximum=n_columns)
-                  for s in s_grid]
-        rule = est._rule()
-        check_executor(est._n_jobs())  # validated as in memory; unused on Dask
-        if est.activation == "exp":
-            raise ValueError("the automatic choice of eta follows the real homotopy "
-                             "path; activation='exp' (complex) needs an explicit eta")
-    est._check_post(n_columns)
+    eta, search = est._check_fit()
+    if search is not None:
+        grid, is_fraction, s_grid, rule = search
     normalize = check_bool(est.normalize, "normalize")
     check_bool(est.matrix_free, "matrix_free")  # Dask fits are always matrix-free
     fit_intercept = check_bool(est.fit_intercept, "fit_intercept")
@@ -133,11 +115,11 @@ def _choose_eta(est, fmap, X, y, Y, W, rng, grid, is_fraction, s_grid, rule, fit
     import dask.array as da
 
     from rflite._cv import choose
-    from rflite._dask_auto import _baselines, _usable_folds, group_stats, make_folds
+    from rflite._dask_auto import _baselines, _usable_folds, fold_setup, group_stats, make_folds
     from rflite.bp import _path_scores
     from rflite.ridge import cv_results_per_output
 
-    k, n = Y.shape[1], fmap.n_columns
+    k = Y.shape[1]
     folds = make_folds(getattr(est, "cv", None), X, y, W, rng, est)
     st, op0 = group_stats(fmap, X, Y, W, folds, with_features=fit_intercept)
     passes += op0.pass_seconds
@@ -157,19 +139,8 @@ def _choose_eta(est, fmap, X, y, Y, W, rng, grid, is_fraction, s_grid, rule, fit
     points = [(i, s) for i in range(len(etas)) for s in s_grid]
     scores = []
     for f in fold_ids:
-        n_t, n_v = folds.sums(st["w"], f, 1), folds.sums(st["w"], f, 2)
-        W_t, W_v = folds.weight(W, f, 1), folds.weight(W, f, 2)
-        a_mean, y_mean = None, np.zeros(k)
-        if fit_intercept:
-            y_mean = folds.sums(st["y"], f, 1) / n_t
-            a_mean = folds.sums(st["a"], f, 1) / n_t
-        scale = np.ones(n)
-        if normalize:
-            opn = DaskFeatureOperator(fmap, X, col_mean=a_mean, row_weight=W_t)
-            norms = opn.column_norms()
-            passes += opn.pass_seconds
-            scale[norms > 0] = 1.0 / norms[norms > 0]
-        op = DaskFeatureOperator(fmap, X, col_mean=a_mean, col_scale=scale, row_weight=W_t)
+        n_t, n_v, W_t, W_v, a_mean, y_mean, scale, op = fold_setup(
+            fmap, X, W, folds, st, f, k, fit_intercept, normalize, passes)
         Yc = np.asarray(((Y - y_mean) * da.sqrt(W_t)).compute())
         plain = DaskFeatureOperator(fmap, X, col_mean=a_mean, col_scale=scale)
 

@@ -868,6 +868,36 @@ class SRFERegressor(AutoChoice, RandomFeatureModel):
             return ETA_FRACTIONS, True, [self.s]
         return None
 
+    def _check_fit(self):
+        """All of ``fit``'s parameter checks: ``(eta, search)`` of :meth:`_check_eta`."""
+        n_features = check_int(self.n_features, "n_features", minimum=1)
+        n_columns = n_features * (2 if self.activation == "fourier" else 1)
+        out = self._check_eta(n_columns)
+        self._check_post(n_columns)
+        return out
+
+    def _check_eta(self, n_columns):
+        """``(eta, search)``: a fixed ``eta`` (``search`` None) or the validated
+        search ``(eta grid, is_fraction, s grid, rule)`` (``eta`` None)."""
+        search = self._search()
+        if search is None:
+            if isinstance(self.eta, str):
+                raise ValueError(f"eta must be a float >= 0 or 'auto', got {self.eta!r}")
+            return check_real(self.eta, "eta", minimum=0.0), None
+        from rflite._parallel import check_executor
+        from rflite.ridge import check_grid
+
+        grid, is_fraction, s_grid = search
+        grid = np.sort(check_grid(grid, "etas"))[::-1].astype(float)
+        s_grid = [None if s is None else check_int(s, "s", minimum=1, maximum=n_columns)
+                  for s in s_grid]
+        rule = self._rule()
+        check_executor(self._n_jobs())  # (on Dask: validated, unused)
+        if self.activation == "exp":
+            raise ValueError("the automatic choice of eta follows the real homotopy "
+                             "path; activation='exp' (complex) needs an explicit eta")
+        return None, (grid, is_fraction, s_grid, rule)
+
     def _check_post(self, n_columns):
         """Validate the thresholding and refit parameters (``s``, ``refit``, ``lam``)."""
         if self.s is not None and not isinstance(self.s, (list, tuple, np.ndarray)):
@@ -890,27 +920,9 @@ class SRFERegressor(AutoChoice, RandomFeatureModel):
         self._kept = kept_rows(sample_weight)
         X, Y, w = self._validate_fit(X, y, sample_weight)
         m = X.shape[0]
-        n_features = check_int(self.n_features, "n_features", minimum=1)
-        n_columns = n_features * (2 if self.activation == "fourier" else 1)
-        search = self._search()
-        if search is None:
-            if isinstance(self.eta, str):
-                raise ValueError(f"eta must be a float >= 0 or 'auto', got {self.eta!r}")
-            eta = check_real(self.eta, "eta", minimum=0.0)
-        else:
-            from rflite._parallel import check_executor
-            from rflite.ridge import check_grid
-
-            grid, is_fraction, s_grid = search
-            grid = np.sort(check_grid(grid, "etas"))[::-1].astype(float)
-            s_grid = [None if s is None else check_int(s, "s", minimum=1, maximum=n_columns)
-                      for s in s_grid]
-            rule = self._rule()
-            check_executor(self._n_jobs())
-            if self.activation == "exp":
-                raise ValueError("the automatic choice of eta follows the real homotopy "
-                                 "path; activation='exp' (complex) needs an explicit eta")
-        self._check_post(n_columns)
+        eta, search = self._check_fit()
+        if search is not None:
+            grid, is_fraction, s_grid, rule = search
         if self.matrix_free and w is not None:
             raise ValueError("sample_weight other than 0/1 is not supported with "
                              "matrix_free=True (the operator cannot scale rows)")

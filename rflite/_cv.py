@@ -233,11 +233,28 @@ def choose(scores, *, rule: str = "min", baseline=None, mean_factor: float = 10.
     mean = S.mean(axis=0)
     with np.errstate(invalid="ignore"):
         se = S.std(axis=0, ddof=1) / np.sqrt(k) if k > 1 else np.zeros(S.shape[1])
-    se = np.where(np.isfinite(se), se, np.inf)
     ok = np.isfinite(mean)
     if baseline is not None:
         base = np.asarray(baseline, dtype=float).reshape(-1, 1)
         ok &= np.all(S <= mean_factor * base, axis=0)
+    return _choose(mean, se, ok, rule)
+
+
+def choose_stats(mean, se, *, rule: str = "min") -> CVChoice:
+    """:func:`choose` (no baseline) from the grid's mean errors and standard errors.
+
+    For scores whose per-fold matrix is too large to gather (the validation
+    rows of a distributed fit, :mod:`rflite._dask_arff`): the same choice as
+    :func:`choose` on a matrix with that mean and standard error.
+    """
+    mean = np.asarray(mean, dtype=float)
+    mean = np.where(np.isfinite(mean), mean, np.inf)
+    return _choose(mean, np.asarray(se, dtype=float), np.isfinite(mean), rule)
+
+
+def _choose(mean, se, ok, rule) -> CVChoice:
+    """The rule on the grid's means and standard errors among the points ``ok``."""
+    se = np.where(np.isfinite(se), se, np.inf)
     guarded = not ok.any()
     if guarded:
         ok = np.isfinite(mean) if np.isfinite(mean).any() else np.ones_like(ok)

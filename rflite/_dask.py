@@ -111,10 +111,11 @@ the in-memory centring, weights and normalisation, the BPDN solve on
 :func:`as_linear_operator`; same support and coefficients as in memory to
 rounding, 6e-13 measured with an explicit ``eta``).
 
-:class:`~rflite.metropolis.ARFFRegressor` with ``early_stopping=False``
-fits on Dask (:mod:`rflite._dask_arff`: the Metropolis loop on the client,
-the Gram matrices, right-hand sides and training errors as passes; the
-same chain as in memory, amplitudes to rounding).
+:class:`~rflite.metropolis.ARFFRegressor` fits on Dask
+(:mod:`rflite._dask_arff`: the Metropolis loop on the client, the Gram
+matrices, right-hand sides, training errors and the early stopping's
+validation scores as passes; the same chain as in memory, amplitudes to
+rounding).
 
 ``sample_weight`` for SHRIMP on Dask: weighted means, :math:`\sqrt{w}`
 rows in the TSQR, validation errors per unit weight and the in-memory
@@ -124,10 +125,8 @@ weighted split rule (:mod:`rflite._dask_shrimp`).
 (:func:`rflite._dask_srfe._choose_eta`: one homotopy path per fold on the
 training-rows operator, validation passes, the in-memory rule).
 
-Not done: ARFF's default early stopping (refused, naming
-``early_stopping``).  Every fit without a distributed
-path (GFC, ``ARFFClassifier``) refuses Dask input by name instead of
-loading it (:func:`rflite._base.refuse_dask`).
+Every fit without a distributed path (GFC, ``ARFFClassifier``) refuses
+Dask input by name instead of loading it (:func:`rflite._base.refuse_dask`).
 
 :class:`~rflite.imp.SHRIMPCV` fits on Dask (:mod:`rflite._dask_shrimpcv`:
 the in-memory folds, per fold the TSQR factors of its training and test

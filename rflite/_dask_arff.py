@@ -19,12 +19,20 @@ kernels (:func:`rflite._arff_kernels._features`, ``_gram``, ``_rhs``):
 So an iteration costs two passes (three on refit iterations), and nothing of
 size N x K exists anywhere: a task holds one chunk of ``X`` and its features.
 
-Scope: the paper's algorithm on all rows (``early_stopping=False``;
-``lam="auto"`` then means the paper's ``lam``), ``method="metropolis"``,
-``activation="exp"``, no ``sample_weight``; the other settings are refused
-with a ``ValueError`` naming the parameter.  The default early stopping
-needs a canonical (sorted) row order and a held-out split of the rows,
-which a Dask fit does not have.
+The default early stopping runs too (:func:`_fit_early`): the hold-out split
+of the in-memory fit (drawn on the client over the row indices, so the
+index arrays are m-long there), the chain on the training rows, and after
+every refit one pass over the validation rows scoring the current
+frequencies for every ``lam`` of the grid at once
+(:class:`_DaskValidationMonitor`: the per-row errors stay on the workers,
+only their sums and sums of squares travel, and the ``"1se"`` rule is
+applied to those moments by :func:`rflite._cv.choose_stats`).  Unlike in
+memory the rows are not first sorted into a canonical order (a global sort
+of m rows), so the split depends on the row order; on rows given in that
+order the fit is the in-memory one.
+
+Scope: ``method="metropolis"``, ``activation="exp"``, no ``sample_weight``;
+the other settings are refused with a ``ValueError`` naming the parameter.
 """
 
 from __future__ import annotations
@@ -35,7 +43,7 @@ import numpy as np
 
 from rflite._dask import SPLIT_EVERY, _prepare
 from rflite._numerics import check_bool, check_choice
-from rflite.metropolis import _Chain
+from rflite.metropolis import _Chain, _ValidationMonitor
 
 __all__ = ["fit_arff"]
 
@@ -130,6 +138,82 @@ class _DaskChain(_Chain):
         return float(self._sum(out, "train_error")[0]) / (self.N * self.p)
 
 
+def _k_val_moments(Xb, Yb, omega, B, p, part):
+    r"""Per grid point j: the sums over a chunk's rows of :math:`e_i` and :math:`e_i^2`,
+    :math:`e_i` the mean over the p outputs of :math:`|\mathrm{Re}(S B_j)_i - y_i|^2`
+    (``part="real"``) or :math:`|(S B_j)_i - y_i|^2`; a (1, 2J) row."""
+    from rflite._arff_kernels import _features
+
+    P = _features(np.ascontiguousarray(Xb, dtype=np.float64), omega, "exp") @ B
+    Y = np.asarray(Yb, dtype=np.float64)
+    J = P.shape[1] // p
+    out = np.empty(2 * J)
+    for j in range(J):
+        r = P[:, j * p:(j + 1) * p]
+        r = (r.real - Y) if part == "real" else (r - Y)
+        e = (r.real * r.real + r.imag * r.imag).mean(axis=1) if np.iscomplexobj(r) else \
+            (r * r).mean(axis=1)
+        out[j], out[J + j] = e.sum(), (e * e).sum()
+    return out[None, :]
+
+
+class _DaskValidationMonitor(_ValidationMonitor):
+    """:class:`rflite.metropolis._ValidationMonitor` scoring on Dask validation rows.
+
+    One pass per scored iteration: the validation errors of every ``lam`` of
+    the grid (or of the chain's amplitudes) as sums and sums of squares of
+    the per-row errors, from which the mean and standard error of
+    ``"1se"`` follow (the in-memory monitor keeps the per-row matrix).
+    """
+
+    def __init__(self, Xv, Yv, activation, n_iter_no_change, tol, part, progress, n_iter,
+                 lam_grid=None):
+        # the base class's state and stop rule; its NumPy validation arrays are
+        # replaced by the Dask ones (a 1-row stand-in avoids computing them)
+        super().__init__(np.zeros((1, Xv.shape[1])), np.zeros((1, Yv.shape[1])), activation,
+                         n_iter_no_change, tol, part, progress, n_iter, lam_grid)
+        self.Xv, self.Yv = Xv, Yv
+
+    def _moments(self, omega, Bs):
+        import dask.array as da
+
+        p = self.Yv.shape[1]
+        B = np.hstack(Bs)
+        J = len(Bs)
+        out = da.map_blocks(
+            _k_val_moments, self.Xv, self.Yv, omega=omega.copy(), B=B, p=p, part=self.part,
+            chunks=((1,) * self.Xv.numblocks[0], (2 * J,)), dtype=np.float64,
+            meta=np.empty((0, 0)), token="rflite-arff-validation")
+        tot = np.asarray(out.sum(axis=0, split_every=SPLIT_EVERY).compute())
+        return tot[:J], tot[J:]
+
+    def record(self, i, omega, beta, train_error, G=None, rhs=None, N=None) -> bool:
+        from rflite._cv import choose_stats
+        from rflite.metropolis import LAM_RULE
+
+        n = self.Xv.shape[0]
+        lam = None
+        if self.lam_grid is not None:
+            # the in-memory _lam_scores: one eigendecomposition serves every lam
+            e, V = np.linalg.eigh(G)
+            e = np.maximum(e, 0.0)
+            proj = V.conj().T @ rhs
+            s1, s2 = self._moments(omega, [V @ (proj / (e + lam_j * N)[:, None])
+                                           for lam_j in self.lam_grid])
+            mean = s1 / n
+            with np.errstate(invalid="ignore", divide="ignore"):
+                se = np.sqrt(np.maximum(s2 - n * mean ** 2, 0.0) / (n - 1) / n) if n > 1 \
+                    else np.zeros_like(mean)
+            # the grid from the simplest model (largest lam), as in memory
+            c = choose_stats(mean[::-1], se[::-1], rule=LAM_RULE)
+            j = len(self.lam_grid) - 1 - c.index
+            score, lam = float(c.mean[c.index]), float(self.lam_grid[j])
+        else:
+            s1, _ = self._moments(omega, [beta])
+            score = float(s1[0] / n)
+        return self._update(i, score, lam, omega, train_error)
+
+
 def _standardizer(A, name):
     """Algorithm 3's training mean and sd (ddof 1) of a Dask ``A`` (N x k), one pass;
     NaN / inf named by ``name``."""
@@ -153,13 +237,10 @@ def fit_arff(est, X, y, sample_weight=None):
     :class:`_DaskChain`, and stores the result as the in-memory fit does.
     Sets ``dask_passes_`` and ``dask_fit_seconds_``.
     """
-    from rflite.metropolis import (LAM_PAPER, Standardizer, _blas_limit,
-                                   _check_arff_params, _metropolis)
+    from rflite._cv import Progress
+    from rflite.metropolis import Standardizer, _blas_limit, _check_arff_params, _metropolis
 
-    if check_bool(est.early_stopping, "early_stopping"):
-        raise ValueError("early_stopping=True (the default) is not available for Dask arrays "
-                         "(it needs a sorted row order and a held-out split of the rows); "
-                         "pass early_stopping=False for the paper's algorithm on all rows")
+    early = check_bool(est.early_stopping, "early_stopping")
     method = check_choice(est.method, "method", ("metropolis", "fixed"))
     if method != "metropolis":
         raise ValueError(f"method={method!r} is not available for Dask arrays; "
@@ -168,11 +249,7 @@ def fit_arff(est, X, y, sample_weight=None):
         raise ValueError(f"activation={est.activation!r} is not available for Dask arrays; "
                          "use activation='exp'")
     X, Y, one_d = _prepare(est, X, y, sample_weight)
-    if isinstance(est.lam, str):
-        est._check_lam(False)  # validates "auto"
-        lam = LAM_PAPER
-    else:
-        lam = est._check_lam(False)[0]
+    lam, lam_grid = est._check_lam(early)
     K, n_iter, delta, gamma, lam, refit_every, adaptive, burn_in, omega_max, activation = \
         _check_arff_params(X.shape, est.n_features, est.n_iter, est.delta, est.gamma, lam,
                            est.refit_every, est.adaptive_covariance, est.burn_in,
@@ -191,17 +268,55 @@ def fit_arff(est, X, y, sample_weight=None):
         chains.append(_DaskChain(*args))
         return chains[-1]
 
+    rng = est._rng()
     with _blas_limit(X.shape[0] * K * K):  # the in-memory fit's BLAS threads
-        res = _metropolis(Xn, Tn, one_d, K, n_iter, delta, gamma, lam, refit_every, adaptive,
-                          burn_in, omega_max, activation, est._rng(), None, None,
-                          chain_class=chain_class)
-    est.n_iter_ = res.acceptance.size
-    est.best_iteration_ = est.n_iter_
-    est.validation_scores_ = None
+        if early:
+            res, lam = _fit_early(est, Xn, Tn, one_d, K, n_iter, gamma, lam, lam_grid,
+                                  refit_every, adaptive, burn_in, omega_max, rng, chain_class,
+                                  Progress(est.verbose, type(est).__name__))
+        else:
+            res = _metropolis(Xn, Tn, one_d, K, n_iter, delta, gamma, lam, refit_every,
+                              adaptive, burn_in, omega_max, activation, rng, None, None,
+                              chain_class=chain_class)
+            est.n_iter_ = res.acceptance.size
+            est.best_iteration_ = est.n_iter_
+            est.validation_scores_ = None
     est._store(res, x_std, t_std, lam, X.shape[1])
     if one_d:
         est.coef_ = est.coef_[:, 0]
         est.intercept_ = float(est.intercept_[0])
-    est.dask_passes_ = chains[0].pass_seconds
+    est.dask_passes_ = [p for c in chains for p in c.pass_seconds]
     est.dask_fit_seconds_ = time.perf_counter() - t0
     return est
+
+
+def _fit_early(est, Xn, Tn, one_d, K, n_iter, gamma, lam, lam_grid, refit_every, adaptive,
+               burn_in, omega_max, rng, chain_class, progress):
+    """:meth:`rflite.metropolis._ARFFBase._fit_early_stopping` on Dask: ``(result, lam)``."""
+    from rflite._arff_kernels import _solve
+    from rflite.metropolis import ARFFResult, _check_arff_params, _metropolis
+
+    N = Xn.shape[0]
+    train, val, n_no_change, tol, delta = est._early_setup(Xn.shape, rng)
+    train, val = np.sort(train), np.sort(val)  # (Dask indexing keeps the row order)
+    Xt, Tt, Xv, Tv = Xn[train], Tn[train], Xn[val], Tn[val]
+    # the training part's checks, as arff() makes them in memory (delta above)
+    delta = _check_arff_params(Xt.shape, K, n_iter, delta, gamma, lam, refit_every, adaptive,
+                               burn_in, omega_max, "exp", None)[2]
+    monitor = _DaskValidationMonitor(Xv, Tv, "exp", n_no_change, tol, est._validation_part,
+                                     progress, n_iter, lam_grid)
+    res = _metropolis(Xt, Tt, one_d, K, n_iter, delta, gamma, lam, refit_every, adaptive,
+                      burn_in, omega_max, "exp", rng, None, monitor, chain_class=chain_class)
+    omega = monitor.best_omega
+    est.n_iter_ = res.acceptance.size
+    est.best_iteration_ = monitor.best_iteration
+    est.validation_scores_ = np.array(monitor.scores)
+    est.validation_iterations_ = np.array(monitor.iterations, dtype=np.int64)
+    best_lam = lam if monitor.best_lam is None else monitor.best_lam
+    # the amplitudes of the best frequencies on all rows: one more pass
+    chain = chain_class(Xn, Tn, K, best_lam * N, "exp")
+    G, rhs = chain._gram_pass(omega, "final")
+    beta = _solve(G, rhs, best_lam * N)
+    return ARFFResult(omega, beta[:, 0] if one_d else beta, res.acceptance, res.train_error,
+                      res.covariance), best_lam
+

@@ -847,27 +847,10 @@ class _ARFFBase(RandomFeatureModel):
         amplitudes solved on the training part, and the amplitudes are finally
         re-solved on all rows.
         """
-        validation_fraction = check_real(self.validation_fraction, "validation_fraction",
-                                         minimum=0.0, strict=True, maximum=1.0)
-        if validation_fraction >= 1.0:
-            raise ValueError(f"validation_fraction must be in (0, 1), got "
-                             f"{self.validation_fraction!r}")
-        n_no_change = check_int(self.n_iter_no_change, "n_iter_no_change", minimum=1)
-        tol = check_real(self.tol, "tol", minimum=0.0)
         N = Xn.shape[0]
-        if N < 3:
-            raise ValueError(
-                f"early_stopping=True needs at least 3 samples (a training part of 2 and a "
-                f"validation part of validation_fraction={self.validation_fraction!r}), got "
-                f"n_samples={N}; pass early_stopping=False")
-        train, val = holdout_split(N, validation_fraction, rng)
-        if train.size < 2:
-            train, val = np.arange(1, N), np.arange(1)
+        train, val, n_no_change, tol, delta = self._early_setup(Xn.shape, rng)
         Xt, Tt, Xv, Tv = Xn[train], Tn[train], Xn[val], Tn[val]
         act = self.activation
-        delta = self.delta
-        if delta is None:
-            delta = DELTA_EARLY / math.sqrt(Xn.shape[1])
         monitor = _ValidationMonitor(Xv, Tv, act, n_no_change, tol, self._validation_part,
                                      progress, self.n_iter, lam_grid)
         if self.method == "fixed":
@@ -901,6 +884,28 @@ class _ARFFBase(RandomFeatureModel):
         res = ARFFResult(omega, beta[:, 0] if one_d else beta, res.acceptance, res.train_error,
                          res.covariance)
         return res, best_lam
+
+    def _early_setup(self, shape, rng):
+        """Early stopping's checks and hold-out split of N rows: ``(train, val,
+        n_iter_no_change, tol, delta)`` (shared with the Dask fit)."""
+        validation_fraction = check_real(self.validation_fraction, "validation_fraction",
+                                         minimum=0.0, strict=True, maximum=1.0)
+        if validation_fraction >= 1.0:
+            raise ValueError(f"validation_fraction must be in (0, 1), got "
+                             f"{self.validation_fraction!r}")
+        n_no_change = check_int(self.n_iter_no_change, "n_iter_no_change", minimum=1)
+        tol = check_real(self.tol, "tol", minimum=0.0)
+        N, d = shape
+        if N < 3:
+            raise ValueError(
+                f"early_stopping=True needs at least 3 samples (a training part of 2 and a "
+                f"validation part of validation_fraction={self.validation_fraction!r}), got "
+                f"n_samples={N}; pass early_stopping=False")
+        train, val = holdout_split(N, validation_fraction, rng)
+        if train.size < 2:
+            train, val = np.arange(1, N), np.arange(1)
+        delta = DELTA_EARLY / math.sqrt(d) if self.delta is None else self.delta
+        return train, val, n_no_change, tol, delta
 
     def _decision(self, X):
         """The fitted model :math:`f(x) = \\sigma(W x + b) c + c_0`, complex for ``"exp"``."""
@@ -1243,7 +1248,7 @@ class _ValidationMonitor:
             self.progress.line(f"iteration {i}/{self.n_iter}  train {train_error:.4g}")
             return False
         return self.record(i, chain.omega, chain.beta, train_error, chain.G, chain.rhs,
-                           chain.S.shape[0])
+                           chain.X.shape[0])
 
     def record(self, i, omega, beta, train_error, G=None, rhs=None, N=None) -> bool:
         Sv = _features(self.Xv, omega, self.activation)
@@ -1258,6 +1263,10 @@ class _ValidationMonitor:
             score, lam = float(c.mean[c.index]), float(self.lam_grid[j])
         else:
             score = _validation_mse(Sv @ beta, self.Yv, self.part)
+        return self._update(i, score, lam, omega, train_error)
+
+    def _update(self, i, score, lam, omega, train_error) -> bool:
+        """Record iteration ``i``'s validation ``score``; True when the run should stop."""
         self.scores.append(score)
         self.iterations.append(i)
         if score < self.best - self.tol:

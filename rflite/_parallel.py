@@ -34,6 +34,7 @@ import multiprocessing
 import numbers
 import os
 import signal
+import sys
 import threading
 from concurrent.futures import ProcessPoolExecutor
 
@@ -98,6 +99,7 @@ def executor_scope(executor, n_tasks: int | None = None):
         if n <= 1:
             yield None
             return
+        _ignore_cancelled_future_race()
         pool = ProcessPoolExecutor(
             max_workers=n, mp_context=multiprocessing.get_context(START_METHOD),
             initializer=_pool_worker_init,
@@ -120,6 +122,36 @@ def executor_scope(executor, n_tasks: int | None = None):
             pool.shutdown(wait=True, cancel_futures=True)
     else:
         yield executor
+
+
+def _cancelled_future_race(args) -> bool:
+    """Is this uncaught thread exception CPython 3.11's ``terminate_broken`` race?
+
+    A pool whose workers are stopped after its pending futures were
+    cancelled (:func:`_terminate_pool` on Ctrl-C) makes its manager thread
+    call ``set_exception`` on a cancelled future, which raises
+    ``InvalidStateError`` there and prints a traceback (gh-107219, fixed in
+    3.12 by ignoring exactly this error).
+    """
+    from concurrent.futures import InvalidStateError
+    from concurrent.futures.process import _ExecutorManagerThread
+
+    return (isinstance(args.exc_value, InvalidStateError)
+            and isinstance(args.thread, _ExecutorManagerThread))
+
+
+def _ignore_cancelled_future_race():
+    """Install (once, before Python 3.12) a ``threading.excepthook`` dropping that race."""
+    if sys.version_info >= (3, 12) or getattr(threading.excepthook, "_rflite", False):
+        return
+    previous = threading.excepthook
+
+    def hook(args):
+        if not _cancelled_future_race(args):
+            previous(args)
+
+    hook._rflite = True
+    threading.excepthook = hook
 
 
 @contextlib.contextmanager

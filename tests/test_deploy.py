@@ -242,3 +242,35 @@ def _cmdline(pid: int) -> str:
             return f.read().replace(b"\0", b" ").decode(errors="replace")
     except OSError:
         return ""
+
+
+def test_cancelled_future_race_of_a_stopped_pool_prints_nothing(monkeypatch):
+    """CPython < 3.12 (gh-107219): stopping a pool after cancelling its futures can
+    make its manager thread raise InvalidStateError; the hook that executor_scope
+    installs drops exactly that exception and passes every other one on (it made
+    test_signal_during_pool_start_up_leaves_no_process fail once in ten runs)."""
+    import threading
+    import types
+    from concurrent.futures import InvalidStateError
+    from concurrent.futures.process import _ExecutorManagerThread
+
+    from rflite import _parallel
+
+    seen = []
+    monkeypatch.setattr(threading, "excepthook", lambda args: seen.append(args.exc_type))
+    monkeypatch.setattr(_parallel.sys, "version_info", (3, 11, 7))
+    _parallel._ignore_cancelled_future_race()
+    _parallel._ignore_cancelled_future_race()  # installed once
+    manager = object.__new__(_ExecutorManagerThread)
+    race = types.SimpleNamespace(exc_type=InvalidStateError, exc_value=InvalidStateError("x"),
+                                 exc_traceback=None, thread=manager)
+    threading.excepthook(race)
+    assert seen == []
+    other = types.SimpleNamespace(exc_type=ValueError, exc_value=ValueError("y"),
+                                  exc_traceback=None, thread=manager)
+    threading.excepthook(other)
+    elsewhere = types.SimpleNamespace(exc_type=InvalidStateError,
+                                      exc_value=InvalidStateError("z"), exc_traceback=None,
+                                      thread=threading.current_thread())
+    threading.excepthook(elsewhere)
+    assert seen == [ValueError, InvalidStateError]

@@ -232,6 +232,31 @@ def _one_thread():
     return threadpoolctl.threadpool_limits(1)
 
 
+def _against_spgl1(spgl1, A, y, sigma, title, digits, *, max_iter=None, iter_lim=None):
+    """rflite's ``bpdn`` and ``spgl1.spg_bpdn`` on the same problem, one BLAS thread each.
+
+    Prints time (wall and CPU), the ratio, ``||c||_1``, the residual and the
+    certificate of each; returns rflite's result and the rows
+    ``{name: (seconds, cpu seconds, l1, residual, note)}``.
+    """
+    rows = {}
+    with _one_thread():
+        t0, c0 = time.perf_counter(), time.process_time()
+        res = bpdn(A, y, sigma, max_iter=max_iter)
+        rows["rflite"] = (time.perf_counter() - t0, time.process_time() - c0, res.l1_norm,
+                          res.residual_norm, f"{res.stop_reason}, gap {res.duality_gap:.2g}")
+        t0, c0 = time.perf_counter(), time.process_time()
+        x = spgl1.spg_bpdn(A, y, sigma, opt_tol=OPT_TOL, iter_lim=iter_lim, verbosity=0)[0]
+        rows["spgl1"] = (time.perf_counter() - t0, time.process_time() - c0,
+                         float(np.abs(x).sum()), float(np.linalg.norm(A @ x - y)),
+                         "no certificate")
+    print(f"\n{title} {A.shape[0]} x {A.shape[1]}, sigma = {sigma:.4g}")
+    for name, (t, cpu, l1, rn, note) in rows.items():
+        print(f"{name:8s}{t:9.3f} s (cpu {cpu:7.3f} s)  spgl1/this {rows['spgl1'][0] / t:6.1f}"
+              f"  ||c||_1 {l1:12.{digits}g}  ||Ac-y|| {rn:10.4g}  {note}")
+    return res, rows
+
+
 @pytest.mark.parametrize("which", ["sigma", "zero"])
 def test_q1_bpdn_vs_spgl1(which, q1_problem, request):
     """rflite vs the spgl1 package, both at one BLAS thread, same matrices.
@@ -251,21 +276,8 @@ def test_q1_bpdn_vs_spgl1(which, q1_problem, request):
         sigma = 0.0
     full = _full(request)
     limit = None if full else SMOKE_ITERS
-    rows = {}
-    with _one_thread():
-        t0, c0 = time.perf_counter(), time.process_time()
-        res = bpdn(A, y, sigma, max_iter=None if full else 50)
-        rows["rflite"] = (time.perf_counter() - t0, time.process_time() - c0, res.l1_norm,
-                          res.residual_norm, f"{res.stop_reason}, gap {res.duality_gap:.2g}")
-        t0, c0 = time.perf_counter(), time.process_time()
-        x = spgl1.spg_bpdn(A, y, sigma, opt_tol=OPT_TOL, iter_lim=limit, verbosity=0)[0]
-        rows["spgl1"] = (time.perf_counter() - t0, time.process_time() - c0,
-                         float(np.abs(x).sum()), float(np.linalg.norm(A @ x - y)),
-                         "no certificate")
-    print(f"\nq=1 f2 BPDN {A.shape[0]} x {A.shape[1]}, sigma = {sigma:.4g}")
-    for name, (t, cpu, l1, rn, note) in rows.items():
-        print(f"{name:8s}{t:9.3f} s (cpu {cpu:7.3f} s)  spgl1/this {rows['spgl1'][0] / t:6.1f}"
-              f"  ||c||_1 {l1:12.6g}  ||Ac-y|| {rn:10.4g}  {note}")
+    res, rows = _against_spgl1(spgl1, A, y, sigma, "q=1 f2 BPDN", 6,
+                               max_iter=None if full else 50, iter_lim=limit)
     feas = sigma * (1 + 1e-6) + BP_TOL * np.linalg.norm(y)
     if which == "zero":
         assert res.residual_norm <= feas
@@ -304,21 +316,7 @@ def test_complex_bpdn_vs_spgl1(frac, complex_problem, request):
     spgl1 = pytest.importorskip("spgl1")
     A, y = complex_problem
     sigma = frac * float(np.linalg.norm(y))
-    rows = {}
-    with _one_thread():
-        t0, c0 = time.perf_counter(), time.process_time()
-        res = bpdn(A, y, sigma)
-        rows["rflite"] = (time.perf_counter() - t0, time.process_time() - c0, res.l1_norm,
-                          res.residual_norm, f"{res.stop_reason}, gap {res.duality_gap:.2g}")
-        t0, c0 = time.perf_counter(), time.process_time()
-        x = spgl1.spg_bpdn(A, y, sigma, opt_tol=OPT_TOL, verbosity=0)[0]
-        rows["spgl1"] = (time.perf_counter() - t0, time.process_time() - c0,
-                         float(np.abs(x).sum()), float(np.linalg.norm(A @ x - y)),
-                         "no certificate")
-    print(f"\ncomplex exp features BPDN {A.shape[0]} x {A.shape[1]}, sigma = {sigma:.4g}")
-    for name, (t, cpu, l1, rn, note) in rows.items():
-        print(f"{name:8s}{t:9.3f} s (cpu {cpu:7.3f} s)  spgl1/this {rows['spgl1'][0] / t:6.1f}"
-              f"  ||c||_1 {l1:12.8g}  ||Ac-y|| {rn:10.4g}  {note}")
+    res, rows = _against_spgl1(spgl1, A, y, sigma, "complex exp features BPDN", 8)
     feas = sigma * (1 + 1e-6) + BP_TOL * np.linalg.norm(y)
     assert res.stop_reason == "barrier" and res.certified
     assert res.residual_norm <= feas

@@ -43,12 +43,18 @@ over the **whole** dictionary: a certificate that does not trust the solver.
 
 Real data use the same method on the real dual (:math:`z \in \mathbb{R}^m`,
 one 1-D cone :math:`|a_j^T z| \le 1` per column) as the fallback of the
-LASSO homotopy (``rflite._bp_spgl1._solve_path``).  On the numerically
-rank-deficient q = 1 dictionaries of SHRIMP's f1 (126 x 20,000, condition
-~1e14) it still ends uncertified (gaps 5e-3 .. 2e-2 after
-:data:`SOCP_ROUNDS` rounds: the Newton systems :math:`A D A^T` lose their
-accuracy; an SVD-preconditioned variant, tried, gave 1e-3 on one run and
-3e-2 on another), reported as such by the caller.
+LASSO homotopy (``rflite._bp_spgl1._solve_path``), with one more kind of
+primal point: sign-constrained least squares on the columns the dual point
+makes active (:func:`_active_nnls`).  On the numerically rank-deficient
+q = 1 dictionaries of SHRIMP's f1 (126 x 20,000, condition ~1e13) the
+barrier's dual is accurate but the central-path primal point, made
+feasible, is not (gap 2e-5 at a dual value correct to 1e-8); the
+least-squares points certify it (gaps 4e-9 .. 3e-7).  What used to stop
+these problems at gaps 5e-3 .. 2e-2 was the column generation: with
+``2 m`` columns added per round the dual still violated columns of the
+whole dictionary by 0.5-2 % after 20 rounds (``max |A^T z|`` 1.005-1.022;
+its scaling alone is that gap); :data:`SOCP_ADD` and :data:`SOCP_ROUNDS`
+are sized for them.
 
 Large dictionaries are handled by column generation: the barrier runs on a
 working set of columns (largest :math:`|a_j^* y|` first); columns whose dual
@@ -69,15 +75,16 @@ from rflite._numerics import blas_threads
 SOCP_WS = 6
 #: ... or when it has at most this many columns (one round on all of them).
 SOCP_FULL = 3000
-#: Columns added per column-generation round (``SOCP_ADD * m`` most violated).
-SOCP_ADD = 2
+#: Columns added per column-generation round (``SOCP_ADD * m`` most violated;
+#: SHRIMP f1's q = 1 dictionaries need about 8,000 of 20,000 columns).
+SOCP_ADD = 4
 #: Column-generation rounds.
-SOCP_ROUNDS = 20
+SOCP_ROUNDS = 40
 #: Factor by which ``t`` grows between centring steps.
 SOCP_MU = 12.0
 #: Newton steps per centring (cap) and in all (cap).
 SOCP_NEWTON = 60
-SOCP_MAX_NEWTON = 1500
+SOCP_MAX_NEWTON = 3000
 #: Largest barrier parameter (past it the Newton systems are rounding).
 SOCP_T_MAX = 1e15
 #: The smallest primal entries, together at most ``SOCP_DUST * tol`` of the
@@ -86,6 +93,13 @@ SOCP_T_MAX = 1e15
 SOCP_DUST = 0.1
 #: ... after first trying only the columns with dual slack below these levels.
 SOCP_ACTIVE = (1e-6, 1e-4, 1e-2)
+#: Real data: primal points by sign-constrained least squares on the columns
+#: with ``|a_j^T z| >= 1 - level`` (:func:`_active_nnls`) ...
+SOCP_NNLS_ACTIVE = (1e-10, 1e-8, 1e-6, 1e-4)
+#: ... fitted to ``y - sigma (1 - shrink) z / ||z||`` (room for the fit's rounding).
+SOCP_NNLS_SHRINK = (1e-9, 1e-7)
+#: ... on at most this many times ``m`` columns.
+SOCP_NNLS_MAX = 20
 
 
 def _realify(A):
@@ -123,6 +137,64 @@ def _fix_feasible(A_S, c_S, y, sigma, feas):
         if float(np.linalg.norm(y - A_S @ c_new)) > feas:
             return None
     return c_new
+
+
+def _active_nnls(A_W, y, z, h, sigma):
+    r"""Real primal points from a near-optimal dual point ``z``: sign-constrained least squares.
+
+    At a solution, :math:`y - Ac^\star = \sigma z^\star/\|z^\star\|` and
+    :math:`c^\star_j \ne 0` only where :math:`a_j^T z^\star = \pm 1`, with
+    that sign.  So, for ``z`` close to :math:`z^\star`, any ``c`` supported on
+    :math:`J = \{j : |a_j^T z| \ge 1 - \delta\}`, with
+    :math:`\mathrm{sign}(c_j) = \mathrm{sign}(a_j^T z)` and
+    :math:`A_J c_J = b = y - \sigma (1 - \epsilon) z/\|z\|`, is feasible
+    and has
+
+    .. math::
+
+        \|c\|_1 = \sum_{j \in J} \frac{a_j^T z}{|a_j^T z|}\, c_j
+        \le \frac{z^T b}{1 - \delta}
+        = \frac{y^T z - \sigma (1 - \epsilon)\|z\|}{1 - \delta},
+
+    within about :math:`\delta + \epsilon\sigma\|z\|/D(z)` of the dual value
+    :math:`D(z)`.  Finding such a ``c`` is the non-negative least-squares
+    problem :math:`\min_{x \ge 0} \|A_J \mathrm{diag}(s_J)\, x - b\|`
+    (Lawson-Hanson, :func:`scipy.optimize.nnls`): small (``m x |J|``) and,
+    unlike the homotopy's support solves, indifferent to the thousands of
+    numerically duplicate columns of q = 1 dictionaries, since it needs no
+    unique solution (SHRIMP f1, 126 x 20,000, condition 5e-13: gap 2e-9 where
+    the central-path point made feasible stopped at 2e-5).  Nothing here is
+    trusted: the caller computes each point's residual and gap on the whole
+    dictionary.
+
+    Yields ``(sel, c_sel)``: a boolean mask of ``A_W``'s columns and the
+    coefficients on them, for every level in :data:`SOCP_NNLS_ACTIVE` and
+    shrink in :data:`SOCP_NNLS_SHRINK` that gives a new, small enough ``J``.
+    """
+    from scipy.optimize import nnls
+
+    m = A_W.shape[0]
+    zn = float(np.linalg.norm(z))
+    if zn == 0.0:
+        return
+    last = -1
+    for level in SOCP_NNLS_ACTIVE:
+        sel = np.abs(h) >= 1.0 - level
+        k = int(sel.sum())
+        if k == last or k == 0:
+            continue
+        if k > SOCP_NNLS_MAX * m:
+            break
+        last = k
+        sgn = np.sign(h[sel])
+        B = A_W[:, sel] * sgn
+        for shrink in SOCP_NNLS_SHRINK:
+            b = y - (sigma * (1.0 - shrink) / zn) * z
+            try:
+                x = nnls(B, b, maxiter=50 * k)[0]
+            except RuntimeError:  # iteration cap: no point from this level
+                continue
+            yield sel, sgn * x
 
 
 def _barrier(A, y, sigma, z, t, tol, n_newton, outside=None):
@@ -230,6 +302,25 @@ def _barrier(A, y, sigma, z, t, tol, n_newton, outside=None):
     return (x if real else x[:m] + 1j * x[m:]), t, c, n_newton, stalled
 
 
+def _candidates(A_W, y, z, h_W, c_W, slack, keep, sigma, feas):
+    """Primal points on the working set, sparsest and most promising first.
+
+    Real data: :func:`_active_nnls` from the dual point; then (both kinds)
+    the central-path point ``c_W`` restricted to the columns whose dual slack
+    is below each of :data:`SOCP_ACTIVE`, to ``keep`` (dust dropped) and to
+    all columns, each made feasible by :func:`_fix_feasible`.  Yields
+    ``(sel, c_sel)``.
+    """
+    if not np.iscomplexobj(A_W) and not np.iscomplexobj(y):
+        yield from _active_nnls(A_W, y, z.real, h_W.real, sigma)
+    for sel in [slack < lev for lev in SOCP_ACTIVE] + [keep, np.ones(c_W.size, dtype=bool)]:
+        if not sel.any():
+            continue
+        c_S = _fix_feasible(A_W[:, sel], c_W[sel], y, sigma, feas)
+        if c_S is not None:
+            yield sel, c_S
+
+
 def _socp_bpdn(P, op, y, *, sigma, tol, feas, columns):
     """Certified complex BPDN (``sigma >= 0``) by the dual barrier method with column generation.
 
@@ -290,12 +381,8 @@ def _socp_bpdn(P, op, y, *, sigma, tol, feas, columns):
         # (slack 1 - |a_j^* z|^2 below SOCP_ACTIVE), which is the support
         # of the solution once t is large
         slack = 1.0 - np.abs(A_W.conj().T @ z) ** 2
-        for sel in [slack < lev for lev in SOCP_ACTIVE] + [keep, np.ones(W.size, dtype=bool)]:
-            if not sel.any():
-                continue
-            c_S = _fix_feasible(A_W[:, sel], c_W[sel], y, sigma, feas)
-            if c_S is None:
-                continue
+        for sel, c_S in _candidates(A_W, y, z, hz_full[W] / scale, c_W, slack, keep, sigma,
+                                    feas):
             coef = np.zeros(n, dtype=dtype)
             coef[W[sel]] = c_S
             rn = float(np.linalg.norm(y - P.A(coef)))

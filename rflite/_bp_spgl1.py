@@ -246,9 +246,9 @@ def _solve_path(op, y, cplx, *, sigma, tau, tol, max_iter, x0, polish,
                 return L1Result(c_lp, rn_lp, l1_lp, gap_lp, n_hom, P.count, l1_lp, "linprog")
         if method == "auto" and not single and sigma > 0.0:
             # the dual barrier method of the complex case, on the real dual
-            # (R^m): certifies what the path could not, or gives SPGL1 a far
-            # better start (SHRIMP f1, q = 1, condition ~1e14: l1 18.0 with
-            # gap 5e-3 where the path's end point had l1 196, gap 0.93)
+            # (R^m): certifies what the path could not (SHRIMP f1, q = 1,
+            # condition ~1e13: gap <= 3e-7 where the path's end point had
+            # l1 196, gap 0.93), or gives SPGL1 a far better start
             sol = _socp_bpdn(P, op, y, sigma=sigma, tol=tol, feas=feas, columns=_columns)
             if sol is not None:
                 c_b, rn_b, l1_b, gap_b, rounds_b, newton_b = sol

@@ -13,7 +13,7 @@ import pytest
 import scipy.optimize
 from numpy.testing import assert_allclose
 
-from rflite import _bp_lp, bp
+from rflite import _bp_lp, bp, datasets
 from rflite.bp import basis_pursuit, bpdn
 from rflite.features import random_feature_map
 
@@ -93,16 +93,10 @@ def test_q1_basis_pursuit_matches_linprog(seed):
     assert_allclose(res.l1_norm, full_linprog(A, y), rtol=1e-6)
 
 
-@pytest.mark.parametrize("seed", [0, 1])
-def test_q1_bpdn_matches_independent_solver(seed):
-    """sigma > 0 (an SOCP): the certified l1 norm against SLSQP on the
-    m-dimensional dual, max y.w - sigma ||w|| s.t. ||A^T w||_inf <= 1 (strong
-    duality: the same optimum; a general NLP method, independent of ours)."""
-    A, y = q1_fourier_problem(seed)
-    sigma = 1e-2 * np.linalg.norm(y)
-    res = bpdn(A, y, sigma)
-    assert res.certified and res.duality_gap <= bp.OPT_TOL
-    assert np.linalg.norm(A @ res.coef - y) <= sigma * (1 + 1e-8)
+def slsqp_bpdn_dual(A, y, sigma):
+    """Optimal BPDN value by SLSQP on the m-dimensional dual,
+    max y.w - sigma ||w|| s.t. ||A^T w||_inf <= 1 (strong duality: the same
+    optimum; a general NLP method, independent of ours)."""
     ones = np.ones(A.shape[1])
     dual = scipy.optimize.minimize(
         lambda w: -(y @ w) + sigma * np.linalg.norm(w), y / np.abs(A.T @ y).max(),
@@ -111,7 +105,39 @@ def test_q1_bpdn_matches_independent_solver(seed):
                      {"type": "ineq", "fun": lambda w: ones + A.T @ w, "jac": lambda w: A.T}],
         options={"ftol": 1e-15, "maxiter": 1000})
     assert np.abs(A.T @ dual.x).max() <= 1 + 1e-9
-    assert_allclose(res.l1_norm, -dual.fun, rtol=1e-6)
+    return -dual.fun
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_q1_bpdn_matches_independent_solver(seed):
+    """sigma > 0 (an SOCP): the certified l1 norm against :func:`slsqp_bpdn_dual`."""
+    A, y = q1_fourier_problem(seed)
+    sigma = 1e-2 * np.linalg.norm(y)
+    res = bpdn(A, y, sigma)
+    assert res.certified and res.duality_gap <= bp.OPT_TOL
+    assert np.linalg.norm(A @ res.coef - y) <= sigma * (1 + 1e-8)
+    assert_allclose(res.l1_norm, slsqp_bpdn_dual(A, y, sigma), rtol=1e-6)
+
+
+def test_q1_bpdn_certified_where_the_path_fails():
+    """SHRIMP's f1 target on a 30 x 800 q = 1 dictionary with the srfe
+    experiment's sigma = 1e-3 ||y||: the homotopy's support solves fail, and
+    before, the barrier's primal points (the central path made feasible)
+    stopped at gap 5.6e-6, so SPGL1 returned it uncertified.  Now the dual
+    point's active columns give a primal point by sign-constrained least
+    squares (``_bp_socp._active_nnls``), certified by the barrier, at the
+    independent solver's optimum."""
+    rng = np.random.default_rng(2)
+    X, y = datasets.SYNTHETIC_DATASETS["shrimp1"].make(30, d=4, rng=rng)
+    fmap = random_feature_map(4, 400, q=1, subsets="all", distribution="normal",
+                              bias="none", activation="fourier", rng=rng)
+    A = fmap.transform(X)
+    sigma = 1e-3 * np.linalg.norm(y)
+    res = bpdn(A, y, sigma)
+    assert res.stop_reason == "barrier" and res.certified
+    assert res.duality_gap <= bp.OPT_TOL
+    assert np.linalg.norm(A @ res.coef - y) <= sigma * (1 + 1e-8)
+    assert_allclose(res.l1_norm, slsqp_bpdn_dual(A, y, sigma), rtol=1e-6)
 
 
 @pytest.mark.parametrize("seed", range(4))

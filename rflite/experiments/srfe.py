@@ -208,8 +208,10 @@ def srfe_row(table, *, q=None, n_runs=None, quick=False, seed=0, log=None,
             runs = run(_shrimp_entry, (name, qs), dict(m=140, N=N, d=10), n_runs)
             sizes.extend(r[2] for r in runs)
             ours.append(float(np.mean([r[0] for r in runs])))
-            log(f"  {name}: MSE {ours[-1]:.3g} (s = {runs[-1][2]}, "
-                f"{runs[-1][1].bpdn.stop_reason})")
+            certified = sum(bool(r[1].bpdn.certified) for r in runs)
+            gap = max(float(r[1].bpdn.duality_gap) for r in runs)
+            log(f"  {name}: MSE {ours[-1]:.3g} (s = {runs[-1][2]}, {runs[-1][1].bpdn.stop_reason}; "
+                f"certified {certified} of {len(runs)}, largest gap {gap:.1e})")
         published = list(SHRIMP_PUBLISHED[: len(funcs)])
         extra["kept_s"] = sizes
     return {"columns": columns, "ours": ours, "published": published,

@@ -49,7 +49,7 @@ import scipy.linalg.blas as _blas
 import scipy.special
 from numba import njit, prange
 
-from rflite._numerics import SINCOS_MAX_ABS, blas_threads, ridge_solve, sincos
+from rflite._numerics import SINCOS_MAX_ABS, absmax, blas_threads, ridge_solve, sincos
 
 #: Problems with ``N K^2`` below this run their BLAS calls single-threaded
 #: (through ``threadpoolctl``): the loop makes thousands of
@@ -255,7 +255,7 @@ def _cis_block(XT, W, out, k0, k1):
             w = W[k, j]
             for n in range(N):
                 z[n] += w * XT[j, n]
-        if np.abs(z).max() <= SINCOS_MAX_ABS:
+        if absmax(z) <= SINCOS_MAX_ABS:
             for n in range(N):
                 sn, cs = sincos(z[n])
                 out[n, k] = complex(cs, sn)

@@ -83,6 +83,7 @@ from rflite._estimator import EstimatorMixin, feature_names
 from rflite._numerics import (
     MAX_ABS,
     SINCOS_MAX_ABS,
+    absmax,
     check_array,
     check_bool,
     check_choice,
@@ -1072,7 +1073,7 @@ def _trig_pick(Z, out, is_sin):  # pragma: no cover - jitted
     for i in range(Z.shape[0]):
         z = Z[i]
         o = out[i]
-        fast = z.size == 0 or np.abs(z).max() <= SINCOS_MAX_ABS
+        fast = absmax(z) <= SINCOS_MAX_ABS
         for j in range(z.size):
             if fast:
                 sn, cs = sincos(z[j])
@@ -1095,12 +1096,12 @@ def _trig_inplace(Z, bias, kind, amp):  # pragma: no cover - jitted
     :func:`_trig_store`.
     """
     n = bias.size
-    bmax = np.abs(bias).max() if n else 0.0
+    bmax = absmax(bias)
     for i in range(Z.shape[0]):
         row = Z[i]
         z = row[:n]
         s = row[n:2 * n] if kind == 2 else z
-        if n and np.abs(z).max() + bmax > SINCOS_MAX_ABS:
+        if n and absmax(z) + bmax > SINCOS_MAX_ABS:
             for j in range(n):
                 v = z[j] + bias[j]
                 if kind == 0:
@@ -1130,7 +1131,7 @@ def _trig_store(z, o, kind, amp):  # pragma: no cover - jitted
     n = z.size
     if n == 0:
         return
-    if np.abs(z).max() > SINCOS_MAX_ABS:
+    if absmax(z) > SINCOS_MAX_ABS:
         for j in range(n):
             if kind == 0:
                 o[j] = amp * math.sin(z[j])

@@ -307,3 +307,14 @@ def test_sincos_pi_half_split_is_exact_where_it_must_be():
     pi = Fraction("3.14159265358979323846264338327950288419716939937510582097494459")
     total = sum(Fraction(p) for p in (nm._PIO2_1, nm._PIO2_2, nm._PIO2_3, nm._PIO2_3T))
     assert abs(total - pi / 2) < Fraction(1, 2**135)
+
+
+def test_absmax_matches_numpy():
+    """The allocation-free row maximum of the sincos kernels against ``np.abs(z).max()``."""
+    from rflite._numerics import absmax
+
+    rng = np.random.default_rng(0)
+    for z in (rng.standard_normal(1001) * 1e6, -np.arange(5.0), np.array([-0.0]),
+              np.array([np.inf, 1.0])):
+        assert absmax(z) == np.abs(z).max()
+    assert absmax(np.empty(0)) == 0.0

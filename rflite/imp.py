@@ -1339,7 +1339,13 @@ class SHRIMPCV(RandomFeatureModel):
                         mean_factor=mean_factor)
         best = order[choice.index]
         i, j, t, n_t, pen = grid[best]
-        S = scores
+        # non-finite fold errors (exploded or skipped refits) count as infinitely
+        # bad, as in the choice; their std is then nan, without numpy's warning
+        S = np.where(np.isfinite(scores), scores, np.inf)
+        with np.errstate(invalid="ignore"):
+            std = S.std(axis=0)
+            se = (S.std(axis=0, ddof=1) / np.sqrt(S.shape[0]) if S.shape[0] > 1
+                  else np.zeros(S.shape[1]))
         self.cv_results_ = {
             "q": np.array([qs[g[0]] for g in grid]),
             "prune_rate": np.array([rates[g[1]] for g in grid]),
@@ -1348,9 +1354,8 @@ class SHRIMPCV(RandomFeatureModel):
             "ridge_rel": np.array([10.0 ** -RIDGE_EXPONENTS[g[4] - 1] if g[4] else 0.0
                                    for g in grid]),
             "mean_test_mse": S.mean(axis=0),
-            "std_test_mse": S.std(axis=0),
-            "se_test_mse": (S.std(axis=0, ddof=1) / np.sqrt(S.shape[0]) if S.shape[0] > 1
-                            else np.zeros(S.shape[1])),
+            "std_test_mse": std,
+            "se_test_mse": se,
             "baseline_mse": baseline,
         }
         for k in range(S.shape[0]):

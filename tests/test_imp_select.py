@@ -173,3 +173,23 @@ def test_cv_fold_scores_equal_per_rate():
     apart = np.concatenate([_imp_select._cv_fold_scores(tr, te, fmaps=[fm], rates=(p,), **kw)
                             for fm in fmaps for p in RATES])
     np.testing.assert_array_equal(together, apart)
+
+
+def test_shrimpcv_results_with_non_finite_fold_errors_are_quiet():
+    """Grid points with non-finite fold errors (housing: 1,731 of them) used to
+    leak numpy's "invalid value encountered in subtract" from the
+    ``cv_results_`` standard deviations; now they are inf / nan quietly."""
+    from rflite.datasets import load_uci
+    from rflite.imp import SHRIMPCV
+
+    b = load_uci("housing", rng=0)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message="invalid value", category=RuntimeWarning)
+        model = SHRIMPCV(random_state=0).fit(b.X_train, b.y_train)
+    res = model.cv_results_
+    S = np.stack([res[f"split{k}_test_mse"] for k in range(5)])
+    bad = ~np.all(np.isfinite(S), axis=0)
+    assert bad.any()  # the case this test is about
+    assert np.all(np.isinf(res["mean_test_mse"][bad]))
+    assert np.all(np.isfinite(res["std_test_mse"][~bad]))
+    assert np.isfinite(res["mean_test_mse"][model.best_index_])

@@ -1,6 +1,7 @@
 """Loop-level NumPy references, written for readability, that kernels are tested against."""
 
 import numpy as np
+import scipy.optimize
 
 
 def dense_weights(supports, values, d):
@@ -79,4 +80,33 @@ def complex_bpdn_dual(A, y, sigma):
                                   constraints=[{"type": "ineq", "fun": cons, "jac": cons_jac}],
                                   options={"ftol": 1e-15, "maxiter": 3000})
     assert cons(res.x).min() >= -1e-9
+    return -res.fun
+
+
+def q1_fourier_problem(seed, m=30, d=4, N=400):
+    """SHRIMP's q = 1 fourier dictionary (all subsets, N(0, 1), no bias, 2N columns)
+    on uniform inputs, with the target cos(x_0) + sin(x_1)."""
+    from rflite.features import random_feature_map
+
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1, 1, (m, d))
+    fmap = random_feature_map(d, N, q=1, subsets="all", distribution="normal", bias="none",
+                              activation="fourier", rng=seed)
+    return fmap.transform(X), np.cos(X[:, 0]) + np.sin(X[:, 1])
+
+
+def bpdn_dual_slsqp(A, y, sigma):
+    """Optimal value of the real BPDN dual max y.w - sigma ||w||, ||A^T w||_inf <= 1 (SLSQP).
+
+    An independent reference: a general NLP solver on the m-dimensional dual
+    (strong duality: its optimum equals the optimal ||c||_1).
+    """
+    ones = np.ones(A.shape[1])
+    res = scipy.optimize.minimize(
+        lambda w: -(y @ w) + sigma * np.linalg.norm(w), y / np.abs(A.T @ y).max(),
+        jac=lambda w: -y + sigma * w / np.linalg.norm(w), method="SLSQP",
+        constraints=[{"type": "ineq", "fun": lambda w: ones - A.T @ w, "jac": lambda w: -A.T},
+                     {"type": "ineq", "fun": lambda w: ones + A.T @ w, "jac": lambda w: A.T}],
+        options={"ftol": 1e-15, "maxiter": 1000})
+    assert np.abs(A.T @ res.x).max() <= 1 + 1e-9
     return -res.fun

@@ -374,30 +374,8 @@ def test_srfe_row_quick():
 
 
 # ------------------------------------------- q = 1 dictionaries (issue 19)
-def q1_fourier_problem(seed, m=30, d=4, N=400):
-    """SHRIMP's q = 1 fourier dictionary (all subsets, N(0, 1), no bias), f2 target."""
-    rng = np.random.default_rng(seed)
-    X = rng.uniform(-1, 1, (m, d))
-    fmap = random_feature_map(d, N, q=1, subsets="all", distribution="normal", bias="none",
-                              activation="fourier", rng=seed)
-    return fmap.transform(X), np.cos(X[:, 0]) + np.sin(X[:, 1])
-
-
-def bpdn_dual_slsqp(A, y, sigma):
-    """Optimal value of the BPDN dual max y.w - sigma ||w||, ||A^T w||_inf <= 1 (SLSQP).
-
-    An independent reference: a general NLP solver on the m-dimensional dual
-    (strong duality: its optimum equals the optimal ||c||_1).
-    """
-    ones = np.ones(A.shape[1])
-    res = scipy.optimize.minimize(
-        lambda w: -(y @ w) + sigma * np.linalg.norm(w), y / np.abs(A.T @ y).max(),
-        jac=lambda w: -y + sigma * w / np.linalg.norm(w), method="SLSQP",
-        constraints=[{"type": "ineq", "fun": lambda w: ones - A.T @ w, "jac": lambda w: -A.T},
-                     {"type": "ineq", "fun": lambda w: ones + A.T @ w, "jac": lambda w: A.T}],
-        options={"ftol": 1e-15, "maxiter": 1000})
-    assert np.abs(A.T @ res.x).max() <= 1 + 1e-9
-    return -res.fun
+q1_fourier_problem = naive.q1_fourier_problem
+bpdn_dual_slsqp = naive.bpdn_dual_slsqp
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])

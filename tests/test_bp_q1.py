@@ -17,14 +17,7 @@ from rflite import _bp_lp, bp, datasets
 from rflite.bp import basis_pursuit, bpdn
 from rflite.features import random_feature_map
 
-
-def q1_fourier_problem(seed, m=30, d=4, N=400):
-    """SHRIMP's q = 1 fourier dictionary (all subsets, N(0, 1), no bias, 2N columns)."""
-    rng = np.random.default_rng(seed)
-    X = rng.uniform(-1, 1, (m, d))
-    fmap = random_feature_map(d, N, q=1, subsets="all", distribution="normal", bias="none",
-                              activation="fourier", rng=seed)
-    return fmap.transform(X), np.cos(X[:, 0]) + np.sin(X[:, 1])
+from naive import bpdn_dual_slsqp, q1_fourier_problem
 
 
 def full_linprog(A, y):
@@ -93,30 +86,15 @@ def test_q1_basis_pursuit_matches_linprog(seed):
     assert_allclose(res.l1_norm, full_linprog(A, y), rtol=1e-6)
 
 
-def slsqp_bpdn_dual(A, y, sigma):
-    """Optimal BPDN value by SLSQP on the m-dimensional dual,
-    max y.w - sigma ||w|| s.t. ||A^T w||_inf <= 1 (strong duality: the same
-    optimum; a general NLP method, independent of ours)."""
-    ones = np.ones(A.shape[1])
-    dual = scipy.optimize.minimize(
-        lambda w: -(y @ w) + sigma * np.linalg.norm(w), y / np.abs(A.T @ y).max(),
-        jac=lambda w: -y + sigma * w / np.linalg.norm(w), method="SLSQP",
-        constraints=[{"type": "ineq", "fun": lambda w: ones - A.T @ w, "jac": lambda w: -A.T},
-                     {"type": "ineq", "fun": lambda w: ones + A.T @ w, "jac": lambda w: A.T}],
-        options={"ftol": 1e-15, "maxiter": 1000})
-    assert np.abs(A.T @ dual.x).max() <= 1 + 1e-9
-    return -dual.fun
-
-
 @pytest.mark.parametrize("seed", [0, 1])
 def test_q1_bpdn_matches_independent_solver(seed):
-    """sigma > 0 (an SOCP): the certified l1 norm against :func:`slsqp_bpdn_dual`."""
+    """sigma > 0 (an SOCP): the certified l1 norm against ``naive.bpdn_dual_slsqp``."""
     A, y = q1_fourier_problem(seed)
     sigma = 1e-2 * np.linalg.norm(y)
     res = bpdn(A, y, sigma)
     assert res.certified and res.duality_gap <= bp.OPT_TOL
     assert np.linalg.norm(A @ res.coef - y) <= sigma * (1 + 1e-8)
-    assert_allclose(res.l1_norm, slsqp_bpdn_dual(A, y, sigma), rtol=1e-6)
+    assert_allclose(res.l1_norm, bpdn_dual_slsqp(A, y, sigma), rtol=1e-6)
 
 
 def test_q1_bpdn_certified_where_the_path_fails():
@@ -137,7 +115,7 @@ def test_q1_bpdn_certified_where_the_path_fails():
     assert res.stop_reason == "barrier" and res.certified
     assert res.duality_gap <= bp.OPT_TOL
     assert np.linalg.norm(A @ res.coef - y) <= sigma * (1 + 1e-8)
-    assert_allclose(res.l1_norm, slsqp_bpdn_dual(A, y, sigma), rtol=1e-6)
+    assert_allclose(res.l1_norm, bpdn_dual_slsqp(A, y, sigma), rtol=1e-6)
 
 
 @pytest.mark.parametrize("seed", range(4))

@@ -42,8 +42,9 @@ feasible point and the dual point :math:`z / \max(1, \|A^* z\|_\infty)`
 over the **whole** dictionary: a certificate that does not trust the solver.
 
 Real data use the same method on the real dual (:math:`z \in \mathbb{R}^m`,
-one 1-D cone :math:`|a_j^T z| \le 1` per column) as the fallback of the
-LASSO homotopy (``rflite._bp_spgl1._solve_path``), with one more kind of
+one 1-D cone :math:`|a_j^T z| \le 1` per column) as the second fallback of
+the LASSO homotopy (``rflite._bp_spgl1._solve_path``; the first is the
+LASSO root search of :mod:`rflite._bp_nnls`), with one more kind of
 primal point: sign-constrained least squares on the columns the dual point
 makes active (:func:`_active_nnls`).  On the numerically rank-deficient
 q = 1 dictionaries of SHRIMP's f1 (126 x 20,000, condition ~1e13) the

@@ -21,11 +21,12 @@ from numba import njit
 
 from rflite._bp_homotopy import _columns, _homotopy_ws, _Products
 from rflite._bp_lp import LP_MAX_ENTRIES, _bp_linprog
+from rflite._bp_nnls import _nnls_bpdn
 from rflite._bp_socp import _socp_bpdn
 from rflite._numerics import min_norm_solve
 
 #: Stop reasons that come with a checked duality gap (:attr:`L1Result.certified`).
-CERTIFIED = frozenset({"homotopy", "linprog", "barrier", "polished", "optimal",
+CERTIFIED = frozenset({"homotopy", "linprog", "lasso_nnls", "barrier", "polished", "optimal",
                        "zero_solution"})
 #: Default optimality tolerance: relative duality gap (and, before the polish
 #: succeeds, SPGL1's relative root error ``|‖r‖ - sigma| / max(1, ‖r‖)``).
@@ -85,7 +86,10 @@ class L1Result(NamedTuple):
         Certified (feasible, relative duality gap <= tol on the problem as
         given; :attr:`certified` is True): ``"homotopy"`` (exact path end
         point), ``"linprog"`` (basis pursuit solved as a linear program by
-        HiGHS, directly or by column generation), ``"barrier"`` (complex
+        HiGHS, directly or by column generation), ``"lasso_nnls"`` (real
+        BPDN as the LASSO at the penalty whose residual is sigma, each LASSO
+        by non-negative least squares on a working set, :mod:`rflite._bp_nnls`),
+        ``"barrier"`` (complex
         BPDN / basis pursuit, a second-order cone program, solved by the dual
         log-barrier Newton method of :mod:`rflite._bp_socp`),
         ``"polished"`` (SPG + exact KKT point on the support),
@@ -119,8 +123,8 @@ class L1Result(NamedTuple):
 
         True for the stop reasons returned only after a feasible point's
         relative duality gap was checked against ``tol`` on the problem as
-        given (``"homotopy"``, ``"linprog"``, ``"barrier"``, ``"polished"``,
-        ``"optimal"``) and for
+        given (``"homotopy"``, ``"linprog"``, ``"lasso_nnls"``, ``"barrier"``,
+        ``"polished"``, ``"optimal"``) and for
         ``"zero_solution"``; False for SPGL1's heuristic stops
         (``"root_found"``, ``"bp_solution"``), ``"max_iter"``,
         ``"line_search"`` and ``"sigma_unreachable"``.
@@ -244,6 +248,23 @@ def _solve_path(op, y, cplx, *, sigma, tau, tol, max_iter, x0, polish,
             if lp is not None:
                 c_lp, rn_lp, l1_lp, gap_lp = lp
                 return L1Result(c_lp, rn_lp, l1_lp, gap_lp, n_hom, P.count, l1_lp, "linprog")
+        if method == "auto" and not single and 0.0 < sigma < ynorm:
+            # the LASSO at the penalty whose residual is sigma, each LASSO a
+            # non-negative least-squares problem on a working set: certifies
+            # the q = 1 dictionaries whose near-duplicate columns break the
+            # path's support solves (SHRIMP f1 / f2, 126 x 20,000: gaps
+            # 1e-8 .. 1e-11 in 3-14 s)
+            sol = _nnls_bpdn(P, op, y, sigma=sigma, tol=tol, feas=feas, columns=_columns,
+                             z0=y.copy())
+            if sol is not None:
+                c_n, rn_n, l1_n, gap_n, rounds_n, solves_n = sol
+                res_n = L1Result(c_n, rn_n, l1_n, float(gap_n), n_hom + solves_n, P.count, l1_n,
+                                 "lasso_nnls")
+                if gap_n <= tol:
+                    return res_n
+                dual_lb = max(dual_lb, l1_n * (1.0 - gap_n))
+                if hom is None or hom.residual_norm > feas or l1_n < hom.l1_norm:
+                    coef, hom = c_n, res_n._replace(stop_reason="max_iter")
         if method == "auto" and not single and sigma > 0.0:
             # the dual barrier method of the complex case, on the real dual
             # (R^m): certifies what the path could not (SHRIMP f1, q = 1,
@@ -256,7 +277,7 @@ def _solve_path(op, y, cplx, *, sigma, tau, tol, max_iter, x0, polish,
                                  l1_b, "barrier")
                 if gap_b <= tol:
                     return res_b
-                dual_lb = l1_b * (1.0 - gap_b)
+                dual_lb = max(dual_lb, l1_b * (1.0 - gap_b))
                 if hom is None or hom.residual_norm > feas or l1_b < hom.l1_norm:
                     coef, hom = c_b, res_b._replace(stop_reason="max_iter")
         if method == "homotopy":

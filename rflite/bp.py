@@ -117,18 +117,22 @@ best feasible point is returned as ``"lp_inexact"`` with its finite gap when
 it cannot be certified on numerically rank-deficient dictionaries.
 
 Real BPDN (``sigma > 0``) that the homotopy cannot certify (SHRIMP's q = 1
-dictionaries of f1, condition ~1e14) goes to the barrier method of the
-complex case, on the real dual in :math:`\mathbb{R}^m`, before SPGL1; it
-certifies the result or gives SPGL1 a far better start (140 x 20,000 f1:
-``||c||_1 = 18.0`` with gap 5e-3 where the path's end point had 196 and gap
-0.93), and the best dual bound seen is the reported gap.  Still not certified
-there: the Newton systems :math:`A D A^T` lose their accuracy at that
-condition number.
+dictionaries of f1 and f2, condition ~1e13, thousands of near-duplicate
+columns) goes next to ``rflite._bp_nnls`` (``stop_reason="lasso_nnls"``):
+the LASSO at the penalty whose residual norm is sigma, found by a secant
+search on the penalty, each LASSO a non-negative least-squares problem
+(Lawson-Hanson) on a working set of columns grown by column generation,
+certified by the duality gap of its residual on the whole dictionary.  On the
+126 x 20,000 SRFE-S problems of ``srfe-tables`` it certifies every f1 and f2
+run that the path does not (gaps 1e-8 .. 1e-11, 3-14 s).  Then the barrier
+method of the complex case, on the real dual in :math:`\mathbb{R}^m`, then
+SPGL1 from the best point, the best dual bound seen being the reported gap.
 
 Modules: the SPGL1 loop, the path driver, :class:`L1Result` and the
 constants are in ``rflite._bp_spgl1``; the homotopy in
-``rflite._bp_homotopy``; the LPs in ``rflite._bp_lp``; the barrier method
-in ``rflite._bp_socp`` (all re-exported here where public).
+``rflite._bp_homotopy``; the LPs in ``rflite._bp_lp``; the LASSO root
+search in ``rflite._bp_nnls``; the barrier method in ``rflite._bp_socp`` (all
+re-exported here where public).
 
 Honest results: a result is certified (:attr:`L1Result.certified`) only when
 a feasible point's gap was checked; anything else keeps the stop reason of the

@@ -122,9 +122,11 @@ def test_real_barrier_matches_the_homotopy():
     assert_allclose(l1, ref.l1_norm, rtol=1e-7)
 
 
-def test_real_bpdn_falls_back_to_the_barrier(monkeypatch):
+@pytest.mark.parametrize("with_nnls", [True, False])
+def test_real_bpdn_fallbacks_after_the_homotopy(with_nnls, monkeypatch):
     """When the homotopy cannot certify (forced here: it reports a stall), real
-    BPDN goes to the barrier before SPGL1 (SHRIMP f1: l1 18.0 instead of 196)."""
+    BPDN goes to the LASSO root search on NNLS, then (forced off here) to the
+    barrier, before SPGL1 (SHRIMP f1: l1 18.0 instead of 196)."""
     rng = np.random.default_rng(6)
     A = rng.standard_normal((20, 60))
     y = rng.standard_normal(20)
@@ -134,6 +136,8 @@ def test_real_bpdn_falls_back_to_the_barrier(monkeypatch):
 
     monkeypatch.setattr(_bp_spgl1, "_homotopy_ws",
                         lambda P, op, y, **kw: (np.zeros(op.shape[1]), None, 1, "stalled"))
+    if not with_nnls:
+        monkeypatch.setattr(_bp_spgl1, "_nnls_bpdn", lambda *args, **kwargs: None)
     res = bpdn(A, y, sigma)
-    assert res.stop_reason == "barrier" and res.certified
+    assert res.stop_reason == ("lasso_nnls" if with_nnls else "barrier") and res.certified
     assert_allclose(res.l1_norm, ref.l1_norm, rtol=1e-6)

@@ -97,25 +97,41 @@ def test_q1_bpdn_matches_independent_solver(seed):
     assert_allclose(res.l1_norm, bpdn_dual_slsqp(A, y, sigma), rtol=1e-6)
 
 
-def test_q1_bpdn_certified_where_the_path_fails():
+def shrimp1_q1_problem():
     """SHRIMP's f1 target on a 30 x 800 q = 1 dictionary with the srfe
-    experiment's sigma = 1e-3 ||y||: the homotopy's support solves fail, and
-    before, the barrier's primal points (the central path made feasible)
-    stopped at gap 5.6e-6, so SPGL1 returned it uncertified.  Now the dual
-    point's active columns give a primal point by sign-constrained least
-    squares (``_bp_socp._active_nnls``), certified by the barrier, at the
-    independent solver's optimum."""
+    experiment's sigma = 1e-3 ||y||, where the homotopy's support solves fail."""
     rng = np.random.default_rng(2)
     X, y = datasets.SYNTHETIC_DATASETS["shrimp1"].make(30, d=4, rng=rng)
     fmap = random_feature_map(4, 400, q=1, subsets="all", distribution="normal",
                               bias="none", activation="fourier", rng=rng)
-    A = fmap.transform(X)
-    sigma = 1e-3 * np.linalg.norm(y)
-    res = bpdn(A, y, sigma)
-    assert res.stop_reason == "barrier" and res.certified
+    return fmap.transform(X), y, 1e-3 * np.linalg.norm(y)
+
+
+def check_certified_optimum(res, A, y, sigma, reason):
+    assert res.stop_reason == reason and res.certified
     assert res.duality_gap <= bp.OPT_TOL
     assert np.linalg.norm(A @ res.coef - y) <= sigma * (1 + 1e-8)
     assert_allclose(res.l1_norm, bpdn_dual_slsqp(A, y, sigma), rtol=1e-6)
+
+
+def test_q1_bpdn_certified_by_lasso_nnls():
+    """Where the path fails, the LASSO root search on NNLS (``_bp_nnls``)
+    certifies the optimum of the independent solver."""
+    A, y, sigma = shrimp1_q1_problem()
+    check_certified_optimum(bpdn(A, y, sigma), A, y, sigma, "lasso_nnls")
+
+
+def test_q1_bpdn_barrier_certified_where_the_path_fails(monkeypatch):
+    """The next fallback, the dual barrier (the LASSO route switched off).
+    Before: its primal points (the central path made feasible) stopped at gap
+    5.6e-6 here, so SPGL1 returned it uncertified.  Now the dual point's
+    active columns give a primal point by sign-constrained least squares
+    (``_bp_socp._active_nnls``), certified at the independent optimum."""
+    from rflite import _bp_spgl1
+
+    monkeypatch.setattr(_bp_spgl1, "_nnls_bpdn", lambda *args, **kwargs: None)
+    A, y, sigma = shrimp1_q1_problem()
+    check_certified_optimum(bpdn(A, y, sigma), A, y, sigma, "barrier")
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -192,3 +208,40 @@ def test_well_conditioned_column_generation_matches_linprog():
     assert res.stop_reason == "linprog" and res.duality_gap <= bp.OPT_TOL
     assert np.linalg.norm(A @ res.coef - y) <= bp.BP_TOL * np.linalg.norm(y)
     assert_allclose(res.l1_norm, full_linprog(A, y), rtol=1e-6)
+
+
+def test_q1_bpdn_certified_where_path_and_barrier_were_not():
+    """40 x 1,000 q = 1 dictionary, SHRIMP f1 target, sigma = 1e-3 ||y||: with
+    the homotopy and the barrier alone SPGL1 returned it uncertified
+    ("root_found", gap 1.8e-4); the LASSO root search certifies it."""
+    from rflite.features import Normal
+
+    rng = np.random.default_rng(0)
+    X, y = datasets.SYNTHETIC_DATASETS["shrimp1"].make(40, d=4, rng=rng)
+    fmap = random_feature_map(4, 500, q=1, subsets="all", distribution=Normal(1.0),
+                              bias="none", activation="fourier", rng=rng)
+    A = fmap.transform(X)
+    sigma = 1e-3 * np.linalg.norm(y)
+    check_certified_optimum(bpdn(A, y, sigma), A, y, sigma, "lasso_nnls")
+
+
+def test_lasso_nnls_matches_sklearn_lasso():
+    """One LASSO by the augmented NNLS against scikit-learn's coordinate descent
+    at the same (effective) penalty, on a well-conditioned problem."""
+    sklearn_linear = pytest.importorskip("sklearn.linear_model")
+    from rflite import _bp_nnls
+
+    rng = np.random.default_rng(3)
+    A = rng.standard_normal((40, 120))
+    y = A[:, :5] @ rng.standard_normal(5) + 0.1 * rng.standard_normal(40)
+    c, rho, lam_eff = _bp_nnls._lasso_nnls(A, y, 2.0)
+    assert lam_eff > 2.0
+    ref = sklearn_linear.Lasso(alpha=lam_eff / 40, fit_intercept=False, tol=1e-14,
+                               max_iter=100_000).fit(A, y).coef_
+    assert_allclose(c, ref, atol=1e-7)
+    assert_allclose(rho, np.linalg.norm(y - A @ c), rtol=1e-12)
+    # KKT: |a_j^T r| <= lam_eff, with equality and the sign of c_j on the support
+    g = A.T @ (y - A @ c)
+    assert np.abs(g).max() <= lam_eff * (1 + 1e-9)
+    S = np.abs(c) > 1e-10
+    assert_allclose(g[S], lam_eff * np.sign(c[S]), rtol=1e-8)

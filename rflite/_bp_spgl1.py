@@ -248,12 +248,14 @@ def _solve_path(op, y, cplx, *, sigma, tau, tol, max_iter, x0, polish,
             if lp is not None:
                 c_lp, rn_lp, l1_lp, gap_lp = lp
                 return L1Result(c_lp, rn_lp, l1_lp, gap_lp, n_hom, P.count, l1_lp, "linprog")
-        if method == "auto" and not single and 0.0 < sigma < ynorm:
+        if method == "auto" and not single and 0.0 < sigma < ynorm and m < n:
             # the LASSO at the penalty whose residual is sigma, each LASSO a
             # non-negative least-squares problem on a working set: certifies
             # the q = 1 dictionaries whose near-duplicate columns break the
             # path's support solves (SHRIMP f1 / f2, 126 x 20,000: gaps
-            # 1e-8 .. 1e-11 in 3-14 s)
+            # 1e-8 .. 1e-11 in 3-14 s).  Wide dictionaries only: its working
+            # sets are dense m x |J| blocks (a tall Dask operator's would be
+            # gathered on the client)
             sol = _nnls_bpdn(P, op, y, sigma=sigma, tol=tol, feas=feas, columns=_columns,
                              z0=y.copy())
             if sol is not None:

@@ -163,7 +163,7 @@ def _active_nnls(A_W, y, z, h, sigma):
     (Lawson-Hanson, :func:`scipy.optimize.nnls`): small (``m x |J|``) and,
     unlike the homotopy's support solves, indifferent to the thousands of
     numerically duplicate columns of q = 1 dictionaries, since it needs no
-    unique solution (SHRIMP f1, 126 x 20,000, condition 5e-13: gap 2e-9 where
+    unique solution (SHRIMP f1, 126 x 20,000, condition ~2e12: gap 2e-9 where
     the central-path point made feasible stopped at 2e-5).  Nothing here is
     trusted: the caller computes each point's residual and gap on the whole
     dictionary.

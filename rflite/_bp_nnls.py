@@ -136,9 +136,10 @@ def _lasso_root(A_J, y, lam, sigma, tol):
         if out is None:
             break
         c, rho, lam_eff = out
-        if best is None or (rho <= sigma and (best[2] > sigma or rho > best[2])) or (
-                rho > sigma and best[2] > sigma and rho < best[2]):
-            best = (c, lam_eff, rho, it + 1)
+        # feasible points rank by rho closest to sigma, above any infeasible one
+        rank = (rho <= sigma, rho if rho <= sigma else -rho)
+        if best is None or rank > best[0]:
+            best = (rank, c, lam_eff, rho)
         if rho <= sigma:
             l1 = float(np.abs(c).sum())
             if l1 > 0.0 and rho * (sigma - rho) <= 0.25 * tol * lam_eff * l1:
@@ -154,7 +155,7 @@ def _lasso_root(A_J, y, lam, sigma, tol):
                     break
         prev = (lam, rho)
         lam = _next_lam(lam, rho, lo, hi, target)
-    return None if best is None else best[:3] + (it + 1,)
+    return None if best is None else best[1:] + (it + 1,)
 
 
 def _first_ws(h, m):

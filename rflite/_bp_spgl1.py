@@ -253,7 +253,7 @@ def _solve_path(op, y, cplx, *, sigma, tau, tol, max_iter, x0, polish,
             # non-negative least-squares problem on a working set: certifies
             # the q = 1 dictionaries whose near-duplicate columns break the
             # path's support solves (SHRIMP f1 / f2, 126 x 20,000: gaps
-            # 1e-8 .. 1e-11 in 3-25 s).  Wide dictionaries only: its working
+            # 1e-8 .. 1e-11 in 2-8 s).  Wide dictionaries only: its working
             # sets are dense m x |J| blocks (a tall Dask operator's would be
             # gathered on the client)
             sol = _nnls_bpdn(P, op, y, sigma=sigma, tol=tol, feas=feas, columns=_columns,

@@ -124,7 +124,7 @@ search on the penalty, each LASSO a non-negative least-squares problem
 (Lawson-Hanson) on a working set of columns grown by column generation,
 certified by the duality gap of its residual on the whole dictionary.  On the
 126 x 20,000 SRFE-S problems of ``srfe-tables`` it certifies every f1 and f2
-run that the path does not (gaps 1e-8 .. 1e-11, 3-25 s here; f1 the slowest).  Then the barrier
+run that the path does not (gaps 1e-8 .. 1e-11, 2-8 s here; f1 the slowest).  Then the barrier
 method of the complex case, on the real dual in :math:`\mathbb{R}^m`, then
 SPGL1 from the best point, the best dual bound seen being the reported gap.
 

@@ -89,19 +89,28 @@ NNLS_MAXITER = 10
 NNLS_SHRINK = 1e-9
 
 
-def _lasso_nnls(A_J, y, lam):
+def _split_matrix(A_J):
+    """``[A_J, -A_J]`` with a spare last row for the penalty (see :func:`_lasso_nnls`)."""
+    m, k = A_J.shape
+    B = np.empty((m + 1, 2 * k))
+    B[:m, :k] = A_J
+    B[:m, k:] = -A_J
+    return B
+
+
+def _lasso_nnls(A_J, y, lam, B=None):
     """The LASSO on ``A_J`` at about ``lam`` by NNLS; ``(c, rho, lam_eff)`` or ``None``.
 
     ``lam_eff = lam (1 + NNLS_GAMMA2 ||c||_1)`` is the penalty the point is
-    optimal for (see the module notes).
+    optimal for (see the module notes).  ``B`` is :func:`_split_matrix` of
+    ``A_J``, built once per root search; its last row is overwritten here.
     """
     from scipy.optimize import nnls
 
     m, k = A_J.shape
     gamma = math.sqrt(NNLS_GAMMA2 * lam)
-    B = np.empty((m + 1, 2 * k))
-    B[:m, :k] = A_J
-    B[:m, k:] = -A_J
+    if B is None:
+        B = _split_matrix(A_J)
     B[m] = gamma
     b = np.append(y, -lam / gamma)
     try:
@@ -144,12 +153,13 @@ def _lasso_root(A_J, y, lam, sigma, tol):
     missing; ``None`` if no solve succeeded.
     """
     target = sigma * (1.0 - NNLS_SHRINK)
+    B = _split_matrix(A_J)
     lo = hi = None
     best = None
     prev = None
     stalls = 0
     for it in range(NNLS_ROOT_ITERS):
-        out = _lasso_nnls(A_J, y, lam)
+        out = _lasso_nnls(A_J, y, lam, B)
         if out is None:
             break
         c, rho, lam_eff = out

@@ -125,7 +125,10 @@ weighted split rule (:mod:`rflite._dask_shrimp`).
 (:func:`rflite._dask_srfe._choose_eta`: one homotopy path per fold on the
 training-rows operator, validation passes, the in-memory rule).
 
-Every fit without a distributed path (GFC, ``ARFFClassifier``) refuses
+:class:`~rflite.metropolis.ARFFClassifier` fits on Dask through the same
+chain (:func:`rflite._dask_arff.fit_arff_classifier`: the classes from one
+pass over the labels, the one-hot targets built lazily per chunk); its
+``predict`` is lazy.  GFC, the one fit without a distributed path, refuses
 Dask input by name instead of loading it (:func:`rflite._base.refuse_dask`).
 
 :class:`~rflite.imp.SHRIMPCV` fits on Dask (:mod:`rflite._dask_shrimpcv`:

@@ -31,6 +31,10 @@ memory the rows are not first sorted into a canonical order (a global sort
 of m rows), so the split depends on the row order; on rows given in that
 order the fit is the in-memory one.
 
+:class:`~rflite.metropolis.ARFFClassifier` (:func:`fit_arff_classifier`)
+runs the same chain on one-hot targets built lazily from the labels (the
+classes from one pass), unscaled as in memory.
+
 Scope: ``method="metropolis"``, ``activation="exp"``, no ``sample_weight``;
 the other settings are refused with a ``ValueError`` naming the parameter.
 """
@@ -38,14 +42,15 @@ the other settings are refused with a ``ValueError`` naming the parameter.
 from __future__ import annotations
 
 import time
+import warnings
 
 import numpy as np
 
 from rflite._dask import SPLIT_EVERY, _prepare
-from rflite._numerics import check_bool, check_choice
+from rflite._numerics import DataConversionWarning, check_bool, check_choice
 from rflite.metropolis import _Chain, _ValidationMonitor
 
-__all__ = ["fit_arff"]
+__all__ = ["fit_arff", "fit_arff_classifier"]
 
 
 def _k_gram(Xb, Yb, omega, activation):
@@ -237,9 +242,55 @@ def fit_arff(est, X, y, sample_weight=None):
     :class:`_DaskChain`, and stores the result as the in-memory fit does.
     Sets ``dask_passes_`` and ``dask_fit_seconds_``.
     """
-    from rflite._cv import Progress
-    from rflite.metropolis import Standardizer, _blas_limit, _check_arff_params, _metropolis
+    _check_settings(est)
+    X, Y, one_d = _prepare(est, X, y, sample_weight)
+    _fit_targets(est, X, Y, one_d, center_y=check_bool(est.fit_intercept, "fit_intercept"))
+    if one_d:
+        est.coef_ = est.coef_[:, 0]
+        est.intercept_ = float(est.intercept_[0])
+    return est
 
+
+def fit_arff_classifier(est, X, y, sample_weight=None):
+    """:meth:`rflite.metropolis.ARFFClassifier.fit` on a Dask ``X`` (and labels ``y``).
+
+    The classes come from one pass over ``y`` (``da.unique``); the one-hot
+    targets are built lazily chunk by chunk (never on the client) and fitted
+    unscaled, as in memory, by the regressor's distributed chain.  Integer
+    labels only (Dask holds numeric arrays); ``sample_weight`` is refused.
+    """
+    import dask
+    import dask.array as da
+
+    _check_settings(est)
+    X, Y, one_d = _prepare(est, X, y, sample_weight)
+    if not one_d:
+        if Y.shape[1] != 1:
+            raise ValueError(f"y must be 1-d with one label per row of X, got shape {y.shape}")
+        warnings.warn(  # as the in-memory _check_labels
+            "A column-vector y was passed when a 1d array was expected; flattened to "
+            f"shape ({y.shape[0]},)", DataConversionWarning, stacklevel=3)
+    labels = Y[:, 0]
+    classes, n_bad, n_frac = dask.compute(
+        da.unique(labels), (~da.isfinite(labels)).sum(), (labels != da.round(labels)).sum())
+    if n_bad:
+        raise ValueError("y contains NaN or infinite values; class labels must be finite")
+    if n_frac:
+        raise ValueError(
+            "Unknown label type: y is continuous (non-integral float labels); "
+            "ARFFClassifier needs class labels, use ARFFRegressor for regression")
+    if classes.size < 2:
+        raise ValueError(f"y must contain at least 2 classes, got {classes.size}")
+    # labels of an integer y were made float64 by check_dask_y: give them back
+    # their own dtype (exact: they are integral)
+    est.classes_ = classes.astype(y.dtype) if np.dtype(y.dtype).kind in "biu" else classes
+    T = (labels[:, None] == classes[None, :]).astype(np.float64)
+    return _fit_targets(est, X, T, False, center_y=None)
+
+
+def _check_settings(est) -> bool:
+    """Refuse, by name, the settings without a Dask fit (before any pass); returns
+    ``early_stopping``."""
     early = check_bool(est.early_stopping, "early_stopping")
     method = check_choice(est.method, "method", ("metropolis", "fixed"))
     if method != "metropolis":
@@ -248,20 +299,33 @@ def fit_arff(est, X, y, sample_weight=None):
     if est.activation != "exp":
         raise ValueError(f"activation={est.activation!r} is not available for Dask arrays; "
                          "use activation='exp'")
-    X, Y, one_d = _prepare(est, X, y, sample_weight)
+    return early
+
+
+def _fit_targets(est, X, Y, one_d, *, center_y):
+    """Standardise, run the distributed chain, store: the in-memory ``_fit_targets``.
+
+    ``center_y``: True centres and scales ``Y``, False only scales it, None
+    leaves it as it is (the classifier's one-hot targets).
+    """
+    from rflite._cv import Progress
+    from rflite.metropolis import Standardizer, _blas_limit, _check_arff_params, _metropolis
+
+    early = _check_settings(est)
     lam, lam_grid = est._check_lam(early)
     K, n_iter, delta, gamma, lam, refit_every, adaptive, burn_in, omega_max, activation = \
         _check_arff_params(X.shape, est.n_features, est.n_iter, est.delta, est.gamma, lam,
                            est.refit_every, est.adaptive_covariance, est.burn_in,
                            est.omega_max, est.activation, None)
-    center_y = check_bool(est.fit_intercept, "fit_intercept")
     t0 = time.perf_counter()
     x_std = _standardizer(X, "X")
-    t_std = _standardizer(Y, "y")
-    if not center_y:
-        t_std = Standardizer(np.zeros_like(t_std.mean), t_std.scale)
+    t_std = None
+    if center_y is not None:
+        t_std = _standardizer(Y, "y")
+        if not center_y:
+            t_std = Standardizer(np.zeros_like(t_std.mean), t_std.scale)
     Xn = (X - x_std.mean) / x_std.scale
-    Tn = (Y - t_std.mean) / t_std.scale
+    Tn = Y if t_std is None else (Y - t_std.mean) / t_std.scale
     chains = []
 
     def chain_class(*args):
@@ -282,9 +346,6 @@ def fit_arff(est, X, y, sample_weight=None):
             est.best_iteration_ = est.n_iter_
             est.validation_scores_ = None
     est._store(res, x_std, t_std, lam, X.shape[1])
-    if one_d:
-        est.coef_ = est.coef_[:, 0]
-        est.intercept_ = float(est.intercept_[0])
     est.dask_passes_ = [p for c in chains for p in c.pass_seconds]
     est.dask_fit_seconds_ = time.perf_counter() - t0
     return est

@@ -1165,7 +1165,11 @@ class ARFFClassifier(_ARFFBase):
         """
         from rflite._estimator import feature_names as _feature_names
 
-        refuse_dask(self, X, y, sample_weight)  # before y is one-hot encoded
+        if _dask.is_dask_array(X):  # distributed fit (issue 16): rflite._dask_arff
+            from rflite._dask_arff import fit_arff_classifier
+
+            return fit_arff_classifier(self, X, y, sample_weight)
+        refuse_dask(self, X, y, sample_weight)  # a Dask y or weight with a NumPy X
         from rflite._numerics import check_sample_weight
 
         names = _feature_names(X)
@@ -1200,17 +1204,23 @@ class ARFFClassifier(_ARFFBase):
         With two classes, scikit-learn's convention: the (m,) difference
         ``|f_1| - |f_0|``, positive for ``classes_[1]``.
         """
-        out = np.abs(self._decision(X))
+        out = abs(self._decision(X))  # (abs: lazy on a Dask X)
         return out[:, 1] - out[:, 0] if out.shape[1] == 2 else out
 
     def predict(self, X) -> np.ndarray:
-        """The class whose output has the largest modulus (the paper's arg max)."""
+        """The class whose output has the largest modulus (the paper's arg max);
+        a lazy Dask array for a Dask ``X``."""
         self._check_fitted()
-        return self.classes_[np.argmax(np.abs(self._decision(X)), axis=1)]
+        index = abs(self._decision(X)).argmax(axis=1)
+        if _dask.is_dask_array(index):
+            classes = self.classes_
+            return index.map_blocks(lambda b: classes[b], dtype=classes.dtype)
+        return self.classes_[index]
 
     def score(self, X, y) -> float:
-        """Accuracy on ``(X, y)``."""
-        return float(np.mean(self.predict(X) == np.asarray(y)))
+        """Accuracy on ``(X, y)`` (computed, for Dask arrays, chunk by chunk)."""
+        hit = self.predict(X) == (y if _dask.is_dask_array(y) else np.asarray(y))
+        return float(hit.mean())
 
 
 class _ValidationMonitor:

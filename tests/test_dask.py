@@ -695,12 +695,13 @@ def test_scale_experiment_quick(tmp_path, cluster_client, monkeypatch, capsys):
 
 
 @pytest.mark.parametrize("make,which", [
-    (make, which) for make in ("GFCRegressor", "ARFFClassifier")
-    for which in ("X", "y", "sample_weight")] + [
-    ("HARFE-numpy-X", "y"), ("HARFE-numpy-X", "sample_weight")])
+    ("GFCRegressor", which) for which in ("X", "y", "sample_weight")] + [
+    (make, which) for make in ("HARFE-numpy-X", "ARFFClassifier")
+    for which in ("y", "sample_weight")])
 def test_in_memory_fits_refuse_dask_input_instead_of_loading_it(which, make, sync):
-    """Fits without a distributed path refuse a Dask X, y or sample_weight by name
-    (they loaded it silently); so does a Dask y or weight with a NumPy X."""
+    """GFC, the fit without a distributed path, refuses a Dask X, y or sample_weight
+    by name (it loaded them silently); every fit refuses a Dask y or weight with
+    a NumPy X."""
     from rflite.greedy import GFCRegressor
     from rflite.metropolis import ARFFClassifier
 

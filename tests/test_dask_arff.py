@@ -109,8 +109,9 @@ def test_arff_settings_not_on_dask_are_refused_by_name(data, kw, name, sync):
         _model(**kw).fit(Xd, yd)
     with pytest.raises(ValueError, match="sample_weight"):
         _model().fit(Xd, yd, sample_weight=np.ones(240))
-    with pytest.raises(ValueError, match="X is a Dask array .*ARFFClassifier fits in memory"):
-        ARFFClassifier(4, n_iter=2).fit(Xd, (y > 0).astype(int))
+    with pytest.raises(ValueError, match="sample_weight"):
+        ARFFClassifier(4, n_iter=2).fit(Xd, da.from_array((y > 0).astype(int), chunks=70),
+                                        sample_weight=np.ones(240))
 
 
 def test_arff_nan_in_a_chunk_is_named(data, sync):
@@ -119,3 +120,98 @@ def test_arff_nan_in_a_chunk_is_named(data, sync):
     X[150, 1] = np.nan
     with pytest.raises(ValueError, match="^X contains NaN"):
         _model().fit(da.from_array(X, chunks=(70, -1)), da.from_array(y, chunks=70))
+
+
+# ---------------------------------------------------------------- classifier
+@pytest.fixture(scope="module")
+def labelled(data):
+    X, y = data
+    labels = (y > 0).astype(np.int64) + (X[:, 2] > 1)  # three classes, 0 1 2
+    return X, labels
+
+
+def _assert_same_classifier(dist, mem, X):
+    np.testing.assert_array_equal(dist.classes_, mem.classes_)
+    assert dist.classes_.dtype == mem.classes_.dtype
+    np.testing.assert_array_equal(dist.frequencies_, mem.frequencies_)
+    assert (dist.n_iter_, dist.best_iteration_, dist.lam_) == \
+        (mem.n_iter_, mem.best_iteration_, mem.lam_)
+    assert rel(dist.coef_, mem.coef_) <= RTOL
+    Xd = da.from_array(X, chunks=(70, -1))
+    lazy = dist.predict(Xd)
+    assert isinstance(lazy, da.Array)
+    np.testing.assert_array_equal(lazy.compute(), mem.predict(X))
+    np.testing.assert_allclose(dist.decision_function(Xd).compute(), mem.decision_function(X),
+                               rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("rows", [60, 70, 240], ids=["divides", "does-not-divide", "one-chunk"])
+def test_arff_classifier_on_dask_equals_in_memory(labelled, rows, sync):
+    """One-hot targets built lazily from the labels, the regressor's chain: the
+    same frequencies, acceptances and amplitudes (to rounding) as in memory."""
+    X, labels = labelled
+    params = {"n_features": 10, "n_iter": 12, "early_stopping": False, "random_state": 0}
+    mem = ARFFClassifier(**params).fit(X, labels)
+    dist = ARFFClassifier(**params).fit(da.from_array(X, chunks=(rows, -1)),
+                                        da.from_array(labels, chunks=rows))
+    _assert_same_classifier(dist, mem, X)
+    np.testing.assert_array_equal(dist.result_.acceptance, mem.result_.acceptance)
+    assert dist.score(da.from_array(X, chunks=(rows, -1)), da.from_array(labels, chunks=rows)) \
+        == mem.score(X, labels)
+
+
+def test_arff_classifier_early_stopping_on_dask_equals_in_memory(labelled, sync):
+    """The default early stopping on rows in the in-memory canonical order."""
+    from rflite.metropolis import _canonical_order
+
+    X, labels = labelled
+    order = _canonical_order(X, np.eye(3)[labels])
+    X, labels = X[order], labels[order]
+    mem = ARFFClassifier(n_features=10, n_iter=30, random_state=0).fit(X, labels)
+    dist = ARFFClassifier(n_features=10, n_iter=30, random_state=0).fit(
+        da.from_array(X, chunks=(70, -1)), da.from_array(labels, chunks=70))
+    _assert_same_classifier(dist, mem, X)
+    np.testing.assert_array_equal(dist.validation_iterations_, mem.validation_iterations_)
+    assert rel(dist.validation_scores_, mem.validation_scores_) <= RTOL
+
+
+def test_arff_classifier_on_a_local_cluster(labelled, cluster_client):
+    X, labels = labelled
+    params = {"n_features": 10, "n_iter": 12, "early_stopping": False, "random_state": 0}
+    mem = ARFFClassifier(**params).fit(X, labels)
+    with cluster_client.as_current(), dask.config.set(scheduler=cluster_client):
+        dist = ARFFClassifier(**params).fit(da.from_array(X, chunks=(70, -1)),
+                                            da.from_array(labels, chunks=70))
+        _assert_same_classifier(dist, mem, X)
+
+
+@pytest.mark.parametrize("bad,match", [
+    ("nan", "^y contains NaN"), ("continuous", "^Unknown label type"),
+    ("one-class", "at least 2 classes"), ("2-columns", "^y must be 1-d"),
+])
+def test_arff_classifier_bad_labels_on_dask_are_named(labelled, bad, match, sync):
+    X, labels = labelled
+    y = labels.astype(np.float64)
+    if bad == "nan":
+        y[100] = np.nan
+    elif bad == "continuous":
+        y[100] = 0.5
+    elif bad == "one-class":
+        y[:] = 1.0
+    else:
+        y = np.column_stack([y, y])
+    yd = da.from_array(y, chunks=(70,) + y.shape[1:])
+    with pytest.raises(ValueError, match=match):
+        ARFFClassifier(4, n_iter=2).fit(da.from_array(X, chunks=(70, -1)), yd)
+
+
+def test_arff_classifier_column_vector_labels_on_dask_warn(labelled, sync):
+    """A column-vector y warns and is flattened, as in memory."""
+    from rflite._numerics import DataConversionWarning
+
+    X, labels = labelled
+    Xd = da.from_array(X, chunks=(70, -1))
+    with pytest.warns(DataConversionWarning, match="column-vector"):
+        model = ARFFClassifier(4, n_iter=2, early_stopping=False, random_state=0).fit(
+            Xd, da.from_array(labels[:, None], chunks=(70, 1)))
+    np.testing.assert_array_equal(model.classes_, [0, 1, 2])

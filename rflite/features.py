@@ -34,8 +34,10 @@ in cache.  When ``q`` is close to ``d`` (``d <= DENSE_RATIO * q``) it is a
 BLAS product instead (for the full matrix in float64, a few large calls
 before the row blocks, so that Ctrl-C is honoured between them).  The
 activations ``sin``, ``cos`` and ``fourier`` in float64 are fused into the same
-pass by the vectorised :func:`rflite._numerics.sincos` (about 1 ns an entry,
-``numpy.sin`` about 15 ns here), with ``math.sin``/``cos`` for rows whose
+pass by the vectorised :func:`rflite._numerics.sincos` (``sin_only`` /
+``cos_only`` where one of the two is needed: the same values, one polynomial
+instead of two; 1-3 ns an entry against 10-15 ns for ``numpy.sin`` on the
+machines measured), with ``math.sin``/``cos`` for rows whose
 phases exceed :data:`rflite._numerics.SINCOS_MAX_ABS`; the other activations,
 float32 output and ``exp`` go through NumPy's ufuncs (``tanh``, ``expit``,
 ``sin``/``cos``).  Row blocks are handed to a small thread pool (the kernels
@@ -91,6 +93,8 @@ from rflite._numerics import (
     check_memory,
     check_real,
     check_rng,
+    cos_only,
+    sin_only,
     sincos,
     spawn_streams,
 )
@@ -1113,10 +1117,10 @@ def _trig_inplace(Z, bias, kind, amp):  # pragma: no cover - jitted
                     s[j] = amp * math.sin(v)
         elif kind == 0:
             for j in range(n):
-                z[j] = amp * sincos(z[j] + bias[j])[0]
+                z[j] = amp * sin_only(z[j] + bias[j])
         elif kind == 1:
             for j in range(n):
-                z[j] = amp * sincos(z[j] + bias[j])[1]
+                z[j] = amp * cos_only(z[j] + bias[j])
         else:
             for j in range(n):
                 sn, cs = sincos(z[j] + bias[j])
@@ -1144,10 +1148,10 @@ def _trig_store(z, o, kind, amp):  # pragma: no cover - jitted
         return
     if kind == 0:
         for j in range(n):
-            o[j] = amp * sincos(z[j])[0]
+            o[j] = amp * sin_only(z[j])
     elif kind == 1:
         for j in range(n):
-            o[j] = amp * sincos(z[j])[1]
+            o[j] = amp * cos_only(z[j])
     else:
         for j in range(n):
             sn, cs = sincos(z[j])

@@ -172,6 +172,35 @@ def test_sincos_signed_zero_and_subnormals():
     np.testing.assert_array_equal(c, np.ones_like(tiny))
 
 
+def test_sin_only_and_cos_only_equal_sincos_bit_for_bit():
+    """The one-polynomial kernels of the sin / cos feature loops give sincos's
+    values exactly (signed zeros included) on uniform arguments at every scale,
+    next to multiples of pi/2 and on zeros and subnormals."""
+    from numba import njit
+
+    @njit
+    def each(x, s, c):
+        for i in range(x.size):
+            s[i] = nm.sin_only(x[i])
+            c[i] = nm.cos_only(x[i])
+
+    rng = np.random.default_rng(3)
+    pi_ld = np.longdouble("3.14159265358979323846264338327950288")
+    near = (np.arange(1, 2**14, dtype=np.longdouble) * pi_ld / 2).astype(np.float64)
+    x = np.concatenate(
+        [rng.uniform(-scale, scale, 50_000) for scale in (1.0, 1e2, 1e4, nm.SINCOS_MAX_ABS)]
+        + [near + i * np.spacing(near) for i in (-1, 0, 1)]
+        + [[0.0, -0.0, 5e-324, -5e-324, -1e-310, np.pi / 4, -np.pi / 4]])
+    x = np.concatenate([x, -x])
+    s, c = np.empty_like(x), np.empty_like(x)
+    each(x, s, c)
+    s_ref, c_ref = _sincos_arrays(x)
+    np.testing.assert_array_equal(s, s_ref)
+    np.testing.assert_array_equal(c, c_ref)
+    np.testing.assert_array_equal(np.signbit(s), np.signbit(s_ref))
+    np.testing.assert_array_equal(np.signbit(c), np.signbit(c_ref))
+
+
 def test_sin_features_beyond_sincos_range_use_libm():
     """Phases above SINCOS_MAX_ABS (huge x) go through math.sin/cos: equal to NumPy."""
     from rflite.features import FeatureMap

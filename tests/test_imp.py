@@ -535,3 +535,47 @@ def test_select_shrimp_same_choice_on_a_process_pool():
     assert (serial.q, serial.prune_rate) == (pooled.q, pooled.prune_rate)
     np.testing.assert_array_equal(serial.model.predict(X), pooled.model.predict(X))
 
+
+
+# ------------------------------------------------------------ q = "auto"
+def test_auto_q_is_the_better_validated_fit_of_q_1_and_2():
+    """The default q="auto" fits q = 1 and q = 2 with one seed and keeps the lower
+    validation MSE: bit for bit the fit of SHRIMPRegressor(q=q_) with that seed,
+    on the same validation rows; on an interaction target (Friedman 1) it is
+    q = 2, whose test error is a fraction of the additive model's."""
+    X, y = D.make_friedman1(300, d=10, noise=0.5, rng=0)
+    Xt, yt = D.make_friedman1(500, d=10, rng=1)
+    auto = SHRIMPRegressor(random_state=0).fit(X, y)
+    fixed = {q: SHRIMPRegressor(q=q, random_state=0).fit(X, y) for q in (1, 2)}
+    assert auto.q == "auto" and auto.random_state == 0  # parameters untouched
+    assert auto.q_scores_ == {q: fixed[q].validation_mse_ for q in (1, 2)}
+    assert auto.q_ == 2 and auto.q_scores_[2] < auto.q_scores_[1]
+    chosen = fixed[2]
+    assert_array_equal(auto.support_, chosen.support_)
+    assert_array_equal(auto.coef_, chosen.coef_)
+    assert auto.intercept_ == chosen.intercept_
+    assert_array_equal(auto.validation_indices_, chosen.validation_indices_)
+    assert_array_equal(fixed[1].validation_indices_, chosen.validation_indices_)
+    mse = {q: float(np.mean((m.predict(Xt) - yt) ** 2)) for q, m in fixed.items()}
+    assert mse[2] < 0.3 * mse[1], mse
+
+
+def test_auto_q_single_input_and_any_random_state():
+    """d = 1 leaves one candidate (no clipping warning); a Generator seed is
+    reproducible and is not replaced in the parameters."""
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (80, 1))
+    y = np.sin(3 * X[:, 0]) + 0.01 * rng.standard_normal(80)
+    import warnings
+
+    from rflite._base import QClippedWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", QClippedWarning)
+        one = SHRIMPRegressor(n_features=60, random_state=0).fit(X, y)
+    assert list(one.q_scores_) == [1] and one.q_ == 1
+    gen = np.random.default_rng(7)
+    a = SHRIMPRegressor(n_features=60, random_state=gen).fit(X, y)
+    b = SHRIMPRegressor(n_features=60, random_state=np.random.default_rng(7)).fit(X, y)
+    assert a.random_state is gen
+    assert_array_equal(a.coef_, b.coef_)

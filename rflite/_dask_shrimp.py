@@ -222,7 +222,8 @@ def fit_shrimp(est, X, y, sample_weight=None):
             path = shrimp_path(
                 R_tr[:, :n], R_tr[:, n + j], A_val=R_val[:, :n], y_val=R_val[:, n + j],
                 prune_rate=est.prune_rate, n_steps=est.n_steps, min_features=est.min_features,
-                schedule=est.schedule, method=est.method, track_spectrum=False, rng=path_rng)
+                schedule=est.schedule, method=est.method, track_spectrum=False, rng=path_rng,
+                verbose=getattr(est, "verbose", 0))
             # mean squared errors over the true row counts, not the L rows of R
             path = path._replace(train_mse=path.train_mse * L / m_tr,
                                  val_mse=path.val_mse * L / w_val)

@@ -109,6 +109,7 @@ import numpy as np
 
 from rflite import _dask
 from rflite._base import MagnitudeWarning, RandomFeatureModel
+from rflite._cv import Progress
 from rflite._imp_select import (  # noqa: F401 - public here; the selection machinery
     MEAN_FACTOR,
     SHRIMPSelection,
@@ -430,6 +431,7 @@ def shrimp_path(
     y_val=None,
     track_spectrum: bool = False,
     rng=None,
+    verbose=0,
 ) -> SHRIMPPath:
     r"""SHRIMP pruning path on a fixed feature matrix (Xie et al. 2022, Algorithm 1).
 
@@ -477,6 +479,10 @@ def shrimp_path(
         Also record the extreme eigenvalues of the scaled Gram matrix (Fig. 6);
         costs an eigenvalue decomposition of a ``min(m, N_t)`` square matrix
         per step.
+    verbose : int, default 0
+        ``>= 1``: one line per step on stderr (step, columns kept, the solve
+        used, elapsed seconds, the validation MSE, or the training MSE
+        without ``A_val``).
     rng : None, int or numpy.random.Generator
 
     Returns
@@ -509,11 +515,13 @@ def shrimp_path(
     """
     return _shared_paths(A, y, (prune_rate,), n_steps=n_steps, min_features=min_features,
                          schedule=schedule, method=method, A_val=A_val, y_val=y_val,
-                         track_spectrum=track_spectrum, rng=rng)[0]
+                         track_spectrum=track_spectrum, rng=rng,
+                         progress=Progress(verbose, "shrimp_path"))[0]
 
 
 def _shared_paths(A, y, prune_rates, *, n_steps=None, min_features=1, schedule="paper",
-                  method="magnitude", A_val=None, y_val=None, track_spectrum=False, rng=None):
+                  method="magnitude", A_val=None, y_val=None, track_spectrum=False, rng=None,
+                  progress=None):
     r"""``[shrimp_path(A, y, prune_rate=p, ...) for p in prune_rates]``, bit for bit, shared.
 
     Everything that does not depend on the prune rate is done once: the
@@ -522,6 +530,7 @@ def _shared_paths(A, y, prune_rates, *, n_steps=None, min_features=1, schedule="
     :math:`P_0` = all columns; :func:`_path_start`), which each path
     continues from a copy.  ``rng`` is rewound to its entry state before
     each path, so each one is the path a separate call would give.
+    ``progress``: a :class:`rflite._cv.Progress` for one line per step.
     """
     schedules = [_check_schedule(p, n_steps, min_features, schedule) for p in prune_rates]
     _, n_steps, min_features = schedules[0]
@@ -568,7 +577,9 @@ def _shared_paths(A, y, prune_rates, *, n_steps=None, min_features=1, schedule="
                 At if last else At.copy(), y,
                 Vt if last or Vt is None else Vt.copy(), y_val, counts, method,
                 bool(track_spectrum), rng,
-                start=(solver if last else solver.copy(), c0, label0)))
+                start=(solver if last else solver.copy(), c0, label0),
+                progress=progress if progress else None,
+                tag=f"p={prune_rates[i]:g} " if len(counts_all) > 1 else ""))
     return paths
 
 
@@ -767,6 +778,10 @@ class SHRIMPRegressor(RandomFeatureModel):
     clip_inputs : bool, default False
         Clip every input column of ``predict``'s ``X`` to the training range
         ``[input_min_, input_max_]`` (see Notes).
+    verbose : int, default 0
+        ``>= 1``: one line per pruning step on stderr (step, columns kept,
+        the solve used, elapsed seconds, validation MSE), one per candidate
+        of ``q="auto"`` and one for the chosen step and refit.
     random_state : None, int or numpy.random.Generator
         Seeds the validation split, the features and random pruning (three
         independent streams).
@@ -862,7 +877,7 @@ class SHRIMPRegressor(RandomFeatureModel):
                  min_features=1, schedule="paper", method="magnitude",
                  validation_fraction=0.1, refit="auto",
                  distribution=None, subsets="auto", bias="none", activation="fourier",
-                 track_spectrum=False, fit_intercept=True, clip_inputs=False,
+                 track_spectrum=False, fit_intercept=True, clip_inputs=False, verbose=0,
                  random_state=None):
         self.n_features = n_features
         self.q = q
@@ -880,6 +895,7 @@ class SHRIMPRegressor(RandomFeatureModel):
         self.track_spectrum = track_spectrum
         self.fit_intercept = fit_intercept
         self.clip_inputs = clip_inputs
+        self.verbose = verbose
         self.random_state = random_state
 
     def _fit_workspace(self, m, n_columns, itemsize, dense):
@@ -934,6 +950,7 @@ class SHRIMPRegressor(RandomFeatureModel):
         if not (isinstance(seed, (int, np.integer)) and not isinstance(seed, bool)):
             seed = int(self._rng().integers(2**63))
         params = dict(self.get_params(deep=False), random_state=seed)
+        progress = Progress(self.verbose, type(self).__name__)
         fits, caught, scores = [], [], []
         for q in qs:
             with warnings.catch_warnings(record=True) as record:
@@ -942,7 +959,9 @@ class SHRIMPRegressor(RandomFeatureModel):
             caught.append(record)
             score = float(np.mean(fits[-1].validation_mse_))
             scores.append(score if np.isfinite(score) else np.inf)
+            progress.line(f"q={q} candidate", error=scores[-1])
         best = int(np.argmin(scores))
+        progress.line(f"q={qs[best]} kept")
         for w in caught[best]:
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
         state = dict(fits[best].__dict__)
@@ -1016,6 +1035,7 @@ class SHRIMPRegressor(RandomFeatureModel):
     def _fit_prepare(self, X, Y, w, frac):
         """Split, features and the centred training / validation matrices (no prune rate)."""
         split_rng, feat_rng, path_rng = spawn_streams(self._rng(), 3)
+        progress = Progress(self.verbose, type(self).__name__)
         tr, val = _distinct_row_split(X, Y, w, frac, split_rng)
         fmap = self._draw_features(X.shape[1], feat_rng)
         w_tr = None if w is None else w[tr]
@@ -1028,7 +1048,8 @@ class SHRIMPRegressor(RandomFeatureModel):
         return types.SimpleNamespace(
             X=X, Y=Y, w=w, tr=tr, val=val, fmap=fmap, w_tr=w_tr, w_val=w_val, A_tr=A_tr,
             Y_tr=Y_tr, a_mean=a_mean, y_mean=y_mean, A_val=A_val, Y_val=Y_val,
-            val_scale=val_scale, path_rng=path_rng, path_state=path_rng.bit_generator.state)
+            val_scale=val_scale, path_rng=path_rng, path_state=path_rng.bit_generator.state,
+            progress=progress)
 
     def _fit_paths(self, st, rates):
         """The paths of every prune rate in ``rates`` (one list over the outputs per rate).
@@ -1038,6 +1059,8 @@ class SHRIMPRegressor(RandomFeatureModel):
         """
         out = [[] for _ in rates]
         for k in range(st.Y.shape[1]):
+            if st.Y.shape[1] > 1:
+                st.progress.line(f"output {k + 1}/{st.Y.shape[1]}")
             # every output starts from the same pruning stream: output k of a
             # 2-d fit is the 1-d fit of column k
             st.path_rng.bit_generator.state = st.path_state
@@ -1045,6 +1068,7 @@ class SHRIMPRegressor(RandomFeatureModel):
                 st.A_tr, st.Y_tr[:, k], rates, A_val=st.A_val, y_val=st.Y_val[:, k],
                 n_steps=self.n_steps, min_features=self.min_features, schedule=self.schedule,
                 method=self.method, track_spectrum=self.track_spectrum, rng=st.path_rng,
+                progress=st.progress,
             )
             for i, path in enumerate(paths):
                 out[i].append(path._replace(val_mse=path.val_mse * st.val_scale))
@@ -1142,6 +1166,9 @@ class SHRIMPRegressor(RandomFeatureModel):
         self.ridge_lam_ = lams[0] if one else lams
         self.train_indices_, self.validation_indices_ = tr, val
         self._finish(fmap, supports, coefs, a_mean, y_mean)
+        st.progress.line(
+            f"chosen step {bests[0] if one else bests} refitted on all rows "
+            f"({used[0] if one else ', '.join(used)})", error=float(np.mean(mses)))
         _warn_magnitude(self)
         return self
 
@@ -1955,12 +1982,13 @@ def _path_start(At, y):
     return solver, c, label
 
 
-def _path(At, y, Vt, y_val, counts, method, track_spectrum, rng, start=None):
+def _path(At, y, Vt, y_val, counts, method, track_spectrum, rng, start=None, progress=None,
+          tag=""):
     """Run the path on the owned working copy ``At`` (n x m, overwritten), sizes ``counts``.
 
     ``start``: a :func:`_path_start` result on the same ``(At, y)``, which
     replaces the t = 0 solve (its solver is updated in place: pass a copy
-    to keep it).
+    to keep it).  ``progress``: one line per step (prefixed by ``tag``).
     """
     n_all, m = At.shape
     full_At = At.copy() if method == "subset" else None
@@ -2014,6 +2042,9 @@ def _path(At, y, Vt, y_val, counts, method, track_spectrum, rng, start=None):
             lo, hi = _extreme_eigs(At)
             emin.append(lo)
             emax.append(hi)
+        if progress is not None:
+            progress.line(f"{tag}step {t}/{len(counts) - 1}: {n_t} columns ({label})",
+                          error=val[-1] if Vt is not None else train[-1])
     val = np.asarray(val)
     best = _best_step(val, y_val)
     return SHRIMPPath(

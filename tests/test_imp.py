@@ -579,3 +579,24 @@ def test_auto_q_single_input_and_any_random_state():
     b = SHRIMPRegressor(n_features=60, random_state=np.random.default_rng(7)).fit(X, y)
     assert a.random_state is gen
     assert_array_equal(a.coef_, b.coef_)
+
+
+def test_verbose_prints_one_line_per_step_and_candidate(capsys):
+    """verbose=1: a line per pruning step of every q candidate, one per candidate
+    and one for the refit, on stderr only; the model is the silent one."""
+    X, y = D.make_friedman1(120, d=5, noise=0.3, rng=0)
+    quiet = SHRIMPRegressor(n_features=60, n_steps=4, random_state=0).fit(X, y)
+    out = capsys.readouterr()
+    assert out.err == "" and out.out == ""
+    loud = SHRIMPRegressor(n_features=60, n_steps=4, verbose=1, random_state=0).fit(X, y)
+    out = capsys.readouterr()
+    assert out.out == ""
+    lines = out.err.splitlines()
+    assert all(line.startswith("[SHRIMPRegressor] ") for line in lines)
+    assert sum(" columns (" in line for line in lines) == 2 * 5  # steps 0..4, q = 1 and 2
+    assert sum("candidate" in line for line in lines) == 2
+    assert sum("refitted on all rows" in line for line in lines) == 2
+    assert lines[-1].startswith(f"[SHRIMPRegressor] q={loud.q_} kept")
+    assert_array_equal(loud.coef_, quiet.coef_)
+    with pytest.raises(ValueError, match="verbose"):
+        SHRIMPRegressor(n_features=60, q=1, verbose=-1).fit(X, y)

@@ -281,3 +281,24 @@ def test_row_folds_follow_distinct_rows():
     assert_array_equal(row_folds(X[perm], 5, 0), lab[perm])
     rep = np.repeat(np.arange(30), 3)
     assert_array_equal(row_folds(X[rep], 5, 0), lab[rep])
+
+
+def test_srfe_fold_path_stops_at_the_first_point_past_the_stop_factor():
+    """A fold's homotopy path ends at the first eta whose validation MSE exceeds
+    PATH_STOP_FACTOR x the best so far (PATH_PATIENCE = 1): every later point is
+    unreached (inf).  With the former patience of 2 one more, and the costliest,
+    point was computed on every fold (Friedman-1 1500 x 20: 23 s against 7 s)."""
+    from rflite.bp import PATH_PATIENCE, PATH_STOP_FACTOR, SRFECV
+    from rflite.datasets import make_friedman1
+
+    assert PATH_PATIENCE == 1
+    X, y = make_friedman1(300, d=10, noise=1.0, rng=0)
+    model = SRFECV(cv=3, random_state=0).fit(X, y)
+    for k in range(3):
+        err = model.cv_results_[f"split{k}_test_mse"]
+        reached = np.isfinite(err)
+        last = int(np.flatnonzero(reached)[-1])
+        assert reached[:last + 1].all() and not reached[last + 1:].any()
+        assert err[last] > PATH_STOP_FACTOR * err[:last].min()
+        best = np.minimum.accumulate(err[:last])
+        assert np.all(err[1:last] <= PATH_STOP_FACTOR * best[:-1])  # no earlier stop

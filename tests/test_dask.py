@@ -688,6 +688,9 @@ def test_scale_experiment_quick(tmp_path, cluster_client, monkeypatch, capsys):
         (3000, "harfe"), (3000, "shrimp"), (3000, "ridge")}
     for r in res["rows"]:
         assert r["workers"] == 2 and r["peak_mb_per_worker"] > 0, (r["workers"], r["peak_mb_per_worker"])
+        # how far the fit raised the workers' memory: finite, below the peak
+        assert np.isfinite(r["added_mb_per_worker"])
+        assert r["added_mb_per_worker"] <= r["peak_mb_per_worker"]
     assert (tmp_path / "scale.json").exists()
     assert "peak MB/worker" in capsys.readouterr().out
     # the experiment's client is gone, the cluster is not

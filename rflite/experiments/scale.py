@@ -29,7 +29,10 @@ For every m it prints
   divided by the number of workers; the resident size of this process on the
   synchronous scheduler), which stays flat in m because a task holds one
   chunk of ``X`` and one 32 MB row block of its features at a time
-  (:data:`rflite._dask.BLOCK_ENTRIES`);
+  (:data:`rflite._dask.BLOCK_ENTRIES`), and how far the fit raised it above
+  the workers' memory at its start ("added": the workers' resident memory
+  rarely shrinks, so the absolute peak of a later m also carries what the
+  earlier fits left behind);
 * the training MSE from the lazy ``predict`` (one more pass).
 
 and finally the log-log slope of the HARFE fit time against m (1 expected).
@@ -119,13 +122,18 @@ def _scheduler(ctx):
 
 @contextlib.contextmanager
 def _peak_memory(client, workers, out):
-    """Record the peak memory per worker of the enclosed block into ``out["peak_mb"]``."""
+    """Record the peak memory per worker of the enclosed block into ``out["peak_mb"]``,
+    and into ``out["added_mb"]`` how far it rose above the workers' memory at the
+    start of the block (a worker process's resident memory rarely shrinks, so
+    its absolute peak also carries what earlier fits left behind)."""
     if client is None:
         yield
         out["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        out["added_mb"] = float("nan")
         return
     from distributed.diagnostics import MemorySampler
 
+    base = sum(client.run(_rss).values())
     sampler = MemorySampler()
     with sampler.sample("fit", client=client, measure="process", interval=0.1):
         yield
@@ -134,6 +142,7 @@ def _peak_memory(client, workers, out):
     rss = client.run(_rss)
     values.append(sum(rss.values()))
     out["peak_mb"] = max(values) / workers / 2**20
+    out["added_mb"] = (max(values) - base) / workers / 2**20
 
 
 def _rss():
@@ -195,7 +204,8 @@ def run(ctx):
                 f"{MAX_ITER} iterations; SHRIMP N = {shrimp_n} ([cos, sin]: "
                 f"{2 * shrimp_n} columns, one TSQR + refit); ridge N = {ridge_n}")
         ctx.log(f"{'m':>10} {'model':>6} {'chunks':>6} {'pass s':>8} {'overhead':>8} "
-                f"{'total s':>8} {'peak MB/worker':>14} {'train MSE':>10}  other passes")
+                f"{'total s':>8} {'peak MB/worker':>14} {'added MB':>8} {'train MSE':>10}  "
+                "other passes")
         for m in sizes:
             X, y = _data(m, rows, ctx.seed)
             for name in ("harfe", "shrimp", "ridge"):
@@ -226,11 +236,12 @@ def run(ctx):
                                    if k != full_kind)
                 ctx.log(f"{m:>10d} {name:>6} {X.numblocks[0]:>6d} {pass_s:>8.3f} "
                         f"{overhead:>8.2f} {total:>8.2f} {mem['peak_mb']:>14.0f} "
-                        f"{mse:>10.4g}  {others}")
+                        f"{mem['added_mb']:>8.0f} {mse:>10.4g}  {others}")
                 rows_out.append(dict(m=m, model=name, chunks=int(X.numblocks[0]),
                                      chunk_rows=rows, n_features=cols, pass_seconds=pass_s,
                                      n_full_passes=npass, overhead=overhead,
                                      total_seconds=total, peak_mb_per_worker=mem["peak_mb"],
+                                     added_mb_per_worker=mem["added_mb"],
                                      train_mse=mse, passes=summ, workers=workers))
     harfe_rows = [r for r in rows_out if r["model"] == "harfe"]
     if len(harfe_rows) >= 2:

@@ -242,9 +242,10 @@ def fit_arff(est, X, y, sample_weight=None):
     :class:`_DaskChain`, and stores the result as the in-memory fit does.
     Sets ``dask_passes_`` and ``dask_fit_seconds_``.
     """
-    _check_settings(est)
+    early = _check_settings(est)
     X, Y, one_d = _prepare(est, X, y, sample_weight)
-    _fit_targets(est, X, Y, one_d, center_y=check_bool(est.fit_intercept, "fit_intercept"))
+    _fit_targets(est, X, Y, one_d, early,
+                 center_y=check_bool(est.fit_intercept, "fit_intercept"))
     if one_d:
         est.coef_ = est.coef_[:, 0]
         est.intercept_ = float(est.intercept_[0])
@@ -262,7 +263,7 @@ def fit_arff_classifier(est, X, y, sample_weight=None):
     import dask
     import dask.array as da
 
-    _check_settings(est)
+    early = _check_settings(est)
     X, Y, one_d = _prepare(est, X, y, sample_weight)
     if not one_d:
         if Y.shape[1] != 1:
@@ -285,7 +286,7 @@ def fit_arff_classifier(est, X, y, sample_weight=None):
     # their own dtype (exact: they are integral)
     est.classes_ = classes.astype(y.dtype) if np.dtype(y.dtype).kind in "biu" else classes
     T = (labels[:, None] == classes[None, :]).astype(np.float64)
-    return _fit_targets(est, X, T, False, center_y=None)
+    return _fit_targets(est, X, T, False, early, center_y=None)
 
 
 def _check_settings(est) -> bool:
@@ -302,16 +303,16 @@ def _check_settings(est) -> bool:
     return early
 
 
-def _fit_targets(est, X, Y, one_d, *, center_y):
+def _fit_targets(est, X, Y, one_d, early, *, center_y):
     """Standardise, run the distributed chain, store: the in-memory ``_fit_targets``.
 
+    ``early``: ``early_stopping`` as :func:`_check_settings` returned it;
     ``center_y``: True centres and scales ``Y``, False only scales it, None
     leaves it as it is (the classifier's one-hot targets).
     """
     from rflite._cv import Progress
     from rflite.metropolis import Standardizer, _blas_limit, _check_arff_params, _metropolis
 
-    early = _check_settings(est)
     lam, lam_grid = est._check_lam(early)
     K, n_iter, delta, gamma, lam, refit_every, adaptive, burn_in, omega_max, activation = \
         _check_arff_params(X.shape, est.n_features, est.n_iter, est.delta, est.gamma, lam,

@@ -219,8 +219,10 @@ def _terminate_pool(pool: ProcessPoolExecutor) -> None:
     multiprocessing resource tracker exits once this process does.
     """
     terminate_workers = getattr(pool, "terminate_workers", None)  # Python >= 3.14
-    # Snapshot first: shutdown() may clear the table of processes.
+    # Snapshot first: shutdown() clears the table of processes and the
+    # reference to the manager thread.
     procs = list((getattr(pool, "_processes", None) or {}).values())
+    manager = getattr(pool, "_executor_manager_thread", None)
     pool.shutdown(wait=False, cancel_futures=True)
     if terminate_workers is not None:
         try:
@@ -240,6 +242,13 @@ def _terminate_pool(pool: ProcessPoolExecutor) -> None:
                 p.join(_TERMINATE_GRACE)
         except (OSError, ValueError, AttributeError):
             pass
+    # Wait for the pool's manager thread, which closes the pool's wakeup pipe
+    # when it sees its workers gone: otherwise it may still be closing it at
+    # interpreter exit, while concurrent.futures' exit hook writes to it
+    # (CPython < 3.12: "Exception ignored ... OSError: [Errno 9] Bad file
+    # descriptor" printed after a SIGTERM during pool start-up).
+    if manager is not None and manager is not threading.current_thread():
+        manager.join(_TERMINATE_GRACE)
 
 
 _WORKER_BLAS_LIMIT = None

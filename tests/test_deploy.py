@@ -274,3 +274,28 @@ def test_cancelled_future_race_of_a_stopped_pool_prints_nothing(monkeypatch):
                                       thread=threading.current_thread())
     threading.excepthook(elsewhere)
     assert seen == [ValueError, InvalidStateError]
+
+
+def test_terminated_pool_has_closed_its_wakeup_pipe_on_return():
+    """``_terminate_pool`` returns only once the pool's manager thread has ended
+    (and closed the pool's wakeup pipe).  Before, it could still be closing the
+    pipe when the interpreter exited, while concurrent.futures' exit hook wrote
+    to it: "Exception ignored ... OSError: [Errno 9] Bad file descriptor" on
+    stderr after a SIGTERM during pool start-up (CPython < 3.12; seen once in
+    ``test_signal_during_pool_start_up_leaves_no_process``)."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    from rflite import _parallel
+
+    pool = ProcessPoolExecutor(max_workers=2, mp_context=multiprocessing.get_context("spawn"))
+    futures = [pool.submit(time.sleep, 30) for _ in range(2)]
+    deadline = time.monotonic() + 60
+    while len(getattr(pool, "_processes", None) or {}) < 2 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    # (shutdown() drops the pool's references to both: keep them)
+    thread, wakeup = pool._executor_manager_thread, pool._executor_manager_thread_wakeup
+    _parallel._terminate_pool(pool)
+    assert not thread.is_alive()
+    assert wakeup._closed
+    assert all(f.done() for f in futures)

@@ -951,20 +951,21 @@ class SHRIMPRegressor(RandomFeatureModel):
             seed = int(self._rng().integers(2**63))
         params = dict(self.get_params(deep=False), random_state=seed)
         progress = Progress(self.verbose, type(self).__name__)
-        fits, caught, scores = [], [], []
+        best, scores = None, []  # only the best fit so far is kept (paths are large)
         for q in qs:
             with warnings.catch_warnings(record=True) as record:
                 warnings.simplefilter("always")
-                fits.append(type(self)(**dict(params, q=q)).fit(X, y, sample_weight))
-            caught.append(record)
-            score = float(np.mean(fits[-1].validation_mse_))
+                fit = type(self)(**dict(params, q=q)).fit(X, y, sample_weight)
+            score = float(np.mean(fit.validation_mse_))
             scores.append(score if np.isfinite(score) else np.inf)
             progress.line(f"q={q} candidate", error=scores[-1])
-        best = int(np.argmin(scores))
-        progress.line(f"q={qs[best]} kept")
-        for w in caught[best]:
+            if best is None or scores[-1] < min(scores[:-1]):
+                best = (q, fit, record)
+            del fit
+        progress.line(f"q={best[0]} kept")
+        for w in best[2]:
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-        state = dict(fits[best].__dict__)
+        state = dict(best[1].__dict__)
         state["q"], state["random_state"] = self.q, self.random_state
         self.__dict__.update(state)
         self.q_scores_ = dict(zip(qs, scores))

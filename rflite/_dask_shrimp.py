@@ -134,8 +134,8 @@ def fit_shrimp(est, X, y, sample_weight=None):
     Defaults: ``n_features=None`` takes the in-memory rule's N on the m rows
     (10^4 weights once m >= 5000: a 2 x 10^4-column factor, so pass
     ``n_features`` for large m).  ``refit="auto"`` / ``"ridge"`` run the
-    in-memory guarded choice (:func:`rflite.imp._guarded_step_scores`,
-    :func:`rflite.imp._guarded_refit`) on the factors, which stand for the
+    in-memory guarded choice (:func:`rflite._imp_guard._guarded_step_scores`,
+    :func:`rflite._imp_guard._guarded_refit`) on the factors, which stand for the
     rows in every least-squares, ridge and norm quantity; the mean errors
     over the L rows of a factor are rescaled to the true row counts.  Only
     the power iterations for :math:`\sigma_{\max}` start from another
@@ -152,9 +152,9 @@ def fit_shrimp(est, X, y, sample_weight=None):
     import dask.array as da
 
     from rflite._numerics import min_norm_solve, spawn_streams
-    from rflite.imp import (_auto_n_features, _blas_threads, _guarded_refit,
-                            _guarded_step_scores, _holdout_ridge_errors, _warn_magnitude,
-                            shrimp_path)
+    from rflite._imp_guard import (_guarded_refit, _guarded_step_scores,
+                                   _holdout_ridge_errors, _warn_magnitude)
+    from rflite.imp import _auto_n_features, _blas_threads, shrimp_path
 
     X, Y, one_d, W, _ = _prepare(est, X, y, sample_weight, weights=True)
     m, d = X.shape
@@ -168,7 +168,7 @@ def fit_shrimp(est, X, y, sample_weight=None):
                       else _auto_n_features(m, d, est.q))
     split_rng, feat_rng, path_rng = spawn_streams(est._rng(), 3)
     perm = split_rng.permutation(m)
-    # imp._distinct_row_split's rule: the prefix of the shuffled rows whose weight is
+    # _imp_guard._distinct_row_split's rule: the prefix of the shuffled rows whose weight is
     # closest to frac of the total (the row count without weights); the weights
     # come to the client for it, as the permutation lives there
     cum = (np.arange(1.0, m + 1.0) if W is None

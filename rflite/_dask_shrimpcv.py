@@ -13,7 +13,7 @@ candidate feature map,
   :math:`R_{tr}, R_{te}` of the fold's centred, :math:`\sqrt{w}`-scaled
   training and test rows; since :math:`\|Ac - y\| = \|R_{:, :n} c -
   R_{:, n}\|` for every ``c``, the pruning paths and the (step, penalty)
-  scores of :func:`rflite.imp._step_penalty_scores` run on the factors with
+  scores of :func:`rflite._imp_guard._step_penalty_scores` run on the factors with
   the errors rescaled from their L rows to the fold's test weight;
 * the choice is :meth:`rflite.imp.SHRIMPCV._choose_grid`, the in-memory rule;
 * the final fit is one more TSQR of all rows for the chosen map, the path to
@@ -79,7 +79,8 @@ def _train_extent(Y, W, folds, fold_ids, y_means):
 
 def _fold_scores(fac, n, k, rates, est, refit, ys, n_rows):
     """One fold's scores of every (rate, step, penalty) for one map, averaged over outputs."""
-    from rflite.imp import _shared_paths, _step_penalty_scores
+    from rflite._imp_guard import _step_penalty_scores
+    from rflite.imp import _shared_paths
 
     R_tr, R_te = fac["R_tr"], fac["R_te"]
     L = R_tr.shape[0]
@@ -99,8 +100,8 @@ def _fold_scores(fac, n, k, rates, est, refit, ys, n_rows):
 
 
 def _kfold_ridge_errors(factors, S, n, kk, lams, w_all):
-    """:func:`rflite.imp._kfold_ridge_errors` from the fold factors of the chosen map."""
-    from rflite.imp import _in_proportion, _ridge_family, _spectral_norm
+    """:func:`rflite._imp_guard._kfold_ridge_errors` from the fold factors of the chosen map."""
+    from rflite._imp_guard import _in_proportion, _ridge_family, _spectral_norm
 
     rows, oks = [], []
     for fac in factors:
@@ -123,8 +124,9 @@ def fit_shrimpcv(est, X, y, sample_weight=None):
 
     from rflite._dask_auto import _baselines, _usable_folds, group_stats, make_folds
     from rflite._dask_shrimp import _tsqr
-    from rflite.imp import (RIDGE_EXPONENTS, _auto_n_features, _blas_threads, _guarded_refit,
-                            _shrimp_map, _spectral_norm, _warn_magnitude, shrimp_path)
+    from rflite._imp_guard import (RIDGE_EXPONENTS, _guarded_refit, _spectral_norm,
+                                   _warn_magnitude)
+    from rflite.imp import _auto_n_features, _blas_threads, _shrimp_map, shrimp_path
 
     X, Y, one_d, W, _ = _prepare(est, X, y, sample_weight, weights=True)
     m, d = X.shape

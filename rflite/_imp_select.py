@@ -21,6 +21,8 @@ from typing import NamedTuple
 import numpy as np
 
 from rflite._base import RandomFeatureModel
+from rflite._imp_guard import (_center_weight_like, _center_weight_rows, _collapse_rows,
+                               _step_penalty_scores)
 from rflite._numerics import check_rng, check_X_y
 from rflite._parallel import map_tasks
 
@@ -189,8 +191,7 @@ def _fit_candidate(task):
 def _cv_fold_scores(train, test, *, X, Y, w, fmaps, rates, n_steps, min_features, schedule,
                     fit_intercept, refit):
     """Validation MSE of every (map, rate, step) on one fold (module level: picklable)."""
-    from rflite.imp import (_center_weight_like, _center_weight_rows, _collapse_rows,
-                            _shared_paths, _step_penalty_scores)
+    from rflite.imp import _shared_paths
 
     Xt, Ytr, wt = _collapse_rows(X[train], Y[train], None if w is None else w[train])
     Xe, Yte, we = _collapse_rows(X[test], Y[test], None if w is None else w[test])

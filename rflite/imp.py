@@ -35,7 +35,7 @@ power of two just above :math:`\max|c|`; magnitudes in the same grid cell are ti
 increasing column order.  The coefficients carry rounding errors that depend
 on the BLAS build and thread count, and an exact sort turns a last-bit
 difference between two nearly equal magnitudes into a different support
-(:func:`_prune_order`).
+(:func:`rflite._imp_path._prune_order`).
 
 Numerics of the path
 --------------------
@@ -82,7 +82,9 @@ and orthogonal factors elsewhere:
   tall ``"qr-pivoted"``, :func:`rflite._numerics.min_norm_solve`), which
   truncates small singular values like ``pinv``.
 
-The factorisations live in :mod:`rflite._imp_factor`.
+The factorisations live in :mod:`rflite._imp_factor`, the path loop, its
+schedule and ranking in :mod:`rflite._imp_path`, the refit guard and the
+held-out scoring in :mod:`rflite._imp_guard` (issue 18).
 
 Accuracy (measured on the Table 2 problems, m = 126, 20000 columns): on
 well-conditioned steps the coefficients agree with ``numpy.linalg.pinv`` to
@@ -92,7 +94,7 @@ well-conditioned steps the coefficients agree with ``numpy.linalg.pinv`` to
 The solver used at each step is recorded in :attr:`SHRIMPPath.solver`.
 
 Memory: the matrix is held transposed (columns of ``A`` contiguous) and
-compacted in place as columns are removed (:func:`_compact_rows`, the only
+compacted in place as columns are removed (:func:`rflite._imp_factor._compact_rows`, the only
 jitted kernel: everything else is BLAS / LAPACK bound), so a path needs the
 m x N matrix once plus O(m^2).
 """
@@ -103,20 +105,12 @@ import functools
 import math
 import types
 import warnings
-from typing import NamedTuple
 
 import numpy as np
 
 from rflite import _dask
 from rflite._base import MagnitudeWarning, RandomFeatureModel
 from rflite._cv import Progress
-from rflite._imp_select import (  # noqa: F401 - public here; the selection machinery
-    MEAN_FACTOR,
-    SHRIMPSelection,
-    _cv_fold_scores,
-    _fit_candidate,
-    select_shrimp,
-)
 from rflite._imp_factor import (  # noqa: F401 - the constants are public here
     GRAM_RCOND,
     MAX_REFINE,
@@ -124,8 +118,43 @@ from rflite._imp_factor import (  # noqa: F401 - the constants are public here
     RANK_RTOL,
     REFINE_ACCEPT,
     REFINE_RTOL,
-    _compact_rows,
-    _MinNormSolver,
+)
+from rflite._imp_guard import (  # noqa: F401 - the constants are public here
+    AMPLIFICATION_MAX,
+    GUARD_RATIO,
+    MAGNITUDE_RATIO,
+    RIDGE_EXPONENTS,
+    _center_weight_like,
+    _collapse_rows,
+    _distinct_row_split,
+    _guarded_refit,
+    _guarded_step_scores,
+    _holdout_ridge_errors,
+    _kfold_ridge_errors,
+    _mean_baseline,
+    _spectral_norm,
+    _target_scale,
+    _warn_magnitude,
+)
+from rflite._imp_path import (  # noqa: F401 - the public names are public here
+    MAX_PRUNE_STEPS,
+    METHODS,
+    SCHEDULES,
+    TIE_RTOL,
+    VAL_TIE_RTOL,
+    SHRIMPPath,
+    _check_schedule,
+    _path,
+    _path_start,
+    _transposed_copy,
+    prune_counts,
+)
+from rflite._imp_select import (  # noqa: F401 - public here; the selection machinery
+    MEAN_FACTOR,
+    SHRIMPSelection,
+    _cv_fold_scores,
+    _fit_candidate,
+    select_shrimp,
 )
 from rflite._numerics import (
     blas_threads,
@@ -135,11 +164,10 @@ from rflite._numerics import (
     check_int,
     check_real,
     check_rng,
-    min_norm_solve,
     ridge_fit,
     spawn_streams,
 )
-from rflite.features import FeatureOperator, Normal, random_feature_map
+from rflite.features import Normal, random_feature_map
 
 __all__ = [
     "METHODS",
@@ -171,41 +199,6 @@ __all__ = [
     "AUTO_QS",
 ]
 
-#: Pruning rules: ``"magnitude"`` (SHRIMP: drop the smallest ``|c|``, refit),
-#: ``"random"`` (drop a random subset, refit), ``"naive"`` (drop the smallest
-#: ``|c_0|``, never refit: ``c_t = c_0`` restricted to ``P_t``), ``"subset"``
-#: (plain minimum-norm fit on a fresh uniformly random set of ``N_t`` columns,
-#: not nested).  The baselines of SHRIMP Figs. 5-8.
-METHODS = ("magnitude", "random", "naive", "subset")
-
-#: Pruning schedules of :func:`prune_counts`: ``"paper"``,
-#: :math:`N_t = \lfloor N_0 (1-p)^t \rfloor` (SHRIMP Sec. 3 and Fig. 4: 879 /
-#: 38 / 12 columns at t = 14 / 28 / 33 for :math:`N_0 = 20000`, p = 0.2), and
-#: ``"recursive"``, :math:`N_t = N_{t-1} - \lfloor p N_{t-1} \rfloor` (881 /
-#: 40 / 14).  Both remove at least one column per step.
-SCHEDULES = ("paper", "recursive")
-
-#: :func:`prune_counts` refuses schedules longer than this many steps (every
-#: step is a refit; ``prune_counts(10**9, 1e-12)`` would take ~1e9 steps).
-MAX_PRUNE_STEPS = 100_000
-
-#: Relative grid spacing of the magnitude ranking, :math:`2^{-33} \approx
-#: 1.2 \cdot 10^{-10}` of the power of two just above :math:`\max|c|`:
-#: coefficients whose magnitudes fall in the same grid cell are ties, removed
-#: lowest column index first (:func:`_prune_order`).  Far above the rounding
-#: differences of a well-conditioned solve (~1e-15 relative), far below any
-#: magnitude difference the ranking is meant to see; a power of two so that
-#: the grid is exact (scaling by :math:`2^k` does not round).
-TIE_RTOL = 2.0**-33
-_TIE_BITS = 33  # -log2(TIE_RTOL)
-
-#: Validation MSEs at or below ``VAL_TIE_RTOL**2 * mean(|y_val|^2)`` (a relative
-#: RMS error of 1e-13, a few hundred ulp) are rounding noise of an interpolant:
-#: on exactly representable targets a dozen steps score 1e-29 .. 1e-27 and which
-#: one is lowest changes with the last bit of the features or the BLAS build.
-#: Among such steps the sparsest (last) is the model (:func:`_best_step`).
-VAL_TIE_RTOL = 1e-13
-
 #: Paths on fewer training rows than this run with single-threaded BLAS
 #: (see :func:`_blas_threads`).
 BLAS_THREAD_MIN_ROWS = 1000
@@ -217,205 +210,6 @@ BLAS_THREAD_MIN_ROWS = 1000
 #: busy).  Set to ``None`` on a dedicated machine.
 BLAS_THREADS = 1
 
-
-
-class SHRIMPPath(NamedTuple):
-    r"""The whole pruning path of :func:`shrimp_path` (steps ``t = 0 .. T``).
-
-    Attributes
-    ----------
-    supports : tuple of (N_t,) int64 ndarray
-        Surviving column indices of ``A`` at each step, increasing.
-    coefs : tuple of (N_t,) ndarray
-        Minimum-norm coefficients :math:`c_t = A_{P_t}^+ y` on ``supports[t]``
-        (for ``method="naive"``: :math:`c_0` restricted to ``supports[t]``).
-    n_kept : (T+1,) int64 ndarray
-        :math:`N_t = |P_t|`.
-    train_mse : (T+1,) ndarray
-        :math:`\|A_{P_t} c_t - y\|^2 / m`.
-    val_mse : (T+1,) ndarray
-        Validation MSE per step; empty (shape (0,)) without validation data.
-    best_step : int or None
-        First step with the lowest validation MSE, or the last step whose
-        validation MSE is at rounding level (:data:`VAL_TIE_RTOL`: the sparsest
-        interpolant); ``None`` without validation.
-    eig_max, eig_min : (T+1,) ndarray
-        Largest and smallest eigenvalue of :math:`A_P A_P^T / N_t` (of
-        :math:`A_P^T A_P / N_t` once :math:`N_t < m`), SHRIMP Fig. 6; empty
-        unless ``track_spectrum=True``.
-    solver : tuple of str
-        How each step was solved (see the module notes): ``"gram"`` (fresh
-        Cholesky factor of the m x m Gram matrix, refined), ``"lq"`` (fresh
-        Householder LQ), ``"lq-downdate"`` (downdated factor, refined),
-        ``"qr-ls"`` (updated least-squares QR, :math:`N_t < m`), ``"svd"`` /
-        ``"qr-pivoted"`` (rank-deficient fallbacks, ``gelsd`` on the wide /
-        tall :math:`A_P`) or
-        ``"none"`` (naive pruning).
-    n_columns : int
-        Number of columns of ``A`` (to expand a step with :meth:`dense_coef`).
-    method : str
-    """
-
-    supports: tuple
-    coefs: tuple
-    n_kept: np.ndarray
-    train_mse: np.ndarray
-    val_mse: np.ndarray
-    best_step: int | None
-    eig_max: np.ndarray
-    eig_min: np.ndarray
-    solver: tuple
-    n_columns: int
-    method: str
-
-    @property
-    def n_steps(self) -> int:
-        """Number of pruning steps T (the path has T + 1 entries)."""
-        return len(self.supports) - 1
-
-    def dense_coef(self, t: int) -> np.ndarray:
-        """Coefficients of step ``t`` as a full vector of length ``n_columns``."""
-        c = np.zeros(self.n_columns, dtype=self.coefs[t].dtype)
-        c[self.supports[t]] = self.coefs[t]
-        return c
-
-
-def _check_schedule(prune_rate, n_steps, min_features, schedule):
-    """Validate the schedule parameters (naming each); returns the normalised three."""
-    prune_rate = check_real(prune_rate, "prune_rate", minimum=0.0, strict=True)
-    if not prune_rate < 1.0:
-        raise ValueError(f"prune_rate must be in (0, 1), got {prune_rate}")
-    if n_steps is not None:
-        n_steps = check_int(n_steps, "n_steps", minimum=0)
-    min_features = check_int(min_features, "min_features", minimum=1)
-    check_choice(schedule, "schedule", SCHEDULES)
-    return prune_rate, n_steps, min_features
-
-
-def prune_counts(n_columns: int, prune_rate: float, *, n_steps=None, min_features=1,
-                 schedule: str = "paper"):
-    r"""Columns surviving each pruning step, :math:`N_0 = ` ``n_columns``, ..., :math:`N_T`.
-
-    ``schedule="paper"`` (default), SHRIMP Sec. 3 and Fig. 4:
-
-    .. math::
-
-        N_t = \max\bigl(m_f,\ \min(N_{t-1} - 1,\ \lfloor N_0 (1-p)^t \rfloor)\bigr);
-
-    ``schedule="recursive"``, Algorithm 1 read step by step:
-
-    .. math::
-
-        N_t = \max\bigl(m_f,\ N_{t-1} - \max(1, \lfloor p N_{t-1} \rfloor)\bigr),
-
-    with :math:`m_f = ` ``min_features``.  At least one column is removed per
-    step (the paper's formula repeats a size once :math:`p N_{t-1} < 1`, and a
-    repeated support would only refit the same model); the schedule ends at
-    ``min_features`` or after ``n_steps`` steps.  The paper's counts never
-    exceed the recursive ones, step by step.
-
-    :math:`\lfloor N_0 (1-p)^t \rfloor` is taken of the floating-point power,
-    except that a value within its rounding error below an integer counts as
-    that integer: ``20000 * 0.8**4`` is 8192 whether the binary ``0.8`` rounds
-    the power up or down.
-
-    Parameters
-    ----------
-    n_columns : int >= 1
-        :math:`N_0`, the number of columns of the dictionary (2N for the
-        ``[cos, sin]`` features of N weights).
-    prune_rate : float in (0, 1)
-        p.
-    n_steps : int >= 0, optional
-        Stop after this many steps.
-    min_features : int >= 1
-    schedule : {"paper", "recursive"}
-        See :data:`SCHEDULES`.
-
-    Returns
-    -------
-    (T+1,) int64 ndarray
-
-    Raises
-    ------
-    ValueError
-        Naming the parameter, for a value out of range; and, before any
-        counting, when the schedule would take more than
-        :data:`MAX_PRUNE_STEPS` steps.  The step count is computed in closed
-        form from the paper's schedule (:func:`_paper_step_count`); it is exact
-        for ``"paper"`` and a lower bound for ``"recursive"``, whose counts
-        are never smaller.
-
-    Examples
-    --------
-    >>> prune_counts(20000, 0.2)[[0, 4, 14, 28, 33]]   # SHRIMP Fig. 4
-    array([20000,  8192,   879,    38,    12])
-    >>> prune_counts(20000, 0.2, schedule="recursive")[[0, 4, 14, 28, 33]]
-    array([20000,  8192,   881,    40,    14])
-    """
-    n_columns = check_int(n_columns, "n_columns", minimum=1)
-    prune_rate, n_steps, min_features = _check_schedule(prune_rate, n_steps, min_features,
-                                                        schedule)
-    total = _paper_step_count(n_columns, prune_rate, min_features)
-    if total > MAX_PRUNE_STEPS and (n_steps is None or n_steps > MAX_PRUNE_STEPS):
-        raise ValueError(
-            f"n_columns={n_columns}, prune_rate={prune_rate}, min_features={min_features} "
-            f"would take {'at least ' if schedule == 'recursive' else ''}{total} pruning "
-            f"steps (schedule={schedule!r}), more than MAX_PRUNE_STEPS={MAX_PRUNE_STEPS}; "
-            f"use a larger prune_rate or min_features, or cap n_steps"
-        )
-    counts = [n_columns]
-    n = n_columns
-    t = 0
-    while n > min_features and (n_steps is None or t < n_steps):
-        t += 1
-        if schedule == "paper":
-            n_next = min(n - 1, _floor_power(n_columns, prune_rate, t))
-        else:
-            n_next = n - max(1, math.floor(prune_rate * n))
-        n = max(min_features, n_next)
-        counts.append(n)
-    return np.asarray(counts, dtype=np.int64)
-
-
-def _floor_power(n0: int, p: float, t: int) -> int:
-    r""":math:`\lfloor N_0 (1-p)^t \rfloor`, robust to the rounding of ``1 - p`` and the power.
-
-    The computed power has a relative error below
-    :math:`(t + 2)(1 + p / (1-p))\,u` (``1 - p`` of the binary ``p`` is off by
-    at most :math:`u\,p/(1-p)` relative from the decimal the caller meant, and
-    the error compounds ``t`` times); a value that close below an integer is
-    taken as that integer.
-    """
-    x = n0 * (1.0 - p) ** t
-    k = math.floor(x)
-    err = 4.0 * (t + 2) * (1.0 + p / (1.0 - p)) * np.finfo(float).eps * x
-    return k + 1 if (k + 1) - x <= err else k
-
-
-def _paper_step_count(n0: int, p: float, min_features: int) -> int:
-    r"""Number of steps of the ``"paper"`` schedule down to ``min_features``, in closed form.
-
-    With :math:`x_t = N_0 (1-p)^t` and :math:`L = -\log(1-p)`: while
-    :math:`p\,x_{t-1} \ge 1` the formula removes at least one column,
-    :math:`N_t = \lfloor x_t \rfloor` (phase 1, :math:`t \le t_1 =
-    \lfloor \log(p N_0) / L \rfloor + 1`); afterwards it removes less than one
-    per step and the at-least-one rule gives :math:`N_t = N_{t-1} - 1`
-    (phase 2).  The schedule reaches ``min_features`` in phase 1 at the first
-    :math:`t` with :math:`x_t < m_f + 1`, else after :math:`t_1 + N_{t_1} - m_f`
-    steps.  Exact up to the rounding of the logarithms at phase boundaries
-    (a step either way), which is all the :data:`MAX_PRUNE_STEPS` check needs.
-    """
-    if n0 <= min_features:
-        return 0
-    if p * n0 < 1.0:  # phase 2 from the start (and L may underflow: no logs)
-        return n0 - min_features
-    L = -math.log1p(-p)
-    t1 = math.floor(math.log(p * n0) / L) + 1
-    t_stop = max(1, math.ceil(math.log(n0 / (min_features + 1)) / L))
-    if t_stop <= t1:
-        return t_stop
-    return t1 + max(0, math.floor(n0 * (1.0 - p) ** t1) - min_features)
 
 
 def shrimp_path(
@@ -448,7 +242,7 @@ def shrimp_path(
     :data:`TIE_RTOL` :math:`\cdot \max|c|` (same grid cell) are ties, removed
     lowest column index first, so that last-bit differences in ``c`` (another
     BLAS, another thread count) do not change the support
-    (:func:`_prune_order`).  See the module notes for how the minimum-norm
+    (:func:`rflite._imp_path._prune_order`).  See the module notes for how the minimum-norm
     solves are done (downdated Gram, Cholesky, iterative refinement against
     :math:`A_{P_t}`, ``gelsd`` fallback).
 
@@ -527,7 +321,7 @@ def _shared_paths(A, y, prune_rates, *, n_steps=None, min_features=1, schedule="
     Everything that does not depend on the prune rate is done once: the
     transposed working copies of ``A`` and ``A_val`` and the t = 0
     minimum-norm solve with its factorisation (every path starts from
-    :math:`P_0` = all columns; :func:`_path_start`), which each path
+    :math:`P_0` = all columns; :func:`rflite._imp_path._path_start`), which each path
     continues from a copy.  ``rng`` is rewound to its entry state before
     each path, so each one is the path a separate call would give.
     ``progress``: a :class:`rflite._cv.Progress` for one line per step.
@@ -594,38 +388,6 @@ def _shared_paths(A, y, prune_rates, *, n_steps=None, min_features=1, schedule="
 #: ``"min_norm"`` / ``"none"``.
 REFITS = ("auto", "min_norm", "ridge", "none")
 
-#: A minimum-norm refit is numerically singular when the coefficient norm it
-#: needs, relative to the targets, exceeds this: the amplification
-#: :math:`\rho = \|c\|_2\,\sigma_{\max}(A_S) / \|y\|_2` (1 when ``y`` lies on
-#: the top singular vector, :math:`\kappa(A_S)` when it lies on the bottom
-#: one).  On the shared real sets the minimum-norm refits reach
-#: :math:`\rho = 10^{8}` .. :math:`10^{15}` (q = 1 Fourier dictionaries of
-#: standardised inputs have condition numbers of 1e15 and more).
-AMPLIFICATION_MAX = 1e4
-
-#: :class:`~rflite._base.MagnitudeWarning` threshold: a fitted model whose
-#: worst-case size :math:`\sum_j |c_j| \sup_x |\phi_j(x) - \bar a_j|` exceeds
-#: ``MAGNITUDE_RATIO`` times :math:`\max_i |y_i - \bar y|` (bounded
-#: activations), or a prediction with :math:`|\hat f(x) - c_0|` above it, is out
-#: of proportion to the training targets.
-MAGNITUDE_RATIO = 100.0
-
-#: The guarded refit (``refit="auto"`` / ``"ridge"``) accepts only
-#: coefficients whose worst-case size :math:`\sum_j |c_j| (1 + |\bar a_j|)`
-#: is at most ``GUARD_RATIO`` times :math:`\max_i |y_i - \bar y|`, so that the
-#: model stays within that many target ranges of its intercept on any input.
-#: A trade-off measured on two problems: on the heavy-tailed test problem
-#: (tests/test_shrimp_robust.py, seed 1) 100 / 300 / 1000 give test MSE
-#: 0.017 / 0.42 / 60 (RidgeCV 0.10); on ``propulsion`` (a smooth target
-#: that needs large cancelling coefficients) SHRIMPCV gives 4.5e-3 / 1.6e-5 /
-#: 2.4e-5 (RidgeCV 9.1e-3, the paper 1.0e-6).  ``refit="min_norm"`` has no guard.
-GUARD_RATIO = 100.0
-
-#: Ridge penalties tried by the guarded refit, relative to
-#: :math:`\sigma_{\max}(A_S)^2`: :math:`10^{-k}` for these k (the smallest
-#: gives an effective condition number of 1e6, :data:`AMPLIFICATION_MAX`).
-RIDGE_EXPONENTS = tuple(range(1, 13))
-
 #: The orders that ``SHRIMPRegressor(q="auto")`` (the default) chooses between
 #: on its validation rows: additive and pairwise features, the default grid of
 #: :class:`SHRIMPCV`.  On the shared real sets (seeds 0-2) q = 2 validated
@@ -656,11 +418,6 @@ def _auto_n_features(m: int, d: int, q) -> int:
     """The data-driven N of ``n_features=None`` (see :data:`N_FEATURES_MAX`)."""
     qq = d if q is None else min(q, d)
     return int(min(N_FEATURES_MAX, max(2 * m, MIN_WEIGHTS_PER_SUBSET * math.comb(d, qq), 1)))
-
-
-#: Activations whose features are bounded by 1 in modulus, for which
-#: :math:`\sum_j |c_j| (1 + |\bar a_j|)` bounds the fitted function everywhere.
-_BOUNDED = ("fourier", "sin", "cos", "tanh", "sigmoid", "exp")
 
 
 def _check_refit(refit, *, allow_none: bool = True) -> str:
@@ -1543,25 +1300,6 @@ def _check_memory_for(est, m, d, n_weights):
         est.n_features = saved
 
 
-def _collapse_rows(X, Y, w):
-    """The distinct rows of ``(X, Y)`` (sorted) with their summed weights (None if all 1).
-
-    Least-squares fits depend on the data only through the weighted set of
-    distinct rows; collapsing repeated rows first makes integer weights and
-    repeated rows the *same* arithmetic (a repeated row would otherwise make
-    the minimum-norm systems rank deficient and change their rounding), and
-    makes the fit independent of the row order.
-    """
-    d = X.shape[1]
-    key = np.ascontiguousarray(np.hstack([X, Y]))
-    uniq, inverse = np.unique(key, axis=0, return_inverse=True)
-    inverse = np.asarray(inverse).ravel()
-    wu = np.bincount(inverse, weights=w, minlength=uniq.shape[0])
-    if w is None and np.all(wu == 1.0):
-        wu = None
-    return np.ascontiguousarray(uniq[:, :d]), np.ascontiguousarray(uniq[:, d:]), wu
-
-
 def _fold_splits(cv, X, Y, sample_weight, n_rows):
     """The folds on the fitted rows.
 
@@ -1633,315 +1371,6 @@ def _shrimp_map(est, d, q, rng):
     return fmap
 
 
-def _distinct_row_split(X, Y, w, fraction, rng):
-    r"""Training and validation rows, drawn over the distinct rows of ``(X, Y)``.
-
-    The distinct rows are found by :func:`numpy.unique` (sorted, so their
-    order does not depend on the row order of ``X``), shuffled by ``rng``,
-    and the shortest prefix whose total weight is closest to ``fraction`` of
-    the whole weight is held out (at least one distinct row on each side).
-    Copies of a row go to the same side; a row of integer weight k and k
-    copies of it give the same split.  Raises ``ValueError`` when there are
-    fewer than two distinct rows.
-    """
-    key = np.ascontiguousarray(np.hstack([X, Y]))
-    _, inverse = np.unique(key, axis=0, return_inverse=True)
-    inverse = np.asarray(inverse).ravel()
-    n_groups = int(inverse.max()) + 1
-    if n_groups < 2:
-        raise ValueError("the validation split needs at least 2 distinct rows of (X, y), "
-                         f"got {n_groups}")
-    gw = np.bincount(inverse, weights=w, minlength=n_groups)
-    order = rng.permutation(n_groups)
-    cum = np.cumsum(gw[order])
-    target = fraction * cum[-1]
-    k = int(np.argmin(np.abs(cum[:-1] - target))) + 1  # groups held out, 1 .. n_groups - 1
-    held = np.zeros(n_groups, dtype=bool)
-    held[order[:k]] = True
-    is_val = held[inverse]
-    return np.flatnonzero(~is_val), np.flatnonzero(is_val)
-
-
-def _center_weight_like(A, Y, a_mean, y_mean, w):
-    """Held-out rows centred with the training means and scaled by sqrt(w) (in place on A)."""
-    Y = Y - y_mean
-    if a_mean is not None:
-        A -= a_mean
-    if w is not None:
-        sw = np.sqrt(w)[:, None]
-        A *= sw
-        Y = Y * sw
-    return A, Y
-
-
-def _target_scale(Y, w):
-    r""":math:`\max_i |y_i - \bar y|` per output over the fitted rows (weighted mean)."""
-    mean = np.average(Y, axis=0, weights=w)
-    return np.max(np.abs(Y - mean), axis=0)
-
-
-def _spectral_norm(A, n_iter: int = 30) -> float:
-    """Largest singular value of ``A``, by power iteration from ``A^T 1`` (a threshold test)."""
-    if A.size == 0:
-        return 0.0
-    v = A.T @ np.ones(A.shape[0])
-    if not np.any(v):
-        v = np.ones(A.shape[1])
-    s = 0.0
-    for _ in range(n_iter):
-        v /= np.linalg.norm(v)
-        u = A @ v
-        s = float(np.linalg.norm(u))
-        if s == 0.0:
-            return 0.0
-        v = A.T @ u
-    return math.sqrt(float(np.linalg.norm(v)))
-
-
-def _magnitude_bound(c, a_mean, activation):
-    r""":math:`\sum_j |c_j| (1 + |\bar a_j|)`, a bound on :math:`|\hat f(x) - c_0|` for every x.
-
-    ``None`` for unbounded activations (relu).
-    """
-    if activation not in _BOUNDED:
-        return None
-    mag = np.abs(c)
-    if a_mean is not None:
-        return float(mag @ (1.0 + np.abs(a_mean)))
-    return float(mag.sum())
-
-
-def _out_of_proportion(A, c, y, a_mean=None, y_scale=None, activation=None) -> bool:
-    r"""Is the minimum-norm ``c`` numerically singular?
-
-    True when ``c`` is not finite, its amplification
-    :math:`\|c\|_2 \sigma_{\max}(A) / \|y\|_2` exceeds :data:`AMPLIFICATION_MAX`,
-    or (bounded activations, ``y_scale`` given) its worst-case size
-    :math:`\sum_j |c_j|(1 + |\bar a_j|)` exceeds :data:`GUARD_RATIO` ``y_scale``.
-    """
-    if not np.all(np.isfinite(c)):
-        return True
-    ny = float(np.linalg.norm(y))
-    if ny == 0.0:
-        return False
-    if not _in_proportion(c[:, None], _spectral_norm(A), ny)[0]:
-        return True
-    # bounded features: the fitted function's worst-case size (GUARD_RATIO)
-    bound = _magnitude_bound(c, a_mean, activation) if activation is not None else None
-    if bound is not None and y_scale is not None:
-        return bound > GUARD_RATIO * max(float(y_scale), 1e-300)
-    return False
-
-
-def _guarded_refit(A, y, a_mean, refit, y_scale, activation, ridge_errors, c_min_norm=None):
-    """The refit of one output on all rows: ``(coef, "min_norm" | "ridge", lam or None)``.
-
-    ``ridge_errors(lams)`` returns held-out errors of the ridge penalties
-    ``lams`` (absolute, for all rows) and whether each is in proportion.
-    """
-    if refit != "ridge":
-        c = min_norm_solve(A, y) if c_min_norm is None else c_min_norm
-        if refit == "min_norm" or not _out_of_proportion(A, c, y, a_mean, y_scale, activation):
-            return c, "min_norm", None
-    s2 = _spectral_norm(A) ** 2
-    if not s2 > 0.0:
-        return np.zeros(A.shape[1]), "ridge", None
-    lams = s2 * 10.0 ** -np.asarray(RIDGE_EXPONENTS, dtype=float)
-    errors, ok = ridge_errors(lams)
-    errors = np.where(np.isfinite(errors), errors, np.inf)
-    masked = np.where(ok, errors, np.inf)
-    k = int(np.argmin(masked)) if np.isfinite(masked).any() else int(np.argmin(errors))
-    lam = float(lams[k])
-    return ridge_fit(A, y, lam), "ridge", lam
-
-
-def _guarded_step_scores(A_tr, y_tr, A_val, y_val, path, a_mean, y_scale, activation, refit,
-                         val_scale):
-    r"""Validation error of every step's guarded model, and the ridge penalty it uses.
-
-    Step t scores the lower of (a) its minimum-norm validation error, when
-    those coefficients are in proportion (:func:`_out_of_proportion`;
-    ``refit="auto"`` only), and (b) the best validation error of the ridge
-    penalties :math:`\sigma_{\max}(A_{P_t})^2 10^{-k}` whose coefficients are
-    in proportion, for the steps with at most as many columns as training
-    rows (small primal systems; larger steps are over-parameterised and
-    scored by (a) alone).  Returns ``(scores (T+1,), penalty per step or
-    None)``, ``inf`` where nothing qualifies.
-    """
-    m_tr = A_tr.shape[0]
-    scores = np.full(path.n_steps + 1, np.inf)
-    lam_at = [None] * (path.n_steps + 1)
-    exps = np.asarray(RIDGE_EXPONENTS, dtype=float)
-    for t, (S, c) in enumerate(zip(path.supports, path.coefs)):
-        am = None if a_mean is None else a_mean[S]
-        A_S = A_tr[:, S]
-        ys = float(y_scale) if y_scale is not None else float(np.max(np.abs(y_tr)))
-        if refit == "auto" and not _out_of_proportion(A_S, c, y_tr, am, ys,
-                                                      activation or "fourier"):
-            scores[t] = path.val_mse[t]
-        if S.size > m_tr:
-            continue
-        s2 = _spectral_norm(A_S) ** 2
-        if not s2 > 0.0:
-            continue
-        lams = s2 * 10.0 ** -exps
-        pred, C = _ridge_family(A_S, y_tr, A_val[:, S], lams)
-        err = np.mean((pred - y_val[:, None]) ** 2, axis=0) * val_scale
-        ok = _in_proportion(C, math.sqrt(s2), float(np.linalg.norm(y_tr)))
-        if activation is None or activation in _BOUNDED:
-            ys = float(y_scale) if y_scale is not None else float(np.max(np.abs(y_tr)))
-            mag = np.abs(C)
-            bound = (mag.T @ (1.0 + np.abs(am))) if am is not None else mag.sum(axis=0)
-            ok &= bound <= GUARD_RATIO * max(ys, 1e-300)
-        err = np.where(ok & np.isfinite(err), err, np.inf)
-        j = int(np.argmin(err))
-        if err[j] < scores[t]:
-            scores[t], lam_at[t] = float(err[j]), float(lams[j])
-    return scores, lam_at
-
-
-def _step_penalty_scores(A_tr, y_tr, A_val, y_val, path, a_mean, refit, val_scale, *,
-                         ys=None, n_rows=None):
-    r"""Held-out error of every (step, penalty) of one fold: a (T+1, 1 + L) array.
-
-    Column 0 is the minimum-norm coefficients (``inf`` when numerically
-    singular with ``refit="auto"``, always with ``refit="ridge"``); column k
-    the ridge penalty :math:`\sigma_{\max}(A_{P_t})^2 10^{-e_k}`, e_k in
-    :data:`RIDGE_EXPONENTS` (``inf`` out of proportion, for steps with more
-    columns than training rows, and with ``refit="min_norm"``).  ``ys`` (the
-    largest training target) and ``n_rows`` (training rows) default to those
-    of ``y_tr`` and ``A_tr``; the Dask fit passes them, its ``A_tr`` being a
-    triangular factor of the rows (:mod:`rflite._dask_shrimpcv`).
-    """
-    n_pen = 1 + len(RIDGE_EXPONENTS)
-    out = np.full((path.n_steps + 1, n_pen), np.inf)
-    if ys is None:
-        ys = float(np.max(np.abs(y_tr))) if y_tr.size else 0.0
-    n_rows = A_tr.shape[0] if n_rows is None else n_rows
-    exps = np.asarray(RIDGE_EXPONENTS, dtype=float)
-    for t, (S, c) in enumerate(zip(path.supports, path.coefs)):
-        am = None if a_mean is None else a_mean[S]
-        A_S = A_tr[:, S]
-        if refit == "min_norm" or (refit == "auto" and not _out_of_proportion(
-                A_S, c, y_tr, am, ys, "fourier")):
-            out[t, 0] = path.val_mse[t]
-        if refit == "min_norm" or S.size > n_rows:
-            continue
-        s2 = _spectral_norm(A_S) ** 2
-        if not s2 > 0.0:
-            continue
-        lams = s2 * 10.0 ** -exps
-        pred, C = _ridge_family(A_S, y_tr, A_val[:, S], lams)
-        err = np.mean((pred - y_val[:, None]) ** 2, axis=0) * val_scale
-        ok = _in_proportion(C, math.sqrt(s2), float(np.linalg.norm(y_tr)))
-        mag = np.abs(C)
-        bound = (mag.T @ (1.0 + np.abs(am))) if am is not None else mag.sum(axis=0)
-        ok &= bound <= GUARD_RATIO * max(ys, 1e-300)
-        out[t, 1:] = np.where(ok & np.isfinite(err), err, np.inf)
-    return out
-
-
-def _ridge_family(A, y, A_val, lams):
-    """Validation predictions of ridge fits on ``(A, y)`` for every penalty (columns).
-
-    One eigendecomposition of the smaller Gram matrix serves every penalty
-    (primal when ``A`` has fewer columns than rows, dual otherwise); returns
-    ``(pred (m_val, L), coefs (n, L))``.
-    """
-    m, n = A.shape
-    lams = np.asarray(lams, dtype=float)
-    if n <= m:
-        ev, V = np.linalg.eigh(A.T @ A)
-        b = V.T @ (A.T @ y)
-        C = V @ (b[:, None] / (np.maximum(ev, 0.0)[:, None] + lams[None, :]))
-    else:
-        ev, U = np.linalg.eigh(A @ A.T)
-        b = U.T @ y
-        C = A.T @ (U @ (b[:, None] / (np.maximum(ev, 0.0)[:, None] + lams[None, :])))
-    return A_val @ C, C
-
-
-def _holdout_ridge_errors(held, lams, tr_share, val_scale):
-    """Validation errors (and proportion flags) of ridge fits on the training part."""
-    A_tr, y_tr, A_val, y_val, a_mean_tr, y_scale = held
-    pred, C = _ridge_family(A_tr, y_tr, A_val, np.asarray(lams) * tr_share)
-    err = np.mean((pred - y_val[:, None]) ** 2, axis=0) * val_scale
-    return err, _in_proportion(C, _spectral_norm(A_tr), float(np.linalg.norm(y_tr)))
-
-
-def _in_proportion(C, smax, ny):
-    """Which columns of ``C`` (coefficients per penalty) amplify at most :data:`AMPLIFICATION_MAX`."""
-    return np.linalg.norm(C, axis=0) * smax <= AMPLIFICATION_MAX * max(ny, 1e-300)
-
-
-def _kfold_ridge_errors(fmap, S, X, y, w, splits, lams, fit_intercept, y_scale):
-    """Mean K-fold errors (and proportion flags) of ridge fits on the fixed columns ``S``."""
-    w_all = float(np.sum(w)) if w is not None else float(X.shape[0])
-    B = fmap.columns(X, S)
-    rows, oks = [], []
-    for tr, te in splits:
-        wt = None if w is None else w[tr]
-        we = None if w is None else w[te]
-        A, Yt, am, ym = _center_weight_rows(B[tr].copy(), y[tr][:, None], wt, fit_intercept)
-        Av, Yv = _center_weight_like(B[te].copy(), y[te][:, None], am, ym, we)
-        share = (float(np.sum(wt)) if wt is not None else float(tr.size)) / w_all
-        pred, C = _ridge_family(A, Yt[:, 0], Av, np.asarray(lams) * share)
-        denom = float(np.sum(we)) if we is not None else float(te.size)
-        rows.append(np.sum((pred - Yv[:, 0][:, None]) ** 2, axis=0) / denom)
-        oks.append(_in_proportion(C, _spectral_norm(A), float(np.linalg.norm(Yt[:, 0]))))
-    # the caller takes the lowest mean fold error among the penalties in proportion
-    return np.vstack(rows).mean(axis=0), np.all(np.vstack(oks), axis=0)
-
-
-def _center_weight_rows(A, Y, w, fit_intercept):
-    """:meth:`RandomFeatureModel._center_and_weight` as a function (for fold workers)."""
-    from rflite._numerics import weighted_mean
-
-    a_mean = None
-    y_mean = np.zeros(Y.shape[1])
-    if fit_intercept:
-        y_mean = weighted_mean(Y, w)
-        Y = Y - y_mean
-        a_mean = weighted_mean(A, w)
-        A -= a_mean
-    if w is not None:
-        sw = np.sqrt(w)[:, None]
-        A *= sw
-        Y = Y * sw
-    return A, Y, a_mean, y_mean
-
-
-def _mean_baseline(Y, w, tr, te) -> float:
-    """Weighted test MSE of predicting the weighted training mean (the guard's yardstick)."""
-    wt = None if w is None else w[tr]
-    we = None if w is None else w[te]
-    mean = np.average(Y[tr], axis=0, weights=wt)
-    r = ((Y[te] - mean) ** 2).mean(axis=1)
-    return float(np.average(r, weights=we))
-
-
-def _warn_magnitude(est) -> None:
-    """:class:`~rflite._base.MagnitudeWarning` when a fitted model is out of proportion."""
-    C = est.coef_ if est.coef_.ndim == 2 else est.coef_[:, None]
-    scale = np.atleast_1d(est.target_scale_)
-    # |phi_j(x) - a_j| <= 1 + |a_j| <= 2 for features bounded by 1 (a_j, the
-    # column mean, is not stored; 2 bounds it)
-    if est.activation not in _BOUNDED:
-        return
-    bound = 2.0 * np.abs(C).sum(axis=0) if getattr(est, "fit_intercept", False) \
-        else np.abs(C).sum(axis=0)
-    bad = bound > MAGNITUDE_RATIO * np.maximum(scale, 1e-300)
-    if np.any(bad):
-        warnings.warn(
-            f"{type(est).__name__}: the fitted function can reach {float(np.max(bound)):.3g} "
-            f"(sum of |coef| x feature bound) against a largest training-target deviation "
-            f"of {float(np.max(scale)):.3g} (MAGNITUDE_RATIO={MAGNITUDE_RATIO:g}); the "
-            f"coefficients are out of proportion (refit={getattr(est, 'refit_', None)!r}: "
-            "refit='auto' or 'ridge' guards against numerically singular refits)",
-            MagnitudeWarning, stacklevel=3,
-        )
-
-
 def _blas_threads(m: int):
     """Limit BLAS to :data:`BLAS_THREADS` threads for a path on ``m`` rows.
 
@@ -1951,165 +1380,3 @@ def _blas_threads(m: int):
     :func:`rflite._numerics.blas_threads`).
     """
     return blas_threads(1 if m < BLAS_THREAD_MIN_ROWS else BLAS_THREADS)
-
-
-def _transposed_copy(A, name: str) -> np.ndarray:
-    """A private C-contiguous copy of ``A.T`` (n x m): columns of ``A`` as rows."""
-    if isinstance(A, FeatureOperator):
-        m, n = A.shape
-        if A.fmap.is_complex:
-            raise ValueError(f"{name} must be real, got a complex FeatureOperator")
-        At = np.empty((n, m))
-        block = max(1, (1 << 21) // max(1, m))
-        for j0 in range(0, n, block):
-            j1 = min(n, j0 + block)
-            At[j0:j1] = A.columns(np.arange(j0, j1)).T
-        return At
-    A = check_array(A, name, ndim=2)
-    if A.shape[1] < 1:
-        raise ValueError(f"{name} must have at least one column, got shape {A.shape}")
-    return np.ascontiguousarray(A.T) if not A.flags.f_contiguous else A.T.copy()
-
-
-def _path_start(At, y):
-    r"""The t = 0 minimum-norm solve on all columns: ``(solver, c_0, label)``.
-
-    Depends on ``(A, y)`` only, not on the prune rate, so paths of several
-    rates on the same matrix share it (:func:`_shared_paths`); run under
-    :func:`_blas_threads` of ``At.shape[1]`` rows as :func:`shrimp_path` does.
-    """
-    solver = _MinNormSolver(At.shape[1])
-    c, label = solver.solve(At, y)
-    return solver, c, label
-
-
-def _path(At, y, Vt, y_val, counts, method, track_spectrum, rng, start=None, progress=None,
-          tag=""):
-    """Run the path on the owned working copy ``At`` (n x m, overwritten), sizes ``counts``.
-
-    ``start``: a :func:`_path_start` result on the same ``(At, y)``, which
-    replaces the t = 0 solve (its solver is updated in place: pass a copy
-    to keep it).  ``progress``: one line per step (prefixed by ``tag``).
-    """
-    n_all, m = At.shape
-    full_At = At.copy() if method == "subset" else None
-    Vt_full = Vt.copy() if method == "subset" and Vt is not None else None
-    idx = np.arange(n_all, dtype=np.int64)  # column of A held in At[i]
-    solver = _MinNormSolver(m) if start is None else start[0]
-    supports, coefs, train, val, emax, emin, how = [], [], [], [], [], [], []
-    c = None
-    for t, n_t in enumerate(counts):
-        if t > 0:
-            k = int(counts[t - 1] - n_t)
-            if method == "subset":
-                idx = np.sort(rng.choice(n_all, size=n_t, replace=False))
-                At = full_At[idx]
-                Vt = None if Vt is None else Vt_full[idx]
-                solver.reset()
-            else:
-                if method == "random":
-                    remove = rng.choice(idx.size, size=k, replace=False)
-                else:  # magnitude, naive
-                    remove = _prune_order(c, k)
-                keep = np.ones(idx.size, dtype=np.bool_)
-                keep[remove] = False
-                keep_pos = np.flatnonzero(keep)
-                removed_rows = At[np.sort(remove)] if method != "naive" else None
-                _compact_rows(At, keep_pos)
-                if Vt is not None:
-                    _compact_rows(Vt, keep_pos)
-                At, idx = At[:n_t], idx[keep_pos]
-                if Vt is not None:
-                    Vt = Vt[:n_t]
-                if method == "naive":
-                    c = c[keep_pos]
-                else:
-                    solver.prune(keep_pos, removed_rows)
-        if method == "naive" and t > 0:
-            label = "none"
-        elif t == 0 and start is not None:
-            c, label = start[1].copy(), start[2]
-        else:
-            c, label = solver.solve(At, y)
-        resid = y - At.T @ c
-        supports.append(idx.copy())
-        coefs.append(c.copy())
-        train.append(float(resid @ resid) / m)
-        how.append(label)
-        if Vt is not None:
-            rv = y_val - Vt.T @ c
-            val.append(float(rv @ rv) / y_val.shape[0])
-        if track_spectrum:
-            lo, hi = _extreme_eigs(At)
-            emin.append(lo)
-            emax.append(hi)
-        if progress is not None:
-            progress.line(f"{tag}step {t}/{len(counts) - 1}: {n_t} columns ({label})",
-                          error=val[-1] if Vt is not None else train[-1])
-    val = np.asarray(val)
-    best = _best_step(val, y_val)
-    return SHRIMPPath(
-        supports=tuple(supports), coefs=tuple(coefs), n_kept=counts.copy(),
-        train_mse=np.asarray(train), val_mse=val, best_step=best,
-        eig_max=np.asarray(emax), eig_min=np.asarray(emin), solver=tuple(how),
-        n_columns=n_all, method=method,
-    )
-
-
-def _best_step(val, y_val):
-    """Step with the lowest validation MSE; the sparsest one below the rounding floor.
-
-    See :data:`VAL_TIE_RTOL`; ``None`` without validation data.
-    """
-    if val.size == 0:
-        return None
-    floor = VAL_TIE_RTOL**2 * float(np.mean(np.abs(y_val) ** 2))
-    tied = np.flatnonzero(val <= floor)
-    return int(tied[-1]) if tied.size else int(np.argmin(val))
-
-
-def _prune_order(c, k: int) -> np.ndarray:
-    r"""Positions of the ``k`` coefficients to prune: smallest :math:`|c_i|`, near-ties by index.
-
-    Magnitudes are compared on the grid :math:`h\,\mathbb{Z}`,
-    :math:`h = ` :data:`TIE_RTOL` :math:`\cdot 2^e` with :math:`2^{e-1} \le
-    \max_i |c_i| < 2^e`: the key of :math:`c_i` is :math:`\lfloor |c_i| / h
-    \rfloor` (exact: a scaling by a power of two) and equal keys are ties,
-    removed in increasing position.  The rule is a total order, deterministic,
-    and a perturbation of relative size :math:`\delta \ll` :data:`TIE_RTOL`
-    changes the outcome only if it moves a magnitude across a grid point,
-    which happens with probability about :math:`\delta /` :data:`TIE_RTOL`
-    per coefficient, where an exact sort flips whenever two magnitudes at the
-    cut are closer than :math:`\delta`.  An all-zero ``c`` prunes by position.
-
-    Parameters
-    ----------
-    c : (n,) ndarray
-        Finite coefficients.
-    k : int, 0 <= k <= n
-
-    Returns
-    -------
-    (k,) int64 ndarray
-        Positions in ``c``, in increasing key order.
-    """
-    a = np.abs(c)
-    amax = float(a.max()) if a.size else 0.0
-    if not amax > 0.0:
-        return np.arange(k, dtype=np.int64)
-    _, e = math.frexp(amax)  # amax < 2**e
-    # |c_i| / h = |c_i| * 2**(33 - e): an exact scaling, then the cell index
-    key = np.floor(np.ldexp(a, _TIE_BITS - e))
-    return np.argsort(key, kind="stable")[:k].astype(np.int64)
-
-
-def _extreme_eigs(At):
-    r"""Smallest and largest eigenvalue of :math:`A_P A_P^T / N_t` (or :math:`A_P^T A_P / N_t`).
-
-    Both are :math:`\sigma^2 / N_t` for the extreme singular values of
-    :math:`A_P` (SHRIMP Fig. 6), computed from an SVD of :math:`A_P` rather
-    than from the Gram matrix so that small eigenvalues keep their accuracy.
-    """
-    n_t = At.shape[0]
-    s = np.linalg.svd(At, compute_uv=False)
-    return s[-1] ** 2 / n_t, s[0] ** 2 / n_t

@@ -12,7 +12,7 @@ import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 
 from rflite import datasets as D
-from rflite import _imp_factor, imp
+from rflite import _imp_factor, _imp_path, imp
 from rflite.features import Normal, random_feature_map
 from rflite._imp_factor import (
     _compact_rows,
@@ -21,9 +21,9 @@ from rflite._imp_factor import (
     _qr_delete_columns,
     _refined_min_norm,
 )
+from rflite._imp_path import _extreme_eigs
 from rflite.imp import (
     SHRIMPRegressor,
-    _extreme_eigs,
     prune_counts,
     select_shrimp,
     shrimp_path,
@@ -171,7 +171,7 @@ def test_prune_counts_match_exact_rational_reference(n0, p, mf, schedule):
     assert_array_equal(got, naive_counts(n0, p, schedule=schedule, min_features=mf))
     # closed-form step count (exact for the paper's schedule up to a step at a
     # phase boundary; a lower bound for the recursive one)
-    T = imp._paper_step_count(n0, p, mf)
+    T = _imp_path._paper_step_count(n0, p, mf)
     if schedule == "paper":
         assert abs(T - (len(got) - 1)) <= 1
     else:
@@ -224,12 +224,12 @@ def test_prune_order_ignores_last_bit_perturbations():
         # magnitudes on a coarse lattice: many exact ties, some at the cut
         c = rng.integers(1, 8, size=40) * rng.choice([-1.0, 1.0], size=40) * 0.1
         k = 13
-        ref = np.sort(imp._prune_order(c, k))
+        ref = np.sort(_imp_path._prune_order(c, k))
         # perturb each coefficient by at most 2 ulp, as another BLAS would
         cp = c.copy()
         for _ in range(2):
             cp = np.nextafter(cp, rng.choice([-np.inf, np.inf], size=c.size))
-        assert_array_equal(np.sort(imp._prune_order(cp, k)), ref)
+        assert_array_equal(np.sort(_imp_path._prune_order(cp, k)), ref)
         old = lambda v: np.sort(np.argsort(np.abs(v), kind="stable")[:k])  # noqa: E731
         old_flips += not np.array_equal(old(c), old(cp))
     assert old_flips > 0  # the inputs are adversarial for an exact sort
@@ -245,13 +245,13 @@ def test_prune_order_is_the_exact_order_when_magnitudes_are_apart():
         gaps = np.diff(np.sort(a))
         # the grid cannot merge magnitudes more than TIE_RTOL * 2 max|c| apart
         if gaps.size and gaps.min() > 2 * imp.TIE_RTOL * 2 * a.max():
-            assert_array_equal(imp._prune_order(c, k), np.argsort(a, kind="stable")[:k])
-    assert imp.TIE_RTOL == 2.0 ** -imp._TIE_BITS  # the grid scaling stays exact
+            assert_array_equal(_imp_path._prune_order(c, k), np.argsort(a, kind="stable")[:k])
+    assert imp.TIE_RTOL == 2.0 ** -_imp_path._TIE_BITS  # the grid scaling stays exact
     # all-zero and exactly tied coefficients: lowest positions first
-    assert_array_equal(imp._prune_order(np.zeros(5), 3), [0, 1, 2])
-    assert_array_equal(imp._prune_order(np.array([2.0, -1.0, 1.0, 1.0, 3.0]), 2), [1, 2])
+    assert_array_equal(_imp_path._prune_order(np.zeros(5), 3), [0, 1, 2])
+    assert_array_equal(_imp_path._prune_order(np.array([2.0, -1.0, 1.0, 1.0, 3.0]), 2), [1, 2])
     # tiny magnitudes (below TIE_RTOL * max) are ties, pruned by position
-    assert_array_equal(imp._prune_order(np.array([1.0, 3e-12, 1e-12, 2e-12]), 2), [1, 2])
+    assert_array_equal(_imp_path._prune_order(np.array([1.0, 3e-12, 1e-12, 2e-12]), 2), [1, 2])
 
 
 _THREADS_SCRIPT = """

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 
-from rflite import imp
+from rflite import _imp_guard, imp
 from rflite._base import EffectiveFeaturesWarning, MagnitudeWarning
 from rflite._cv import KFold
 from rflite._numerics import min_norm_solve
@@ -85,12 +85,12 @@ def test_out_of_proportion_detects_singular_refits():
     rng = np.random.default_rng(0)
     A = rng.standard_normal((30, 10))
     y = rng.standard_normal(30)
-    assert not imp._out_of_proportion(A, min_norm_solve(A, y), y)
+    assert not _imp_guard._out_of_proportion(A, min_norm_solve(A, y), y)
     B = np.hstack([A, A[:, :1] + 1e-13 * rng.standard_normal((30, 1))])
     c = np.zeros(11)
     c[0], c[-1] = 1e12, -1e12
-    assert imp._out_of_proportion(B, c, B @ c + y)
-    assert imp._out_of_proportion(A, np.full(10, np.nan), y)
+    assert _imp_guard._out_of_proportion(B, c, B @ c + y)
+    assert _imp_guard._out_of_proportion(A, np.full(10, np.nan), y)
 
 
 def test_ridge_family_matches_direct_solves():
@@ -100,7 +100,7 @@ def test_ridge_family_matches_direct_solves():
         y = rng.standard_normal(shape[0])
         V = rng.standard_normal((5, shape[1]))
         lams = np.array([1e-3, 1e-1, 10.0])
-        pred, C = imp._ridge_family(A, y, V, lams)
+        pred, C = _imp_guard._ridge_family(A, y, V, lams)
         for k, lam in enumerate(lams):
             ref = np.linalg.solve(A.T @ A + lam * np.eye(shape[1]), A.T @ y)
             assert_allclose(C[:, k], ref, rtol=1e-8, atol=1e-10)
@@ -150,7 +150,7 @@ def test_distinct_row_split_keeps_copies_together():
     rng = np.random.default_rng(0)
     X = np.repeat(rng.standard_normal((20, 2)), 3, axis=0)
     Y = X[:, :1].copy()
-    tr, val = imp._distinct_row_split(X, Y, None, 0.25, np.random.default_rng(0))
+    tr, val = _imp_guard._distinct_row_split(X, Y, None, 0.25, np.random.default_rng(0))
     keys_tr = {tuple(r) for r in X[tr]}
     keys_val = {tuple(r) for r in X[val]}
     assert not keys_tr & keys_val
@@ -160,10 +160,10 @@ def test_distinct_row_split_keeps_copies_together():
 def test_collapse_rows_sums_weights():
     X = np.array([[1.0, 2.0], [0.0, 1.0], [1.0, 2.0]])
     Y = np.array([[1.0], [2.0], [1.0]])
-    Xu, Yu, w = imp._collapse_rows(X, Y, None)
+    Xu, Yu, w = _imp_guard._collapse_rows(X, Y, None)
     assert_array_equal(Xu, [[0.0, 1.0], [1.0, 2.0]])
     assert_array_equal(w, [1.0, 2.0])
-    assert imp._collapse_rows(X[:2], Y[:2], None)[2] is None
+    assert _imp_guard._collapse_rows(X[:2], Y[:2], None)[2] is None
 
 
 # ------------------------------------------------------- data-driven defaults

@@ -199,6 +199,12 @@ __all__ = [
     "AUTO_QS",
 ]
 
+# the public names defined in the private modules report this module as their
+# home, for help() and for pickles that outlive a later move
+for _public in (SHRIMPPath, prune_counts, SHRIMPSelection, select_shrimp):
+    _public.__module__ = __name__
+del _public
+
 #: Paths on fewer training rows than this run with single-threaded BLAS
 #: (see :func:`_blas_threads`).
 BLAS_THREAD_MIN_ROWS = 1000

@@ -600,3 +600,23 @@ def test_verbose_prints_one_line_per_step_and_candidate(capsys):
     assert_array_equal(loud.coef_, quiet.coef_)
     with pytest.raises(ValueError, match="verbose"):
         SHRIMPRegressor(n_features=60, q=1, verbose=-1).fit(X, y)
+
+
+def test_public_names_defined_in_private_modules_report_rflite_imp():
+    # SHRIMPPath and prune_counts live in rflite._imp_path, select_shrimp in
+    # rflite._imp_select; users (help(), pickle) see rflite.imp
+    import pickle
+
+    from rflite import _imp_path, _imp_select
+
+    for name in ("SHRIMPPath", "prune_counts", "select_shrimp", "SHRIMPSelection"):
+        obj = getattr(imp, name)
+        assert obj.__module__ == "rflite.imp"
+        assert obj is getattr(_imp_path if hasattr(_imp_path, name) else _imp_select, name)
+    rng = np.random.default_rng(0)
+    path = shrimp_path(rng.standard_normal((8, 20)), rng.standard_normal(8), n_steps=2)
+    blob = pickle.dumps(path)
+    assert b"rflite._imp_path" not in blob
+    back = pickle.loads(blob)
+    assert type(back) is imp.SHRIMPPath
+    assert_array_equal(back.n_kept, path.n_kept)

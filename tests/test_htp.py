@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rflite import htp
+from rflite import _htp_support, htp
 from rflite._numerics import IllConditionedWarning
 from rflite.datasets import make_friedman1
 from rflite.features import random_feature_map
@@ -125,7 +125,7 @@ def test_chol_delete_matches_cholesky_of_reduced_matrix(cplx, j):
     B = rng.standard_normal((10, n)) + (1j * rng.standard_normal((10, n)) if cplx else 0)
     M = B.conj().T @ B + 0.1 * np.eye(n)
     R = np.asfortranarray(np.linalg.cholesky(M).conj().T)  # upper, M = R^* R
-    htp._chol_delete(R, n, j)
+    _htp_support._chol_delete(R, n, j)
     keep = np.delete(np.arange(n), j)
     Rk = R[: n - 1, : n - 1]
     np.testing.assert_allclose(Rk.conj().T @ Rk, M[np.ix_(keep, keep)], atol=1e-12)
@@ -406,7 +406,8 @@ def test_support_update_warns_on_ill_conditioned_system():
     Q = np.linalg.qr(rng.normal(size=(60, 50)))[0]
     A = np.hstack([Q[:, :30], Q[:, 30:40] @ _unit_diagonal_factor(10, 5.0), Q[:, 40:]])
     y = A[:, :40] @ rng.normal(size=40)
-    system = htp._SupportSystem(htp._Dense(A), y, 40, 0.0)
+    system = htp._SupportSystem(htp._Dense(A), y, 40, 0.0,
+                                reuse_fraction=htp.GRAM_REUSE_FRACTION)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # the first support is well conditioned
         system.solve(np.r_[np.arange(30), np.arange(40, 50)])

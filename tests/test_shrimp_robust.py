@@ -93,6 +93,29 @@ def test_out_of_proportion_detects_singular_refits():
     assert _imp_guard._out_of_proportion(A, np.full(10, np.nan), y)
 
 
+def test_constants_set_on_rflite_imp_reach_the_code_that_reads_them(monkeypatch):
+    """The guard's constants live in rflite._imp_guard (and the factorisation's in
+    rflite._imp_factor); setting them on rflite.imp, as the README suggests for
+    GUARD_RATIO, must change what the guard does."""
+    from rflite import _imp_factor
+
+    rng = np.random.default_rng(0)
+    A = rng.uniform(-1, 1, (30, 10))
+    y = rng.standard_normal(30)
+    c = min_norm_solve(A, y)
+    scale = float(np.max(np.abs(y)))
+    assert not _imp_guard._out_of_proportion(A, c, y, None, scale, "fourier")
+    bound = float(np.abs(c).sum())
+    monkeypatch.setattr(imp, "GUARD_RATIO", 0.5 * bound / scale)
+    assert _imp_guard.GUARD_RATIO == imp.GUARD_RATIO
+    assert _imp_guard._out_of_proportion(A, c, y, None, scale, "fourier")
+    monkeypatch.setattr(imp, "GRAM_RCOND", 0.5)
+    assert _imp_factor.GRAM_RCOND == 0.5
+    monkeypatch.undo()
+    assert _imp_guard.GUARD_RATIO == imp.GUARD_RATIO == 100.0
+    assert not _imp_guard._out_of_proportion(A, c, y, None, scale, "fourier")
+
+
 def test_ridge_family_matches_direct_solves():
     rng = np.random.default_rng(1)
     for shape in ((20, 8), (8, 20)):

@@ -66,13 +66,20 @@ class KFold:
     def get_n_splits(self, X=None, y=None, groups=None) -> int:
         return self.n_splits
 
-    def split(self, X, y=None, groups=None):
-        n = len(X)
+    def fold_sizes(self, n: int) -> np.ndarray:
+        """Test rows of each fold for ``n`` rows (the first ``n % n_splits`` get one more)."""
         if self.n_splits > n:
             raise ValueError(
                 f"cannot have n_splits={self.n_splits} greater than the number of samples "
                 f"n_samples={n}"
             )
+        sizes = np.full(self.n_splits, n // self.n_splits)
+        sizes[: n % self.n_splits] += 1
+        return sizes
+
+    def split(self, X, y=None, groups=None):
+        n = len(X)
+        sizes = self.fold_sizes(n)
         idx = np.arange(n)
         if self.shuffle:
             rs = self.random_state
@@ -81,8 +88,6 @@ class KFold:
             else:
                 rs = rs if isinstance(rs, np.random.RandomState) else np.random.RandomState(rs)
                 rs.shuffle(idx)
-        sizes = np.full(self.n_splits, n // self.n_splits)
-        sizes[: n % self.n_splits] += 1
         start = 0
         for size in sizes:
             # scikit-learn returns both parts in increasing row order

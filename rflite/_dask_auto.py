@@ -15,9 +15,11 @@ Folds (:func:`make_folds`, :class:`_Folds`)
     on the row count (an int K is scikit-learn's unshuffled ``KFold(K)``,
     contiguous blocks of rows), after dropping the zero-weight rows exactly
     as the in-memory ``fit`` does -- so the folds *are* the in-memory ones.
-    The (m,) group labels of a ``cv`` are built on the client (8 bytes a
-    row, like the folds' index arrays themselves) and sent with ``X``'s
-    chunks.
+    An int K (and an unshuffled :class:`rflite._cv.KFold`) is labelled
+    chunk by chunk from each row's rank among the kept rows
+    (:func:`_kfold_folds`: O(chunks) numbers on the client); the (m,) group
+    labels of any other splitter are built on the client (8 bytes a row,
+    like the folds' index arrays themselves) and sent with ``X``'s chunks.
 A fold's training rows
     are the operator with 0/1 (or ``w`` x 0/1) row weights
     (:class:`rflite._dask.DaskFeatureOperator`'s ``row_weight``): the
@@ -147,6 +149,9 @@ def make_folds(cv, X, y, W, rng, est, n_folds=None):
                                dtype=np.int64, meta=np.empty((0, 0), np.int64),
                                token="rflite-hash-labels")
         return _Folds(labels, np.where(np.eye(K, dtype=bool), 2, 1))
+    kfold = _contiguous_kfold(cv)
+    if kfold is not None:
+        return _kfold_folds(kfold, X, W)
     kept = None
     if W is not None:
         w = np.asarray(W[:, 0].compute())
@@ -176,6 +181,71 @@ def make_folds(cv, X, y, W, rng, est, n_folds=None):
             M[idx[tr], f], M[idx[te], f] = 1, 2
         member, inv = np.unique(M, axis=0, return_inverse=True)
     labels = da.from_array(inv.reshape(m, 1).astype(np.int64), chunks=(X.chunks[0], (1,)))
+    return _Folds(labels, member)
+
+
+def _contiguous_kfold(cv):
+    """The :class:`rflite._cv.KFold` of an int ``cv`` or an unshuffled rflite ``KFold``, else None.
+
+    Those folds are contiguous ranges of the kept rows, which
+    :func:`_kfold_folds` labels chunk by chunk.
+    """
+    from rflite._cv import KFold, check_cv
+
+    if isinstance(cv, numbers.Integral) and not isinstance(cv, bool):
+        return check_cv(cv)
+    if type(cv) is KFold and not cv.shuffle:
+        return cv
+    return None
+
+
+def _k_kept_count(Wb):
+    """Rows of positive weight in a chunk of ``W``: a (1, 1) array."""
+    return np.array([[np.count_nonzero(np.asarray(Wb)[:, 0] > 0)]], dtype=np.int64)
+
+
+def _k_kfold_labels(Bb, bounds, offsets, weighted, block_info=None):
+    """Fold of every row of a chunk from its rank among the kept rows (K: a dropped row)."""
+    i = block_info[None]["chunk-location"][0]
+    keep = (np.asarray(Bb)[:, 0] > 0) if weighted else np.ones(Bb.shape[0], dtype=bool)
+    rank = offsets[i] + np.cumsum(keep) - 1
+    lab = np.searchsorted(bounds, rank, side="right").astype(np.int64)
+    lab[~keep] = bounds.size
+    return lab.reshape(-1, 1)
+
+
+def _kfold_folds(kfold, X, W):
+    """:class:`_Folds` of an unshuffled K-fold over the rows of positive weight, chunk-local.
+
+    The in-memory folds (:func:`rflite.ridge.resolve_splits`: scikit-learn's
+    ``KFold(K)`` after the zero-weight rows are dropped) are contiguous
+    ranges of the kept rows, so a row's fold follows from its rank among
+    them: the chunk's offset (the kept rows of the earlier chunks, one small
+    pass over ``W``; the chunk sizes without weights) plus a count inside the
+    chunk.  Group f holds fold f's test rows, group K the dropped rows.  The
+    client holds O(chunks) numbers and the graph no m-long array (the old
+    route built (m,) labels on the client and embedded them in the graph).
+    """
+    import dask.array as da
+
+    chunks = X.chunks[0]
+    if W is None:
+        counts = np.asarray(chunks, dtype=np.int64)
+    else:
+        counts = np.asarray(W.map_blocks(
+            _k_kept_count, chunks=((1,) * len(chunks), (1,)), dtype=np.int64,
+            meta=np.empty((0, 0), np.int64), token="rflite-kept-count").compute()).reshape(-1)
+    n = int(counts.sum())
+    sizes = kfold.fold_sizes(n)
+    K = sizes.size
+    offsets = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+    labels = da.map_blocks(_k_kfold_labels, X if W is None else W, bounds=np.cumsum(sizes),
+                           offsets=offsets, weighted=W is not None, chunks=(chunks, (1,)),
+                           dtype=np.int64, meta=np.empty((0, 0), np.int64),
+                           token="rflite-kfold-labels")
+    member = np.where(np.eye(K, dtype=bool), 2, 1).astype(np.int8)
+    if n < X.shape[0]:
+        member = np.vstack([member, np.zeros((1, K), dtype=np.int8)])
     return _Folds(labels, member)
 
 

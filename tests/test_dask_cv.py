@@ -222,6 +222,46 @@ def test_folds_are_the_in_memory_folds(sync, data):
         np.testing.assert_array_equal(np.flatnonzero(np.isin(lab, groups_tr)), tr)
 
 
+@pytest.mark.parametrize("rows", [60, 70, 240])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_int_cv_folds_are_built_chunk_by_chunk(sync, data, rows, weighted):
+    """An int cv (and an unshuffled KFold) labels each chunk's rows from its offset
+    among the kept rows: the in-memory folds over the rows of positive weight, with
+    no m-long array on the client or in the graph (issue 16)."""
+    from rflite._cv import KFold
+
+    X, y, w = data
+    m = X.shape[0]
+    Xd = da.from_array(X, chunks=(rows, -1))
+    Wd = da.from_array(w.reshape(-1, 1), chunks=(rows, 1)) if weighted else None
+    kept = np.flatnonzero(w > 0) if weighted else np.arange(m)
+    for cv in (5, KFold(4), 240 - 4 * weighted):
+        folds = _dask.make_folds(cv, Xd, y, Wd, None, None)
+        lab = folds.labels.compute()[:, 0]
+        K = cv if isinstance(cv, int) else cv.n_splits
+        for f, (tr, te) in enumerate(KFold(K).split(kept)):
+            groups_te = np.flatnonzero(folds.member[:, f] == 2)
+            np.testing.assert_array_equal(np.flatnonzero(np.isin(lab, groups_te)), kept[te])
+            groups_tr = np.flatnonzero(folds.member[:, f] == 1)
+            np.testing.assert_array_equal(np.flatnonzero(np.isin(lab, groups_tr)), kept[tr])
+    with pytest.raises(ValueError, match="n_splits=241 greater than the number of samples"):
+        _dask.make_folds(241, Xd, y, Wd, None, None)
+
+
+def test_int_cv_labels_are_not_shipped_in_the_graph(sync):
+    """The labels' graph layer holds per-chunk tasks, not an (m,) array: the old
+    route built the labels on the client and embedded them (8 bytes a row)."""
+    import pickle
+
+    m = 20_000
+    Xd = da.zeros((m, 6), chunks=(3000, 6))
+    for W in (None, da.ones((m, 1), chunks=(3000, 1))):
+        labels = _dask.make_folds(5, Xd, np.zeros(m), W, None, None).labels
+        layer = dict(labels.__dask_graph__().layers[labels.name])
+        assert len(pickle.dumps(layer)) < m  # the (m,) int64 labels are 8 m bytes
+        assert np.bincount(labels.compute()[:, 0]).tolist() == [4000] * 5
+
+
 # ------------------------------------------------------------ LocalCluster
 def test_weighted_cv_on_a_cluster_matches_in_memory(cluster_client, data):
     X, y, w = data

@@ -222,29 +222,20 @@ def _guarded_step_scores(A_tr, y_tr, A_val, y_val, path, a_mean, y_scale, activa
     m_tr = A_tr.shape[0]
     scores = np.full(path.n_steps + 1, np.inf)
     lam_at = [None] * (path.n_steps + 1)
-    exps = np.asarray(RIDGE_EXPONENTS, dtype=float)
+    ys = float(y_scale) if y_scale is not None else float(np.max(np.abs(y_tr)))
+    bounded = activation is None or activation in _BOUNDED
     for t, (S, c) in enumerate(zip(path.supports, path.coefs)):
         am = None if a_mean is None else a_mean[S]
         A_S = A_tr[:, S]
-        ys = float(y_scale) if y_scale is not None else float(np.max(np.abs(y_tr)))
         if refit == "auto" and not _out_of_proportion(A_S, c, y_tr, am, ys,
                                                       activation or "fourier"):
             scores[t] = path.val_mse[t]
         if S.size > m_tr:
             continue
-        s2 = _spectral_norm(A_S) ** 2
-        if not s2 > 0.0:
+        family = _penalty_errors(A_S, y_tr, A_val[:, S], y_val, am, ys, val_scale, bounded)
+        if family is None:
             continue
-        lams = s2 * 10.0 ** -exps
-        pred, C = _ridge_family(A_S, y_tr, A_val[:, S], lams)
-        err = np.mean((pred - y_val[:, None]) ** 2, axis=0) * val_scale
-        ok = _in_proportion(C, math.sqrt(s2), float(np.linalg.norm(y_tr)))
-        if activation is None or activation in _BOUNDED:
-            ys = float(y_scale) if y_scale is not None else float(np.max(np.abs(y_tr)))
-            mag = np.abs(C)
-            bound = (mag.T @ (1.0 + np.abs(am))) if am is not None else mag.sum(axis=0)
-            ok &= bound <= GUARD_RATIO * max(ys, 1e-300)
-        err = np.where(ok & np.isfinite(err), err, np.inf)
+        lams, err = family
         j = int(np.argmin(err))
         if err[j] < scores[t]:
             scores[t], lam_at[t] = float(err[j]), float(lams[j])
@@ -269,7 +260,6 @@ def _step_penalty_scores(A_tr, y_tr, A_val, y_val, path, a_mean, refit, val_scal
     if ys is None:
         ys = float(np.max(np.abs(y_tr))) if y_tr.size else 0.0
     n_rows = A_tr.shape[0] if n_rows is None else n_rows
-    exps = np.asarray(RIDGE_EXPONENTS, dtype=float)
     for t, (S, c) in enumerate(zip(path.supports, path.coefs)):
         am = None if a_mean is None else a_mean[S]
         A_S = A_tr[:, S]
@@ -278,18 +268,35 @@ def _step_penalty_scores(A_tr, y_tr, A_val, y_val, path, a_mean, refit, val_scal
             out[t, 0] = path.val_mse[t]
         if refit == "min_norm" or S.size > n_rows:
             continue
-        s2 = _spectral_norm(A_S) ** 2
-        if not s2 > 0.0:
-            continue
-        lams = s2 * 10.0 ** -exps
-        pred, C = _ridge_family(A_S, y_tr, A_val[:, S], lams)
-        err = np.mean((pred - y_val[:, None]) ** 2, axis=0) * val_scale
-        ok = _in_proportion(C, math.sqrt(s2), float(np.linalg.norm(y_tr)))
-        mag = np.abs(C)
-        bound = (mag.T @ (1.0 + np.abs(am))) if am is not None else mag.sum(axis=0)
-        ok &= bound <= GUARD_RATIO * max(ys, 1e-300)
-        out[t, 1:] = np.where(ok & np.isfinite(err), err, np.inf)
+        family = _penalty_errors(A_S, y_tr, A_val[:, S], y_val, am, ys, val_scale, True)
+        if family is not None:
+            out[t, 1:] = family[1]
     return out
+
+
+def _penalty_errors(A_S, y_tr, A_val_S, y_val, a_mean_S, ys, val_scale, bounded):
+    r"""Held-out errors of the guard's ridge penalties on one support: ``(lams, errors)``.
+
+    The penalties are :math:`\sigma_{\max}(A_S)^2 10^{-e_k}`, e_k in
+    :data:`RIDGE_EXPONENTS`; an error is ``inf`` when it is not finite, when
+    the coefficients amplify more than :data:`AMPLIFICATION_MAX`, or
+    (``bounded`` features) when their worst-case size
+    :math:`\sum_j |c_j|(1 + |\bar a_j|)` exceeds :data:`GUARD_RATIO` ``ys``.
+    ``None`` when :math:`A_S` is zero.
+    """
+    s2 = _spectral_norm(A_S) ** 2
+    if not s2 > 0.0:
+        return None
+    lams = s2 * 10.0 ** -np.asarray(RIDGE_EXPONENTS, dtype=float)
+    pred, C = _ridge_family(A_S, y_tr, A_val_S, lams)
+    err = np.mean((pred - y_val[:, None]) ** 2, axis=0) * val_scale
+    ok = _in_proportion(C, math.sqrt(s2), float(np.linalg.norm(y_tr)))
+    if bounded:
+        mag = np.abs(C)
+        bound = (mag.T @ (1.0 + np.abs(a_mean_S))) if a_mean_S is not None \
+            else mag.sum(axis=0)
+        ok &= bound <= GUARD_RATIO * max(ys, 1e-300)
+    return lams, np.where(ok & np.isfinite(err), err, np.inf)
 
 
 def _ridge_family(A, y, A_val, lams):

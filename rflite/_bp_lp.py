@@ -187,6 +187,37 @@ def _dual_bound_dot2(A, y, z, coef):
 
 
 @njit(cache=True)
+def _dot2_row(A, i, b, p, s, t):  # pragma: no cover - jitted
+    r"""Add :math:`A_{i,:} b` to the Dot2 accumulators: sums ``p``, error terms ``s``, ``t``.
+
+    Per column j: TwoProduct of :math:`A_{ij} b` (Dekker's splitting by
+    :math:`2^{27} + 1`, exact without FMA), TwoSum into ``p[j]``, both
+    rounding errors into ``s[j]`` and :math:`|A_{ij} b|` into ``t[j]`` (Ogita,
+    Rump and Oishi 2005, Algorithm 5.3), shared by :func:`_dot2_cols` and
+    :func:`_dd_cols`.
+    """
+    split = 134217729.0  # 2^27 + 1
+    cb = split * b
+    bh = cb - (cb - b)
+    bl = b - bh
+    ab = abs(b)
+    for j in range(A.shape[1]):
+        a = A[i, j]
+        x = a * b
+        ca = split * a
+        ah = ca - (ca - a)
+        al = a - ah
+        r = al * bl - (((x - ah * bh) - al * bh) - ah * bl)
+        pj = p[j]
+        pn = pj + x
+        bb = pn - pj
+        q = (pj - (pn - bb)) + (x - bb)
+        p[j] = pn
+        s[j] += q + r
+        t[j] += abs(a) * ab
+
+
+@njit(cache=True)
 def _dot2_cols(A, z):  # pragma: no cover - jitted
     r"""Compensated :math:`h = A^T z` (Dot2) with a rigorous bound on each error.
 
@@ -206,27 +237,8 @@ def _dot2_cols(A, z):  # pragma: no cover - jitted
     p = np.zeros(n)
     s = np.zeros(n)
     t = np.zeros(n)
-    split = 134217729.0  # 2^27 + 1
     for i in range(m):
-        b = z[i]
-        cb = split * b
-        bh = cb - (cb - b)
-        bl = b - bh
-        ab = abs(b)
-        for j in range(n):
-            a = A[i, j]
-            x = a * b
-            ca = split * a
-            ah = ca - (ca - a)
-            al = a - ah
-            r = al * bl - (((x - ah * bh) - al * bh) - ah * bl)
-            pj = p[j]
-            pn = pj + x
-            bb = pn - pj
-            q = (pj - (pn - bb)) + (x - bb)
-            p[j] = pn
-            s[j] += q + r
-            t[j] += abs(a) * ab
+        _dot2_row(A, i, z[i], p, s, t)
     u = 2.0 ** -53
     gm = m * u / (1.0 - m * u)
     h = np.empty(n)
@@ -709,30 +721,11 @@ def _dd_cols(A, zh, zl):  # pragma: no cover - jitted
     p = np.zeros(n)
     s = np.zeros(n)
     t = np.zeros(n)
-    split = 134217729.0
     for part in range(2):
         for i in range(m):
             b = zh[i] if part == 0 else zl[i]
-            if b == 0.0:
-                continue
-            cb = split * b
-            bh = cb - (cb - b)
-            bl = b - bh
-            ab = abs(b)
-            for j in range(n):
-                a = A[i, j]
-                x = a * b
-                ca = split * a
-                ah = ca - (ca - a)
-                al = a - ah
-                r = al * bl - (((x - ah * bh) - al * bh) - ah * bl)
-                pj = p[j]
-                pn = pj + x
-                bb = pn - pj
-                q = (pj - (pn - bb)) + (x - bb)
-                p[j] = pn
-                s[j] += q + r
-                t[j] += abs(a) * ab
+            if b != 0.0:
+                _dot2_row(A, i, b, p, s, t)
     u = 2.0 ** -53
     k = 2 * m
     gm = k * u / (1.0 - k * u)

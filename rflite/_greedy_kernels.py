@@ -39,6 +39,18 @@ def _cho_solve3(L, b, x):
 
 
 @njit(cache=True, nogil=True)
+def _sincos_row(X, i, w, sn, cs):  # pragma: no cover - jitted
+    r"""Row i's :math:`\sin(x_i^\top w)`, :math:`\cos(x_i^\top w)`, also into ``sn[i]``, ``cs[i]``."""
+    u = 0.0
+    for j in range(X.shape[1]):
+        u += X[i, j] * w[j]
+    b, c = math.sin(u), math.cos(u)
+    sn[i] = b
+    cs[i] = c
+    return b, c
+
+
+@njit(cache=True, nogil=True)
 def _hyper_objective(X, y, f, w, lam, folds, k):
     r"""Validation error :math:`E(w, \lambda)` and its gradient ``(d + 1,)``.
 
@@ -58,12 +70,8 @@ def _hyper_objective(X, y, f, w, lam, folds, k):
     q = np.zeros((k, 3))
     cnt = np.zeros(k)
     for i in range(s):
-        u = 0.0
-        for j in range(d):
-            u += X[i, j] * w[j]
-        a, b, c = f[i], math.sin(u), math.cos(u)
-        sn[i] = b
-        cs[i] = c
+        a = f[i]
+        b, c = _sincos_row(X, i, w, sn, cs)
         j = folds[i]
         G[j, 0, 0] += a * a
         G[j, 1, 0] += b * a
@@ -134,18 +142,14 @@ def _ridge_step(X, y, f, w, lam):
     :math:`c = (Z_w^\top Z_w + s\lambda I)^{-1} Z_w^\top y`,
     :math:`f \leftarrow Z_w c` (Algorithm 1, line 4).  Returns ``c``.
     """
-    s, d = X.shape
+    s = X.shape[0]
     sn = np.empty(s)
     cs = np.empty(s)
     P = np.zeros((3, 3))
     q = np.zeros(3)
     for i in range(s):
-        u = 0.0
-        for j in range(d):
-            u += X[i, j] * w[j]
-        a, b, c = f[i], math.sin(u), math.cos(u)
-        sn[i] = b
-        cs[i] = c
+        a = f[i]
+        b, c = _sincos_row(X, i, w, sn, cs)
         P[0, 0] += a * a
         P[1, 0] += b * a
         P[2, 0] += c * a

@@ -96,10 +96,10 @@ Cross-validation and weights
 with an int or splitter ``cv`` use the in-memory folds (an int K is
 scikit-learn's unshuffled ``KFold(K)`` over the rows, i.e. contiguous
 blocks, after dropping zero-weight rows as in memory), given to the
-workers as per-row group labels (:mod:`rflite._dask_auto`; an int K's are
-computed chunk by chunk from the row offsets, a splitter's on the client); every fold's
-fits run on the cluster and choose the same parameters as in memory
-(tests).  ``sample_weight`` (a NumPy vector, or a Dask vector with ``X``'s
+workers as per-row group labels (:mod:`rflite._dask_auto`; an int K's
+are computed chunk by chunk from the row offsets, a splitter's on the
+client); every fold's fits run on the cluster and choose the same
+parameters as in memory (tests).  ``sample_weight`` (a NumPy vector, or a Dask vector with ``X``'s
 row chunks; :func:`check_dask_weight`) works for HARFE, ridge and their CV
 and ``"auto"`` choices: weighted means, rows scaled by :math:`\sqrt{w}`
 inside each chunk task (:class:`DaskFeatureOperator`'s ``row_weight``),

@@ -68,11 +68,11 @@ from typing import NamedTuple
 import numpy as np
 
 from rflite import _dask
+from rflite._base import RandomFeatureModel
 from rflite._cv import HOLDOUT_FRACTION, AutoChoice, CVSearch
 # _warmup compiles the support kernel for rflite's warm-up of the modules with
 # numba kernels
 from rflite._htp_support import _adjoint, _SupportSystem, _warmup  # noqa: F401
-from rflite._base import RandomFeatureModel
 from rflite._numerics import (
     center_and_weight,
     blas_threads,

@@ -49,7 +49,8 @@ import scipy.linalg.blas as _blas
 import scipy.special
 from numba import njit, prange
 
-from rflite._numerics import SINCOS_MAX_ABS, absmax, blas_threads, ridge_solve, sincos
+from rflite._numerics import SINCOS_MAX_ABS, absmax, ridge_solve, sincos
+from rflite._numerics import shared_blas_limit as _shared_blas_limit
 
 #: Problems with ``N K^2`` below this run their BLAS calls single-threaded
 #: (through ``threadpoolctl``): the loop makes thousands of
@@ -150,58 +151,9 @@ def _refresh_gram(G, S, stale):
 def _blas_limit(work):
     """One BLAS thread for small problems (see BLAS_SERIAL_WORK and ``blas_threads``).
 
-    Thread-safe: see :func:`_shared_blas_limit`.
+    Thread-safe: see :func:`rflite._numerics.shared_blas_limit`.
     """
     return _shared_blas_limit(1 if work < BLAS_SERIAL_WORK else None)
-
-
-# The BLAS thread count is process-global, and ``blas_threads`` (threadpoolctl)
-# saves it on entry and restores it on exit.  Two Python threads entering and
-# leaving such contexts interleaved leave each other's BLAS calls running at
-# whatever count the other set, so a fit's rounding (OpenBLAS partitions
-# differently by thread count) changed with timing: 4 of 40 concurrent
-# fixed_rff fits differed from serial ones by up to 5e-16 here.  The gate
-# below lets any number of threads share one limit, makes a thread asking for
-# a different one wait until the others leave, and restores the count when the
-# last one leaves, so every BLAS call of a fit runs at the count a serial run
-# uses.  A nested request in a thread that already holds the gate (e.g. a fit
-# inside an ``arff`` callback) runs under the outer limit instead of waiting
-# on itself.
-_BLAS_GATE = threading.Condition()
-_BLAS_STATE = {"limit": None, "count": 0, "ctx": None}
-_BLAS_HELD = threading.local()
-
-
-@contextlib.contextmanager
-def _shared_blas_limit(limit):
-    """``blas_threads(limit)`` that concurrent threads can use without racing (see above)."""
-    if getattr(_BLAS_HELD, "depth", 0):
-        _BLAS_HELD.depth += 1
-        try:
-            yield
-        finally:
-            _BLAS_HELD.depth -= 1
-        return
-    state = _BLAS_STATE
-    with _BLAS_GATE:
-        while state["count"] and state["limit"] != limit:
-            _BLAS_GATE.wait()
-        if state["count"] == 0:
-            ctx = blas_threads(limit)
-            ctx.__enter__()
-            state["limit"], state["ctx"] = limit, ctx
-        state["count"] += 1
-    _BLAS_HELD.depth = 1
-    try:
-        yield
-    finally:
-        _BLAS_HELD.depth = 0
-        with _BLAS_GATE:
-            state["count"] -= 1
-            if state["count"] == 0:
-                ctx, state["ctx"] = state["ctx"], None
-                ctx.__exit__(None, None, None)
-                _BLAS_GATE.notify_all()
 
 
 def _solve(G, rhs, shift):

@@ -96,6 +96,7 @@ from rflite._numerics import (
     cos_only,
     sin_only,
     sincos,
+    shared_blas_limit,
     spawn_streams,
 )
 
@@ -132,6 +133,11 @@ TRIG_KINDS = {"sin": 0, "cos": 1, "fourier": 2}
 
 #: Target size, in matrix entries, of one row block (fits in L2 cache).
 BLOCK_ENTRIES = 1 << 17
+
+#: Output tile (rows, columns) of the dense sin / cos / fourier path: its
+#: product and its sincos run while it is in L2 cache (4 MB here), and a few
+#: hundred columns keep each BLAS call near full speed (``_fill_blas_trig``).
+TILE_ROWS_COLS = (512, 512)
 
 #: Multiply-adds per BLAS call of the pre-activation (a few tenths of a second;
 #: calls of 1 << 28 were 2x slower here, of 1 << 30 1.25x, than one call):
@@ -509,34 +515,52 @@ class FeatureMap:
         _run_blocks(work, starts, m * n_cols, n_threads)
 
     def _fill_blas_trig(self, X, W, bias, out, kind, n_threads, amp):
-        """sin / cos / fourier features of dense weights: the product by BLAS into
-        ``out`` (into its first N columns for fourier), then bias, sincos and
-        ``amp`` in place, row block by row block (:func:`_trig_inplace`).
+        """sin / cos / fourier features of dense weights, tile by tile: the
+        product of a tile (:data:`TILE_ROWS_COLS`) by BLAS into ``out``, then
+        bias, sincos and ``amp`` in place while the tile is still in cache
+        (:func:`_trig_inplace`).
 
-        The product goes in a few large calls (BLAS's own threads; a call
-        cannot be interrupted, so at most :data:`BLAS_CHUNK_MULADDS`
-        multiply-adds each, Ctrl-C handled between them): BLAS tiles of the
-        output into cache-sized pieces were slower here (their packing of
-        ``W`` costs as much as the product at d = 100).
+        One product over the whole output followed by a sincos pass wrote and
+        read the (memory-bound) output twice: 2000 x 20000 took 236 ms at
+        d = 100 and 225 ms at d = 20 against 192 ms and 148 ms tiled (medians,
+        ``bench_transformer.py`` / ``bench_features.py``), same bits; at d = 20
+        that is 1.44x the product alone plus writing the output once.  Tiles are split among
+        the transform's threads with BLAS at one thread each (through
+        :func:`rflite._numerics.shared_blas_limit`, since the count is
+        process-wide); a tile's product does not depend on the BLAS thread
+        count (a GEMM splits its output, not its sums), so neither does the
+        result.  Tiles take milliseconds, so Ctrl-C stops a transform at once.
         """
         m, n = X.shape[0], W.shape[0]
-        product = out[:, :n]
-        rows = max(1, BLAS_CHUNK_MULADDS // max(1, n * X.shape[1]))
-        for r0 in range(0, m, rows):
-            np.matmul(X[r0:r0 + rows], W.T, out=product[r0:r0 + rows])
-        block = max(1, min(m, BLOCK_ENTRIES // max(1, out.shape[1])))
+        rows, cols = TILE_ROWS_COLS
+        rows, cols = max(1, min(m, rows)), max(1, min(n, cols))
+        tiles = [(r0, j0) for r0 in range(0, m, rows) for j0 in range(0, n, cols)]
 
-        def work(r0):
-            _trig_inplace(out[r0:r0 + block], bias, kind, amp)
+        def work(tile):
+            r0, j0 = tile
+            r1, j1 = min(m, r0 + rows), min(n, j0 + cols)
+            np.matmul(X[r0:r1], W[j0:j1].T, out=out[r0:r1, j0:j1])
+            _trig_inplace(out[r0:r1], bias, kind, amp, j0, j1)
 
-        _run_blocks(work, range(0, m, block), m * out.shape[1], n_threads)
+        threaded = _threaded(len(tiles), m * out.shape[1], n_threads)
+        with shared_blas_limit(1 if threaded > 1 else None, wait=False):
+            _run_blocks(work, tiles, m * out.shape[1], threaded)
 
-def _run_blocks(work, starts, n_entries, n_threads):
-    """``work(r0)`` for every row block start, on a small thread pool when it pays."""
+
+def _threaded(n_blocks, n_entries, n_threads):
+    """Threads :func:`_run_blocks` uses for ``n_blocks`` blocks of ``n_entries`` in all."""
     if n_threads is None:
         n_threads = os.cpu_count() or 1
     n_threads = check_int(n_threads, "n_threads", minimum=1)
-    if n_threads == 1 or n_entries < THREAD_MIN_ENTRIES or len(starts) == 1:
+    if n_entries < THREAD_MIN_ENTRIES or n_blocks == 1:
+        return 1
+    return n_threads
+
+
+def _run_blocks(work, starts, n_entries, n_threads):
+    """``work(r0)`` for every row block start, on a small thread pool when it pays."""
+    n_threads = _threaded(len(starts), n_entries, n_threads)
+    if n_threads == 1:
         for r0 in starts:
             work(r0)
         return
@@ -1087,27 +1111,30 @@ def _trig_pick(Z, out, is_sin):  # pragma: no cover - jitted
 
 
 @njit(cache=True, nogil=True)
-def _trig_inplace(Z, bias, kind, amp):  # pragma: no cover - jitted
-    r"""``Z[:, :n] = amp sin(Z[:, :n] + bias)`` (kind 0), ``amp cos(...)`` (1), or
-    for fourier (2, ``Z`` with 2n columns) ``amp [cos | sin]`` of the product in
-    its first n columns; ``n = bias.size``.
+def _trig_inplace(Z, bias, kind, amp, j0, j1):  # pragma: no cover - jitted
+    r"""Columns ``j0:j1`` of ``Z[:, :n]`` become ``amp sin(Z + bias)`` (kind 0),
+    ``amp cos(...)`` (1), or for fourier (2, ``Z`` with 2n columns) the cos, with
+    the sin in columns ``n + j0 : n + j1``; ``n = bias.size``.
 
     In place on purpose, and through one array per loop: a loop writing an
     array that aliases its input through a *second* argument does not
     vectorise (LLVM's overlap check fails and the scalar loop runs, 12 ns an
-    entry against 2.7).  Rows whose phases may exceed
-    :data:`rflite._numerics.SINCOS_MAX_ABS` go through libm, as in
+    entry against 2.7).  The column range is an argument, not a view, so that
+    the rows stay contiguous slices of a C-ordered ``Z`` and the loop
+    vectorises (on a strided 2-d view it ran 5x slower).  Rows whose phases
+    may exceed :data:`rflite._numerics.SINCOS_MAX_ABS` go through libm, as in
     :func:`_trig_store`.
     """
     n = bias.size
-    bmax = absmax(bias)
+    b = bias[j0:j1]
+    bmax = absmax(b)
     for i in range(Z.shape[0]):
         row = Z[i]
-        z = row[:n]
-        s = row[n:2 * n] if kind == 2 else z
-        if n and absmax(z) + bmax > SINCOS_MAX_ABS:
-            for j in range(n):
-                v = z[j] + bias[j]
+        z = row[j0:j1]
+        s = row[n + j0:n + j1] if kind == 2 else z
+        if z.size and absmax(z) + bmax > SINCOS_MAX_ABS:
+            for j in range(z.size):
+                v = z[j] + b[j]
                 if kind == 0:
                     z[j] = amp * math.sin(v)
                 elif kind == 1:
@@ -1116,14 +1143,14 @@ def _trig_inplace(Z, bias, kind, amp):  # pragma: no cover - jitted
                     z[j] = amp * math.cos(v)
                     s[j] = amp * math.sin(v)
         elif kind == 0:
-            for j in range(n):
-                z[j] = amp * sin_only(z[j] + bias[j])
+            for j in range(z.size):
+                z[j] = amp * sin_only(z[j] + b[j])
         elif kind == 1:
-            for j in range(n):
-                z[j] = amp * cos_only(z[j] + bias[j])
+            for j in range(z.size):
+                z[j] = amp * cos_only(z[j] + b[j])
         else:
-            for j in range(n):
-                sn, cs = sincos(z[j] + bias[j])
+            for j in range(z.size):
+                sn, cs = sincos(z[j] + b[j])
                 z[j] = amp * cs
                 s[j] = amp * sn
 

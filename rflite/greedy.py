@@ -65,10 +65,10 @@ from rflite._numerics import (
     check_rng,
     check_X_y,
     ridge_solve,
+    shared_blas_limit,
 )
 from rflite._parallel import check_executor, executor_scope, map_tasks, spawn_seeds
 from rflite.features import FeatureMap
-from rflite._arff_kernels import _shared_blas_limit
 from rflite.metropolis import _canonical_order
 
 __all__ = [
@@ -1145,7 +1145,7 @@ def _greedy_descent(X, y, f, max_steps, eps, n_folds, rng, progress=None,
     steps on 50 rows took 1.8 s threaded, 0.012 s with one thread; the
     numbers are the same, such short vectors are never split over threads).
     """
-    with _shared_blas_limit(1):
+    with shared_blas_limit(1):
         return _greedy_descent_serial(X, y, f, max_steps, eps, n_folds, rng, progress,
                                       init_scale)
 

@@ -82,18 +82,45 @@ def test_threads_do_not_change_the_result(rng):
 
 @pytest.mark.parametrize("activation", ["sin", "cos", "fourier"])
 def test_blas_trig_path_matches_reference_and_thread_counts(activation, rng, monkeypatch):
-    """The dense-weight sin / cos / fourier path (BLAS product in place, then
-    bias and sincos by row blocks): BLAS chunks and row blocks that do not
-    divide m, 1 or 2 threads (bitwise equal), against NumPy."""
-    monkeypatch.setattr(features, "BLAS_CHUNK_MULADDS", 7 * 5 * 129)
-    monkeypatch.setattr(features, "BLOCK_ENTRIES", 5 * 258)
+    """The dense-weight sin / cos / fourier path (BLAS product of a tile, then
+    bias and sincos on it in place): tiles that divide neither m nor N, one
+    tile, 1 or 2 threads (bitwise equal), against NumPy."""
     monkeypatch.setattr(features, "THREAD_MIN_ENTRIES", 1)
     fmap = random_feature_map(5, 129, q=5, activation=activation, rng=6)
     assert fmap.uses_blas
     X = rng.uniform(-1, 1, (37, 5))
-    A = fmap.transform(X, n_threads=1)
-    np.testing.assert_allclose(A, reference(fmap, X), **TOL)
-    np.testing.assert_array_equal(A, fmap.transform(X, n_threads=2))
+    expected = reference(fmap, X)
+    for tile in [(7, 10), (37, 129), (1, 1), (100, 1000)]:
+        monkeypatch.setattr(features, "TILE_ROWS_COLS", tile)
+        A = fmap.transform(X, n_threads=1)
+        np.testing.assert_allclose(A, expected, **TOL)
+        np.testing.assert_array_equal(A, fmap.transform(X, n_threads=2))
+
+
+def test_concurrent_transforms_leave_the_blas_thread_count_alone(rng, monkeypatch):
+    """The threaded BLAS path runs each tile at one BLAS thread (through
+    ``shared_blas_limit``, tested in test_numerics): transforms in several
+    Python threads at once agree bitwise with a serial one and leave the
+    process's BLAS thread count as they found it."""
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    from concurrent.futures import ThreadPoolExecutor
+
+    def counts():
+        return [m["num_threads"] for m in threadpoolctl.threadpool_info()
+                if m["user_api"] == "blas"]
+
+    monkeypatch.setattr(features, "THREAD_MIN_ENTRIES", 1)
+    monkeypatch.setattr(features, "TILE_ROWS_COLS", (16, 64))
+    fmap = random_feature_map(6, 2000, q=6, activation="cos", rng=8)
+    X = rng.uniform(-1, 1, (300, 6))
+    expected = fmap.transform(X, n_threads=1)
+    with threadpoolctl.threadpool_limits(2, user_api="blas"):
+        before = counts()
+        with ThreadPoolExecutor(4) as pool:
+            results = list(pool.map(lambda _: fmap.transform(X, n_threads=2), range(24)))
+        assert counts() == before
+    for A in results:
+        np.testing.assert_array_equal(A, expected)
 
 
 def test_blas_trig_path_with_phases_beyond_the_sincos_range(rng):

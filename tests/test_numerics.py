@@ -346,4 +346,84 @@ def test_absmax_matches_numpy():
     for z in (rng.standard_normal(1001) * 1e6, -np.arange(5.0), np.array([-0.0]),
               np.array([np.inf, 1.0])):
         assert absmax(z) == np.abs(z).max()
+    # the maximum in every position of the eight running maxima and the tail
+    for n in range(1, 20):
+        for k in range(n):
+            z = rng.uniform(-1.0, 1.0, n)
+            z[k] = -3.0 if k % 2 else 3.0
+            assert absmax(z) == 3.0, (n, k)
     assert absmax(np.empty(0)) == 0.0
+
+
+def _blas_counts(threadpoolctl):
+    return [m["num_threads"] for m in threadpoolctl.threadpool_info() if m["user_api"] == "blas"]
+
+
+def test_shared_blas_limit_restores_the_count_after_interleaved_threads():
+    """A enters, B enters, A leaves, B leaves: a plain save-and-restore limit
+    would restore B's saved count (A's limit) last, and leave it for good;
+    the shared gate restores the count the first one found."""
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    import threading
+
+    from rflite._numerics import shared_blas_limit
+
+    a_in, b_in, a_out = threading.Event(), threading.Event(), threading.Event()
+
+    def a():
+        with shared_blas_limit(1):
+            a_in.set()
+            assert b_in.wait(30)
+        a_out.set()
+
+    def b():
+        assert a_in.wait(30)
+        with shared_blas_limit(1):
+            b_in.set()
+            assert a_out.wait(30)
+
+    with threadpoolctl.threadpool_limits(2, user_api="blas"):
+        before = _blas_counts(threadpoolctl)
+        threads = [threading.Thread(target=f) for f in (a, b)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+        assert not any(t.is_alive() for t in threads)
+        assert _blas_counts(threadpoolctl) == before
+
+
+def test_shared_blas_limit_without_waiting():
+    """``wait=False`` under another thread's different limit runs at that limit at
+    once (no wait, count untouched); with the default it waits for the holder."""
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    import threading
+
+    from rflite._numerics import shared_blas_limit
+
+    held, release, waited = threading.Event(), threading.Event(), []
+
+    def holder():
+        with shared_blas_limit(1):
+            held.set()
+            assert release.wait(30)
+
+    def waiter():
+        with shared_blas_limit(None):
+            waited.append(release.is_set())
+
+    with threadpoolctl.threadpool_limits(2, user_api="blas"):
+        t = threading.Thread(target=holder)
+        t.start()
+        assert held.wait(30)
+        inside = _blas_counts(threadpoolctl)
+        with shared_blas_limit(None, wait=False):
+            assert _blas_counts(threadpoolctl) == inside
+        w = threading.Thread(target=waiter)
+        w.start()
+        w.join(0.3)
+        assert w.is_alive() and not waited  # blocked behind the holder
+        release.set()
+        t.join(30)
+        w.join(30)
+        assert waited == [True]

@@ -160,7 +160,7 @@ import time
 
 import numpy as np
 
-from rflite._numerics import MAX_ABS, check_bool, check_int, check_real, ridge_solve
+from rflite._numerics import MAX_ABS, check_array, check_bool, check_int, check_real, ridge_solve
 
 __all__ = [
     "DaskFeatureOperator",
@@ -229,8 +229,6 @@ def check_dask_y(y, X, name: str = "y"):
 
     m = X.shape[0]
     if not is_dask_array(y):
-        from rflite._numerics import check_array
-
         yy = check_array(y, name, ndim=(1, 2), allow_complex=True)
         if yy.shape[0] != m:
             raise ValueError(f"{name} must have length m={m} (X has shape {X.shape}), "
@@ -1066,6 +1064,33 @@ def predict(est, X, *, real=True):
     op = DaskFeatureOperator(fmap, X)
     out = op._lazy(np.asarray(support, dtype=np.int64), C, intercept, real)
     return out[:, 0] if one_d else out
+
+
+def _k_transform(Xb, est, n_threads):
+    return est._transform_array(check_array(Xb, "X", ndim=2), n_threads)
+
+
+def transform(est, X):
+    r"""Lazy :meth:`rflite.features.RandomFeatures.transform` on a Dask ``X``.
+
+    Returns an (m, ``n_components``) Dask array with ``X``'s row chunks and one
+    column chunk; each chunk is the in-memory transform of its rows (same
+    bits; on the dense-weight BLAS path the transform of all m rows at once
+    may differ from it in the last bit of a pre-activation), computed on its
+    worker from the fitted transformer, broadcast once.  ``X`` is checked (chunks, columns, dtype) before anything is
+    computed; NaN or inf inside a chunk raises, naming ``X``, when that chunk
+    is computed.
+    """
+    import dask.array as da
+
+    X = check_dask_X(X)
+    est._check_n_features(X.shape[1])
+    node, _ = _broadcast(est)
+    dtype = np.dtype(est.dtype_)
+    return da.map_blocks(
+        _k_transform, X, node, n_threads=_n_threads(),
+        chunks=(X.chunks[0], (est.feature_map_.n_features,)), dtype=dtype,
+        meta=np.empty((0, 0), dtype), token="rflite-transform")
 
 
 # private machinery in modules of their own, re-exported here (imported last:

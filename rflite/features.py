@@ -945,11 +945,15 @@ class RandomFeatures(EstimatorMixin):
             self.feature_names_in_ = names
         elif hasattr(self, "feature_names_in_"):
             del self.feature_names_in_
-        X = check_array(X, "X", ndim=2)
+        from rflite import _dask
+
+        lazy = _dask.is_dask_array(X)
+        X = _dask.check_dask_X(X) if lazy else check_array(X, "X", ndim=2)
         d = X.shape[1]
         q = d if self.q is None else min(int(self.q), d)
         if isinstance(self.gamma, str) and self.gamma == "scale":
-            var = float(X.var())
+            # a Dask X is read only here: one tree-reduced pass for its variance
+            var = float(X.var().compute() if lazy else X.var())
             gamma = 1.0 / (d * var) if var > 0 else 1.0
         elif isinstance(self.gamma, str):
             raise ValueError(f"gamma must be a positive real or 'scale', got {self.gamma!r}")
@@ -982,21 +986,38 @@ class RandomFeatures(EstimatorMixin):
         self.n_features_in_ = d
         return self
 
-    def transform(self, X) -> np.ndarray:
-        r"""The features :math:`\sqrt{2/N} \cos(X W^T + b)`, m x ``n_components``."""
+    def transform(self, X):
+        r"""The features :math:`\sqrt{2/N} \cos(X W^T + b)`, m x ``n_components``.
+
+        A row-chunked :class:`dask.array.Array` ``X`` gives a lazy Dask array
+        with ``X``'s row chunks and one column chunk, each chunk built on its
+        worker from the (broadcast) transformer as the in-memory transform of
+        its rows (issue 16): nothing of size m x N is formed on the client.
+        """
         self._check_fitted()
+        from rflite import _dask
+
+        if _dask.is_dask_array(X):
+            return _dask.transform(self, X)
         self._check_feature_names(X)
         X = check_array(X, "X", ndim=2)
-        if X.shape[1] != self.n_features_in_:
+        self._check_n_features(X.shape[1])
+        return self._transform_array(X)
+
+    def _check_n_features(self, d):
+        if d != self.n_features_in_:
             raise ValueError(
-                f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
+                f"X has {d} features, but {type(self).__name__} is expecting "
                 f"{self.n_features_in_} features as input")
+
+    def _transform_array(self, X, n_threads=None):
+        """:meth:`transform` of a validated NumPy ``X`` (also each Dask chunk's)."""
         amp = math.sqrt(2.0 / self.feature_map_.n_features)
         if self.dtype_ != np.float64:
-            out = self.feature_map_.transform(X, dtype=self.dtype_)
+            out = self.feature_map_.transform(X, dtype=self.dtype_, n_threads=n_threads)
             out *= np.float32(amp)
             return out
-        return self._cos_features(np.ascontiguousarray(X), amp)
+        return self._cos_features(np.ascontiguousarray(X), amp, n_threads)
 
     def _cos_features(self, X, amp, n_threads=None):
         r"""``amp * cos(X W^T + b)`` in float64: :meth:`FeatureMap.transform`'s

@@ -731,3 +731,67 @@ def test_lazy_predict_of_an_intercept_only_model(sync):
     assert model.guarded_ and np.asarray(model.coef_).size == 0
     lazy = model.predict(da.from_array(X, chunks=40))
     np.testing.assert_allclose(lazy.compute(), model.predict(X), rtol=1e-12, atol=1e-12)
+
+
+# ------------------------------------------------------ RandomFeatures on Dask
+@pytest.mark.parametrize("params", [{}, {"q": 2}, {"orthogonal": True}, {"dtype": "float32"},
+                                    {"gamma": "scale"}])
+def test_random_features_transform_is_lazy_and_equals_in_memory(sync, data, params):
+    """``RandomFeatures`` on a Dask X: ``fit`` reads only its shape (its variance for
+    gamma="scale"), ``transform`` is lazy with X's row chunks, each chunk the
+    in-memory transform of its rows (same bits), for chunks that do and do not
+    divide m."""
+    from rflite.features import RandomFeatures
+
+    X, _ = data
+    ref = RandomFeatures(n_components=300, random_state=0, **params).fit(X)
+    expected = ref.transform(X)
+    for rows in CHUNKS:
+        Xd = da.from_array(X, chunks=(rows, -1))
+        est = RandomFeatures(n_components=300, random_state=0, **params).fit(Xd)
+        if params.get("gamma") == "scale":  # a tree-reduced variance: rounding only
+            assert est.gamma_ == pytest.approx(ref.gamma_, rel=1e-13)
+            est.feature_map_ = ref.feature_map_
+        else:
+            np.testing.assert_array_equal(est.feature_map_.values, ref.feature_map_.values)
+        Z = est.transform(Xd)
+        assert _dask.is_dask_array(Z) and Z.chunks == (Xd.chunks[0], (300,))
+        assert Z.dtype == expected.dtype
+        # each chunk is the in-memory transform of its rows; on the dense (BLAS)
+        # path the product of a 70-row block may differ from that of all 240 rows
+        # in the last bit of a pre-activation (|feature| <= sqrt(2/300) = 0.082)
+        atol = 0 if params.get("dtype") else 1e-15
+        np.testing.assert_allclose(Z.compute(), expected, rtol=0, atol=atol)
+        for a, b in zip(da.from_array(X, chunks=(rows, -1)).blocks, Z.blocks):
+            np.testing.assert_array_equal(b.compute(), ref.transform(a.compute()))
+        np.testing.assert_allclose(est.fit_transform(Xd).compute(), expected, rtol=0, atol=atol)
+
+
+def test_random_features_on_dask_never_computes_X_for_fit_or_graph(sync):
+    from rflite.features import RandomFeatures
+
+    X = _untouchable((100, 4), (50, 4))
+    est = RandomFeatures(n_components=20, random_state=0).fit(X)
+    Z = est.transform(X)  # lazy: nothing computed yet
+    assert Z.shape == (100, 20)
+    with pytest.raises(RuntimeError, match="computed before"):
+        Z.compute()
+    with pytest.raises(ValueError, match=r"X is chunked along its columns"):
+        est.transform(_untouchable((100, 4), (50, 2)))
+    with pytest.raises(ValueError, match=r"X has 3 features, but RandomFeatures is expecting 4"):
+        est.transform(_untouchable((100, 3), (50, 3)))
+    with pytest.raises(ValueError, match=r"X is chunked along its columns"):
+        RandomFeatures(n_components=20).fit(_untouchable((100, 4), (50, 2)))
+    bad = np.ones((100, 4))
+    bad[70, 1] = np.nan
+    with pytest.raises(ValueError, match=r"^X contains NaN"):
+        est.transform(da.from_array(bad, chunks=(50, 4))).compute()
+
+
+def test_random_features_transform_on_the_cluster(on_cluster, data):
+    from rflite.features import RandomFeatures
+
+    X, _ = data
+    est = RandomFeatures(n_components=200, q=3, random_state=1).fit(X)
+    Z = est.transform(da.from_array(X, chunks=(70, -1)))
+    np.testing.assert_array_equal(Z.compute(), est.transform(X))

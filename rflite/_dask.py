@@ -1067,30 +1067,35 @@ def predict(est, X, *, real=True):
 
 
 def _k_transform(Xb, est, n_threads):
-    return est._transform_array(check_array(Xb, "X", ndim=2), n_threads)
+    return est._transform_chunk(Xb, n_threads)
 
 
-def transform(est, X):
-    r"""Lazy :meth:`rflite.features.RandomFeatures.transform` on a Dask ``X``.
+def transform(est, X, n_cols, dtype=np.float64):
+    r"""Lazy ``est.transform`` (:class:`~rflite.features.RandomFeatures`,
+    :class:`~rflite.greedy.GFCRegressor`) on a Dask ``X``.
 
-    Returns an (m, ``n_components``) Dask array with ``X``'s row chunks and one
+    Returns an (m, ``n_cols``) Dask array with ``X``'s row chunks and one
     column chunk; each chunk is the in-memory transform of its rows (same
     bits; on the dense-weight BLAS path the transform of all m rows at once
     may differ from it in the last bit of a pre-activation), computed on its
-    worker from the fitted transformer, broadcast once.  ``X`` is checked (chunks, columns, dtype) before anything is
-    computed; NaN or inf inside a chunk raises, naming ``X``, when that chunk
-    is computed.
+    worker by ``est._transform_chunk`` from the fitted estimator, broadcast
+    once.  ``X`` is checked (chunks, columns, dtype, feature count) before
+    anything is computed; NaN or inf inside a chunk raises, naming ``X``,
+    when that chunk is computed.
     """
     import dask.array as da
 
     X = check_dask_X(X)
-    est._check_n_features(X.shape[1])
+    n = est.n_features_in_
+    if X.shape[1] != n:
+        raise ValueError(
+            f"X has {X.shape[1]} features, but {type(est).__name__} is expecting "
+            f"{n} features as input (X must have {n} columns, got shape {X.shape})")
     node, _ = _broadcast(est)
-    dtype = np.dtype(est.dtype_)
+    dtype = np.dtype(dtype)
     return da.map_blocks(
-        _k_transform, X, node, n_threads=_n_threads(),
-        chunks=(X.chunks[0], (est.feature_map_.n_features,)), dtype=dtype,
-        meta=np.empty((0, 0), dtype), token="rflite-transform")
+        _k_transform, X, node, n_threads=_n_threads(), chunks=(X.chunks[0], (n_cols,)),
+        dtype=dtype, meta=np.empty((0, 0), dtype), token="rflite-transform")
 
 
 # private machinery in modules of their own, re-exported here (imported last:

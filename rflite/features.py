@@ -999,20 +999,17 @@ class RandomFeatures(EstimatorMixin):
         from rflite import _dask
 
         if _dask.is_dask_array(X):
-            return _dask.transform(self, X)
+            return _dask.transform(self, X, self.feature_map_.n_features, self.dtype_)
         self._check_feature_names(X)
+        return self._transform_chunk(X)
+
+    def _transform_chunk(self, X, n_threads=None):
+        """:meth:`transform` of a NumPy ``X`` (also each Dask chunk's)."""
         X = check_array(X, "X", ndim=2)
-        self._check_n_features(X.shape[1])
-        return self._transform_array(X)
-
-    def _check_n_features(self, d):
-        if d != self.n_features_in_:
+        if X.shape[1] != self.n_features_in_:
             raise ValueError(
-                f"X has {d} features, but {type(self).__name__} is expecting "
+                f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
                 f"{self.n_features_in_} features as input")
-
-    def _transform_array(self, X, n_threads=None):
-        """:meth:`transform` of a validated NumPy ``X`` (also each Dask chunk's)."""
         amp = math.sqrt(2.0 / self.feature_map_.n_features)
         if self.dtype_ != np.float64:
             out = self.feature_map_.transform(X, dtype=self.dtype_, n_threads=n_threads)

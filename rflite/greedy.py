@@ -1023,9 +1023,22 @@ class GFCRegressor(RandomFeatureModel):
             + (" -> intercept only" if out[0] >= out[1] else ""))
         return out
 
-    def transform(self, X) -> np.ndarray:
-        """Constructed features ``[cos(X W^T), sin(X W^T)]`` (m x 2L), without the bias."""
-        return self.feature_map_.transform(self._validate_predict(X))
+    def transform(self, X):
+        """Constructed features ``[cos(X W^T), sin(X W^T)]`` (m x 2L), without the bias.
+
+        A row-chunked :class:`dask.array.Array` ``X`` gives a lazy Dask array
+        with its row chunks (as :meth:`predict` does), each chunk the
+        in-memory transform of its rows.
+        """
+        from rflite import _dask
+
+        if _dask.is_dask_array(X):
+            self._check_fitted()
+            return _dask.transform(self, X, self.feature_map_.n_columns)
+        return self._transform_chunk(X)
+
+    def _transform_chunk(self, X, n_threads=None):
+        return self.feature_map_.transform(self._validate_predict(X), n_threads=n_threads)
 
     def fit_transform(self, X, y) -> np.ndarray:
         """``fit(X, y).transform(X)``."""

@@ -795,3 +795,20 @@ def test_random_features_transform_on_the_cluster(on_cluster, data):
     est = RandomFeatures(n_components=200, q=3, random_state=1).fit(X)
     Z = est.transform(da.from_array(X, chunks=(70, -1)))
     np.testing.assert_array_equal(Z.compute(), est.transform(X))
+
+
+def test_gfc_transform_is_lazy(sync, data):
+    """GFCRegressor.transform on a Dask X: lazy, X's row chunks, each chunk the
+    in-memory transform of its rows; bad input named before computing."""
+    from rflite.greedy import GFCRegressor
+
+    X, y = data
+    est = GFCRegressor(n_workers=2, max_steps=3, random_state=0).fit(X, y)
+    Xd = da.from_array(X, chunks=(70, -1))
+    Z = est.transform(Xd)
+    assert _dask.is_dask_array(Z) and Z.chunks == (Xd.chunks[0], (est.feature_map_.n_columns,))
+    np.testing.assert_allclose(Z.compute(), est.transform(X), rtol=0, atol=1e-15)
+    for a, b in zip(Xd.blocks, Z.blocks):
+        np.testing.assert_array_equal(b.compute(), est.transform(a.compute()))
+    with pytest.raises(ValueError, match="X has 3 features"):
+        est.transform(_untouchable((100, 3), (50, 3)))

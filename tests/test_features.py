@@ -124,6 +124,17 @@ def test_concurrent_transforms_leave_the_blas_thread_count_alone(rng, monkeypatc
         np.testing.assert_array_equal(A, expected)
 
 
+def test_phase_bound_of_the_blas_trig_path(rng):
+    """``_phases_in_range``: true for ordinary maps (the per-row check is skipped),
+    false when ``max|x| max ||w||_1 + max|b|`` may reach ``SINCOS_MAX_ABS``."""
+    fmap = random_feature_map(4, 40, q=4, activation="cos", rng=7)
+    X = rng.uniform(-1, 1, (9, 4))
+    W = fmap.dense_weights()
+    assert features._phases_in_range(X, W, fmap.bias)
+    scale = SINCOS_MAX_ABS / (np.abs(X).max() * np.abs(W).sum(axis=1).max())
+    assert not features._phases_in_range(X * scale, W, fmap.bias)
+
+
 def test_blas_trig_path_with_phases_beyond_the_sincos_range(rng):
     """Rows whose phases exceed ``SINCOS_MAX_ABS`` go through libm on the BLAS path."""
     fmap = random_feature_map(4, 40, q=4, activation="fourier", distribution=Normal(1e6), rng=7)

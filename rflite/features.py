@@ -972,6 +972,9 @@ class RandomFeatures(EstimatorMixin):
         if isinstance(self.gamma, str) and self.gamma == "scale":
             # a Dask X is read only here: one tree-reduced pass for its variance
             var = float(X.var().compute() if lazy else X.var())
+            if not math.isfinite(var):  # (Dask: chunks are not checked until computed)
+                raise ValueError("X contains NaN, infinity or a value too large for gamma='scale' "
+                                 f"(variance {var})")
             gamma = 1.0 / (d * var) if var > 0 else 1.0
         elif isinstance(self.gamma, str):
             raise ValueError(f"gamma must be a positive real or 'scale', got {self.gamma!r}")

@@ -786,6 +786,8 @@ def test_random_features_on_dask_never_computes_X_for_fit_or_graph(sync):
     bad[70, 1] = np.nan
     with pytest.raises(ValueError, match=r"^X contains NaN"):
         est.transform(da.from_array(bad, chunks=(50, 4))).compute()
+    with pytest.raises(ValueError, match=r"^X contains NaN.*gamma='scale'"):
+        RandomFeatures(gamma="scale").fit(da.from_array(bad, chunks=(50, 4)))
 
 
 def test_random_features_transform_on_the_cluster(on_cluster, data):

@@ -37,7 +37,6 @@ workers, usually what one wants with one worker per core).
 
 from __future__ import annotations
 
-import contextlib
 import math
 import os
 import threading
@@ -49,8 +48,7 @@ import scipy.linalg.blas as _blas
 import scipy.special
 from numba import njit, prange
 
-from rflite._numerics import SINCOS_MAX_ABS, absmax, ridge_solve, sincos
-from rflite._numerics import shared_blas_limit as _shared_blas_limit
+from rflite._numerics import SINCOS_MAX_ABS, absmax, ridge_solve, sincos, shared_blas_limit
 
 #: Problems with ``N K^2`` below this run their BLAS calls single-threaded
 #: (through ``threadpoolctl``): the loop makes thousands of
@@ -153,7 +151,7 @@ def _blas_limit(work):
 
     Thread-safe: see :func:`rflite._numerics.shared_blas_limit`.
     """
-    return _shared_blas_limit(1 if work < BLAS_SERIAL_WORK else None)
+    return shared_blas_limit(1 if work < BLAS_SERIAL_WORK else None)
 
 
 def _solve(G, rhs, shift):

@@ -31,8 +31,10 @@ Speed
 For sparse maps (``d > DENSE_RATIO * q``) the pre-activation
 :math:`X W^T + b` is computed by a numba gather kernel in row blocks that stay
 in cache.  When ``q`` is close to ``d`` (``d <= DENSE_RATIO * q``) it is a
-BLAS product instead (for the full matrix in float64, a few large calls
-before the row blocks, so that Ctrl-C is honoured between them).  The
+BLAS product instead: for ``sin``, ``cos`` and ``fourier`` in float64 one
+512 x 512 output tile at a time, each followed by its sincos while in cache
+(:meth:`FeatureMap._fill_blas_trig`); for the other activations a few large
+calls before the row blocks, so that Ctrl-C is honoured between them.  The
 activations ``sin``, ``cos`` and ``fourier`` in float64 are fused into the same
 pass by the vectorised :func:`rflite._numerics.sincos` (``sin_only`` /
 ``cos_only`` where one of the two is needed: the same values, one polynomial
@@ -524,14 +526,17 @@ class FeatureMap:
 
         One product over the whole output followed by a sincos pass wrote and
         read the (memory-bound) output twice: 2000 x 20000 took 236 ms at
-        d = 100 and 225 ms at d = 20 against 192 ms and 148 ms tiled (medians,
-        ``bench_transformer.py`` / ``bench_features.py``), same bits; at d = 20
-        that is 1.44x the product alone plus writing the output once.  Tiles are split among
-        the transform's threads with BLAS at one thread each (through
+        d = 100 and 225 ms at d = 20, against 181 ms and 134 ms tiled with the
+        phase bound below (medians, ``bench_transformer.py`` /
+        ``bench_features.py``, same bits); at d = 20 that is 1.34x the product
+        alone plus writing the output once.  Tiles are split among the
+        transform's threads with BLAS at one thread each (through
         :func:`rflite._numerics.shared_blas_limit`, since the count is
         process-wide); a tile's product does not depend on the BLAS thread
         count (a GEMM splits its output, not its sums), so neither does the
         result.  Tiles take milliseconds, so Ctrl-C stops a transform at once.
+        When :func:`_phases_in_range` bounds every phase, the sincos skips its
+        per-row range check.
         """
         m, n = X.shape[0], W.shape[0]
         rows, cols = TILE_ROWS_COLS

@@ -509,6 +509,17 @@ def _k_first(Xb, Yb, *rest, with_features, with_sq=False):
     return np.concatenate([p.astype(dtype) for p in parts]).reshape(1, -1)
 
 
+def _check_predict_X(est, X):
+    """A Dask ``X`` for a fitted ``est``'s predict / transform: chunks, dtype and width."""
+    X = check_dask_X(X)
+    n = getattr(est, "n_features_in_", X.shape[1])
+    if X.shape[1] != n:
+        raise ValueError(
+            f"X has {X.shape[1]} features, but {type(est).__name__} is expecting "
+            f"{n} features as input (X must have {n} columns, got shape {X.shape})")
+    return X
+
+
 def _k_predict(Xb, state, S, C, intercept, real):
     B = state.features(Xb, S)
     out = B @ C + intercept
@@ -1046,12 +1057,7 @@ def predict(est, X, *, real=True):
     False keeps the complex model (``"exp"``).
     """
     est._check_fitted()
-    X = check_dask_X(X)
-    n = getattr(est, "n_features_in_", X.shape[1])
-    if X.shape[1] != n:
-        raise ValueError(
-            f"X has {X.shape[1]} features, but {type(est).__name__} is expecting "
-            f"{n} features as input (X must have {n} columns, got shape {X.shape})")
+    X = _check_predict_X(est, X)
     support = getattr(est, "support_", None)
     fmap = est.feature_map_
     if support is None:
@@ -1085,12 +1091,7 @@ def transform(est, X, n_cols, dtype=np.float64):
     """
     import dask.array as da
 
-    X = check_dask_X(X)
-    n = est.n_features_in_
-    if X.shape[1] != n:
-        raise ValueError(
-            f"X has {X.shape[1]} features, but {type(est).__name__} is expecting "
-            f"{n} features as input (X must have {n} columns, got shape {X.shape})")
+    X = _check_predict_X(est, X)
     node, _ = _broadcast(est)
     dtype = np.dtype(dtype)
     return da.map_blocks(

@@ -33,7 +33,7 @@ For sparse maps (``d > DENSE_RATIO * q``) the pre-activation
 in cache.  When ``q`` is close to ``d`` (``d <= DENSE_RATIO * q``) it is a
 BLAS product instead: for ``sin``, ``cos`` and ``fourier`` in float64 one
 512 x 512 output tile at a time, each followed by its sincos while in cache
-(:meth:`FeatureMap._fill_blas_trig`); for the other activations a few large
+(:func:`_fill_blas_trig`); for the other activations a few large
 calls before the row blocks, so that Ctrl-C is honoured between them.  The
 activations ``sin``, ``cos`` and ``fourier`` in float64 are fused into the same
 pass by the vectorised :func:`rflite._numerics.sincos` (``sin_only`` /
@@ -302,6 +302,7 @@ class FeatureMap:
         self.values = values
         self.bias = bias
         self._dense_w = None
+        self._phase_bound = None
 
     # -- shape -------------------------------------------------------------
     @property
@@ -343,6 +344,17 @@ class FeatureMap:
             np.put_along_axis(W, self.supports, self.values, axis=1)
             self._dense_w = W
         return self._dense_w
+
+    def phase_bound(self, x_max: float) -> float:
+        r"""A bound on every phase :math:`|x^\top w_j + b_j|` for inputs with
+        :math:`\max_k |x_k| \le` ``x_max``: ``x_max`` :math:`\max_j \|w_j\|_1 +
+        \max_j |b_j|` (the map's part cached after the first call)."""
+        if getattr(self, "_phase_bound", None) is None:  # (maps pickled before it existed)
+            l1 = float(np.abs(self.values).sum(axis=1).max()) if self.values.size else 0.0
+            b = float(np.abs(self.bias).max()) if self.bias.size else 0.0
+            self._phase_bound = (l1, b)
+        l1, b = self._phase_bound
+        return x_max * l1 + b
 
     def column_features(self, columns=None) -> np.ndarray:
         """Index of the feature (weight vector) behind each column."""
@@ -471,7 +483,7 @@ class FeatureMap:
         # ~15 ns an entry here, the kernel ~1 ns)
         trig = TRIG_KINDS.get(self.activation) if out.dtype == np.float64 else None
         if W is not None and trig is not None and (columns is None or self.activation != "fourier"):
-            self._fill_blas_trig(X, W, fmap.bias, out, trig, n_threads, amp)
+            _fill_blas_trig(X, fmap, out, trig, n_threads, amp)
             return
         in_place = out.dtype == np.float64 and self.activation not in ("fourier", "exp")
         if in_place and W is not None:
@@ -518,56 +530,56 @@ class FeatureMap:
 
         _run_blocks(work, starts, m * n_cols, n_threads)
 
-    def _fill_blas_trig(self, X, W, bias, out, kind, n_threads, amp):
-        """sin / cos / fourier features of dense weights, tile by tile: the
-        product of a tile (:data:`TILE_ROWS_COLS`) by BLAS into ``out``, then
-        bias, sincos and ``amp`` in place while the tile is still in cache
-        (:func:`_trig_inplace`).
 
-        One product over the whole output followed by a sincos pass wrote and
-        read the (memory-bound) output twice: 2000 x 20000 took 236 ms at
-        d = 100 and 225 ms at d = 20, against 181 ms and 134 ms tiled with the
-        phase bound below (medians, ``bench_transformer.py`` /
-        ``bench_features.py``, same bits); at d = 20 that is 1.34x the product
-        alone plus writing the output once.  Tiles are split among the
-        transform's threads with BLAS at one thread each (through
-        :func:`rflite._numerics.shared_blas_limit`, since the count is
-        process-wide); a tile's product does not depend on the BLAS thread
-        count (a GEMM splits its output, not its sums), so neither does the
-        result.  Tiles take milliseconds, so Ctrl-C stops a transform at once.
-        When :func:`_phases_in_range` bounds every phase, the sincos skips its
-        per-row range check.
-        """
-        m, n = X.shape[0], W.shape[0]
-        rows, cols = TILE_ROWS_COLS
-        rows, cols = max(1, min(m, rows)), max(1, min(n, cols))
-        tiles = [(r0, j0) for r0 in range(0, m, rows) for j0 in range(0, n, cols)]
-        in_range = _phases_in_range(X, W, bias)
+def _fill_blas_trig(X, fmap, out, kind, n_threads, amp):
+    """sin / cos / fourier features of dense weights, tile by tile: the
+    product of a tile (:data:`TILE_ROWS_COLS`) by BLAS into ``out``, then
+    bias, sincos and ``amp`` in place while the tile is still in cache
+    (:func:`_trig_inplace`).
 
-        def work(tile):
-            r0, j0 = tile
-            r1, j1 = min(m, r0 + rows), min(n, j0 + cols)
-            np.matmul(X[r0:r1], W[j0:j1].T, out=out[r0:r1, j0:j1])
-            _trig_inplace(out[r0:r1], bias, kind, amp, j0, j1, in_range)
+    One product over the whole output followed by a sincos pass wrote and
+    read the (memory-bound) output twice: 2000 x 20000 took 236 ms at
+    d = 100 and 225 ms at d = 20, against 181 ms and 134 ms tiled with the
+    phase bound below (medians, ``bench_transformer.py`` /
+    ``bench_features.py``, same bits); at d = 20 that is 1.34x the product
+    alone plus writing the output once.  Tiles are split among the
+    transform's threads with BLAS at one thread each (through
+    :func:`rflite._numerics.shared_blas_limit`, since the count is
+    process-wide); a tile's product does not depend on the BLAS thread
+    count (a GEMM splits its output, not its sums), so neither does the
+    result.  Tiles take milliseconds, so Ctrl-C stops a transform at once.
+    When :func:`_phases_in_range` bounds every phase, the sincos skips its
+    per-row range check.
+    """
+    W, bias = fmap.dense_weights(), fmap.bias
+    m, n = X.shape[0], W.shape[0]
+    rows, cols = TILE_ROWS_COLS
+    rows, cols = max(1, min(m, rows)), max(1, min(n, cols))
+    tiles = [(r0, j0) for r0 in range(0, m, rows) for j0 in range(0, n, cols)]
+    in_range = _phases_in_range(fmap, X)
 
-        threaded = _threaded(len(tiles), m * out.shape[1], n_threads)
-        with shared_blas_limit(1 if threaded > 1 else None, wait=False):
-            _run_blocks(work, tiles, m * out.shape[1], threaded)
+    def work(tile):
+        r0, j0 = tile
+        r1, j1 = min(m, r0 + rows), min(n, j0 + cols)
+        np.matmul(X[r0:r1], W[j0:j1].T, out=out[r0:r1, j0:j1])
+        _trig_inplace(out[r0:r1], bias, kind, amp, j0, j1, in_range)
+
+    threaded = _threaded(len(tiles), m * out.shape[1], n_threads)
+    with shared_blas_limit(1 if threaded > 1 else None, wait=False):
+        _run_blocks(work, tiles, m * out.shape[1], threaded)
 
 
-def _phases_in_range(X, W, bias):
+def _phases_in_range(fmap, X):
     r"""Whether every phase :math:`x_i^\top w_j + b_j` is provably within
     :data:`rflite._numerics.SINCOS_MAX_ABS` (so the sincos needs no per-row check).
 
-    :math:`|x^\top w| \le \max_{i,k} |x_{ik}| \, \max_j \|w_j\|_1`, and the
+    :meth:`FeatureMap.phase_bound` at :math:`\max_{i,k} |x_{ik}|`; the
     computed product exceeds the exact one by at most :math:`d\,u` relative
-    (the factor 1.001 covers it many times over).  O((m + N) d), against the
-    O(m N) check it replaces.
+    (the factor 1.001 covers it many times over).  O(m d) per call (the
+    map's part is cached), against the O(m N) check it replaces.
     """
-    if X.size == 0 or W.size == 0:
-        return True
-    bound = float(np.abs(X).max()) * float(np.abs(W).sum(axis=1).max()) * 1.001
-    return bool(bound + float(np.abs(bias).max()) <= SINCOS_MAX_ABS)
+    x_max = float(np.abs(X).max()) if X.size else 0.0
+    return bool(fmap.phase_bound(x_max) * 1.001 <= SINCOS_MAX_ABS)
 
 
 def _threaded(n_blocks, n_entries, n_threads):

@@ -130,9 +130,11 @@ def test_phase_bound_of_the_blas_trig_path(rng):
     fmap = random_feature_map(4, 40, q=4, activation="cos", rng=7)
     X = rng.uniform(-1, 1, (9, 4))
     W = fmap.dense_weights()
-    assert features._phases_in_range(X, W, fmap.bias)
+    assert features._phases_in_range(fmap, X)
+    Z = np.abs(X @ W.T + fmap.bias)
+    assert fmap.phase_bound(np.abs(X).max()) >= Z.max()  # a bound on every phase
     scale = SINCOS_MAX_ABS / (np.abs(X).max() * np.abs(W).sum(axis=1).max())
-    assert not features._phases_in_range(X * scale, W, fmap.bias)
+    assert not features._phases_in_range(fmap, X * scale)
 
 
 def test_blas_trig_path_with_phases_beyond_the_sincos_range(rng):

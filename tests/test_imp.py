@@ -441,6 +441,34 @@ def test_refined_min_norm_and_householder_match_pinv():
     assert_allclose(_refined_min_norm(At, y, U), ref, rtol=1e-12, atol=1e-14)
 
 
+@pytest.mark.parametrize("n,n_blocks", [(130, 4), (157, 5)])  # 130: a 2-row tail joins
+def test_blocked_qr_routes_match_pinv(n, n_blocks, monkeypatch):
+    """The blocked (TSQR) Householder and SVD routes for tall, thin ``At``:
+    the same minimum-norm solution as ``pinv`` (well conditioned, and rank
+    deficient with the SVD route), the same triangle as one ``dgeqrf`` up to
+    row signs, and the routes are really taken."""
+    import rflite._imp_factor as IF
+
+    monkeypatch.setattr(IF, "BLOCKED_QR_ROWS", 32)
+    A, y = well_conditioned(9, n, 13)
+    At = np.ascontiguousarray(A.T)
+    assert IF._use_blocked_qr(At)
+    blocks, _, U = IF._blocked_qr(At)
+    assert len(blocks) == n_blocks
+    U_ref = np.linalg.qr(At, mode="r")
+    assert_allclose(np.abs(U), np.abs(U_ref), rtol=1e-12, atol=1e-12)
+    ref = np.linalg.pinv(A) @ y
+    c, _ = _householder_min_norm(At, y)
+    assert_allclose(c, ref, rtol=1e-12, atol=1e-14)
+    assert_allclose(IF._svd_min_norm(At, y), ref, rtol=1e-12, atol=1e-14)
+    rng = np.random.default_rng(4)
+    B = rng.standard_normal((9, 3)) @ rng.standard_normal((3, n))  # rank 3
+    yb = B @ rng.standard_normal(n)
+    Bt = np.ascontiguousarray(B.T)
+    assert _householder_min_norm(Bt, yb) == (None, None)
+    assert_allclose(IF._svd_min_norm(Bt, yb), np.linalg.pinv(B) @ yb, rtol=1e-8, atol=1e-10)
+
+
 def test_extreme_eigs_reference():
     A, _ = well_conditioned(6, 20, 12)
     lo, hi = _extreme_eigs(np.ascontiguousarray(A.T))

@@ -269,7 +269,8 @@ def _householder_min_norm(At, y):
     :data:`RANK_RTOL`).
     """
     n_t, m = At.shape
-    if _use_blocked_qr(At):
+    blocked = _use_blocked_qr(At)
+    if blocked:
         blocks, top, U = _blocked_qr(At)
     else:
         (qr, tau), _ = scipy.linalg.qr(At, mode="raw", check_finite=False)
@@ -278,7 +279,7 @@ def _householder_min_norm(At, y):
     if not d.min() > RANK_RTOL * d.max():
         return None, None
     w = scipy.linalg.solve_triangular(U, y, trans="T", lower=False, check_finite=False)
-    if _use_blocked_qr(At):
+    if blocked:
         return _blocked_q_apply(blocks, top, w), U
     return _apply_q(qr, tau, np.concatenate([w, np.zeros(n_t - m)])), U
 

@@ -155,13 +155,13 @@ class _MinNormSolver:
                 self.mode, self.G, self.n_ref, self.U = "gram", G, n_t, U
                 return c, "gram"
             self.gram_ok = False
-        c, U = _householder_min_norm(At, y)
+        c, U, factors = _householder_solve(At, y)
         if c is not None:
             self.mode, self.G, self.U = "lq", None, U
             return c, "lq"
         self.mode, self.G, self.U = None, None, None
         self.rank_deficient = True
-        return _svd_min_norm(At, y), "svd"
+        return _svd_min_norm(At, y, factors), "svd"
 
     def _solve_under(self, At, y):
         if self.R is None:
@@ -175,7 +175,7 @@ class _MinNormSolver:
         return min_norm_solve(At.T, y), "qr-pivoted"
 
 
-def _svd_min_norm(At, y):
+def _svd_min_norm(At, y, factors=None):
     r"""Minimum-norm solution for a wide, (nearly) rank-deficient :math:`A = ` ``At.T``.
 
     LAPACK ``gelsd`` (LQ, then a divide-and-conquer SVD of the m x m factor;
@@ -184,10 +184,12 @@ def _svd_min_norm(At, y):
     column pivoting over all N columns.  Tall, thin ``At``: the LQ is the
     blocked :func:`_blocked_qr` instead, :math:`A = U^T Q^T` and
     :math:`c = Q\,(U^T)^{+} y` with ``gelsd`` (same cut-off) on the m x m
-    :math:`U^T`, whose singular values are those of :math:`A`.
+    :math:`U^T`, whose singular values are those of :math:`A` (``factors``:
+    that factorisation when the caller has it already, from
+    :func:`_householder_solve`).
     """
     if _use_blocked_qr(At):
-        blocks, top, U = _blocked_qr(At)
+        blocks, top, U = _blocked_qr(At) if factors is None else factors
         w, *_ = scipy.linalg.lstsq(U.T, y, lapack_driver="gelsd", check_finite=False)
         return _blocked_q_apply(blocks, top, w)
     c, *_ = scipy.linalg.lstsq(At.T, y, lapack_driver="gelsd", check_finite=False)
@@ -206,8 +208,9 @@ def _blocked_qr(At):
     joins the last block) is factored by ``dgeqrf`` while it is in cache, then
     the stacked m x m triangles once more (the one-level TSQR of Demmel et
     al., "Communication-optimal parallel and sequential QR and LU
-    factorizations", SIAM J. Sci. Comput. 34, 2012).  Backward stable like one
-    ``dgeqrf``; ``Q`` stays in factored form.  Returns ``(blocks, top, U)``
+    factorizations", SIAM J. Sci. Comput. 34, 2012; the distributed,
+    R-only tree of the Dask fit is :func:`rflite._dask_shrimp._tsqr`).
+    Backward stable like one ``dgeqrf``; ``Q`` stays in factored form.  Returns ``(blocks, top, U)``
     for :func:`_blocked_q_apply`.
     """
     n, m = At.shape
@@ -268,20 +271,27 @@ def _householder_min_norm(At, y):
     ``(None, None)`` when ``U`` is numerically singular (diagonal ratio below
     :data:`RANK_RTOL`).
     """
+    c, U, _ = _householder_solve(At, y)
+    return c, U
+
+
+def _householder_solve(At, y):
+    """:func:`_householder_min_norm` plus the blocked factors (or None), so that
+    a rank-deficient step reuses them in :func:`_svd_min_norm`."""
     n_t, m = At.shape
-    blocked = _use_blocked_qr(At)
-    if blocked:
-        blocks, top, U = _blocked_qr(At)
+    factors = _blocked_qr(At) if _use_blocked_qr(At) else None
+    if factors is not None:
+        U = factors[2]
     else:
         (qr, tau), _ = scipy.linalg.qr(At, mode="raw", check_finite=False)
         U = np.triu(qr[:m])
     d = np.abs(np.diag(U))
     if not d.min() > RANK_RTOL * d.max():
-        return None, None
+        return None, None, factors
     w = scipy.linalg.solve_triangular(U, y, trans="T", lower=False, check_finite=False)
-    if blocked:
-        return _blocked_q_apply(blocks, top, w), U
-    return _apply_q(qr, tau, np.concatenate([w, np.zeros(n_t - m)])), U
+    if factors is not None:
+        return _blocked_q_apply(factors[0], factors[1], w), U, factors
+    return _apply_q(qr, tau, np.concatenate([w, np.zeros(n_t - m)])), U, None
 
 
 def _lq_downdate(U, B):

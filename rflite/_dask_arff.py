@@ -2,7 +2,7 @@ r"""ARFF (:class:`rflite.metropolis.ARFFRegressor`) fitted on a Dask ``X`` (issu
 
 The Metropolis loop of Kammonen et al. (*Adaptive random Fourier features
 with Metropolis sampling*, 2020, Algorithms 1-2) runs on the client exactly
-as in memory (:func:`rflite.metropolis._metropolis`: the same random draws in
+as in memory (:func:`rflite._arff_chain._metropolis`: the same random draws in
 the same order, the same accept test); only the chain's products with the
 N x K feature matrix :math:`S = e^{i X \omega^T}` become distributed passes,
 each a tree sum of per-chunk partial results computed by the in-memory
@@ -48,7 +48,7 @@ import numpy as np
 
 from rflite._dask import SPLIT_EVERY, _prepare
 from rflite._numerics import DataConversionWarning, check_bool, check_choice
-from rflite.metropolis import _Chain, _ValidationMonitor
+from rflite._arff_chain import _Chain, _ValidationMonitor
 
 __all__ = ["fit_arff", "fit_arff_classifier"]
 
@@ -71,7 +71,7 @@ def _k_error(Xb, Yb, omega, beta, activation):
 
 
 class _DaskChain(_Chain):
-    """:class:`rflite.metropolis._Chain` with distributed products (the accept test
+    """:class:`rflite._arff_chain._Chain` with distributed products (the accept test
     and the state update are the base class's).
 
     ``X`` (N x d) and ``Y`` (N x p) are Dask arrays with the same row chunks;
@@ -163,7 +163,7 @@ def _k_val_moments(Xb, Yb, omega, B, p, part):
 
 
 class _DaskValidationMonitor(_ValidationMonitor):
-    """:class:`rflite.metropolis._ValidationMonitor` scoring on Dask validation rows.
+    """:class:`rflite._arff_chain._ValidationMonitor` scoring on Dask validation rows.
 
     One pass per scored iteration: the validation errors of every ``lam`` of
     the grid (or of the chain's amplitudes) as sums and sums of squares of
@@ -238,7 +238,7 @@ def fit_arff(est, X, y, sample_weight=None):
     """:meth:`rflite.metropolis.ARFFRegressor.fit` on a Dask ``X`` (and ``y``).
 
     Standardises ``X`` and ``y`` by Algorithm 3 (means and sds from one
-    pass), runs :func:`rflite.metropolis._metropolis` with a
+    pass), runs :func:`rflite._arff_chain._metropolis` with a
     :class:`_DaskChain`, and stores the result as the in-memory fit does.
     Sets ``dask_passes_`` and ``dask_fit_seconds_``.
     """

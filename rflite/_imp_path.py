@@ -5,8 +5,9 @@ r"""The SHRIMP pruning path: schedule, ranking and the loop (private, for :mod:`
 :func:`_path` (the loop of Xie et al. 2022, Algorithm 1, over the
 factorisations of :mod:`rflite._imp_factor`), with the result type
 :class:`SHRIMPPath`.  Split out of :mod:`rflite.imp`, which re-exports the
-public names and holds :func:`rflite.imp.shrimp_path` (input checks, BLAS
-threads, the prune rates that share one start); the module notes of
+public names and holds :func:`rflite.imp.shrimp_path` (input checks); the
+prune rates that share one start (:func:`_shared_paths`) and the BLAS
+thread rule (:func:`_blas_threads`) are here too; the module notes of
 :mod:`rflite.imp` describe the numerics.
 """
 
@@ -18,7 +19,8 @@ from typing import NamedTuple
 import numpy as np
 
 from rflite._imp_factor import _compact_rows, _MinNormSolver
-from rflite._numerics import check_array, check_choice, check_int, check_real
+from rflite._numerics import (blas_threads, check_array, check_bool, check_choice, check_int,
+                              check_real, check_rng)
 from rflite.features import FeatureOperator
 
 __all__ = ["METHODS", "SCHEDULES", "MAX_PRUNE_STEPS", "TIE_RTOL", "VAL_TIE_RTOL",
@@ -281,8 +283,8 @@ def _path_start(At, y):
     r"""The t = 0 minimum-norm solve on all columns: ``(solver, c_0, label)``.
 
     Depends on ``(A, y)`` only, not on the prune rate, so paths of several
-    rates on the same matrix share it (:func:`rflite.imp._shared_paths`); run
-    under :func:`rflite.imp._blas_threads` of ``At.shape[1]`` rows as
+    rates on the same matrix share it (:func:`_shared_paths`); run
+    under :func:`_blas_threads` of ``At.shape[1]`` rows as
     :func:`rflite.imp.shrimp_path` does.
     """
     solver = _MinNormSolver(At.shape[1])
@@ -420,3 +422,91 @@ def _extreme_eigs(At):
     n_t = At.shape[0]
     s = np.linalg.svd(At, compute_uv=False)
     return s[-1] ** 2 / n_t, s[0] ** 2 / n_t
+
+
+#: Paths on fewer training rows than this run with single-threaded BLAS
+#: (see :func:`_blas_threads`).
+BLAS_THREAD_MIN_ROWS = 1000
+
+
+#: BLAS threads for larger paths (``None``: the library default).  One thread,
+#: because on the shared 2-core machine this was written on, OpenBLAS's two
+#: threads made the high-dimensional f7 path 6x *slower* (45 s against 7.8 s:
+#: a 1260 x 1260 Cholesky took 2 s instead of 0.08 s when the other core was
+#: busy).  Set to ``None`` on a dedicated machine.
+BLAS_THREADS = 1
+
+
+def _shared_paths(A, y, prune_rates, *, n_steps=None, min_features=1, schedule="paper",
+                  method="magnitude", A_val=None, y_val=None, track_spectrum=False, rng=None,
+                  progress=None):
+    r"""``[shrimp_path(A, y, prune_rate=p, ...) for p in prune_rates]``, bit for bit, shared.
+
+    Everything that does not depend on the prune rate is done once: the
+    transposed working copies of ``A`` and ``A_val`` and the t = 0
+    minimum-norm solve with its factorisation (every path starts from
+    :math:`P_0` = all columns; :func:`rflite._imp_path._path_start`), which each path
+    continues from a copy.  ``rng`` is rewound to its entry state before
+    each path, so each one is the path a separate call would give.
+    ``progress``: a :class:`rflite._cv.Progress` for one line per step.
+    """
+    schedules = [_check_schedule(p, n_steps, min_features, schedule) for p in prune_rates]
+    _, n_steps, min_features = schedules[0]
+    check_choice(method, "method", METHODS)
+    track_spectrum = check_bool(track_spectrum, "track_spectrum")
+    rng = check_rng(rng)
+
+    At = _transposed_copy(A, "A")
+    check_int(min_features, "min_features", minimum=1, maximum=At.shape[0])
+    # refuses over-long schedules before any work is done
+    counts_all = [prune_counts(At.shape[0], p, n_steps=n_steps, min_features=min_features,
+                               schedule=schedule) for p, _, _ in schedules]
+    y = check_array(y, "y", ndim=1)
+    if y.shape[0] != At.shape[1]:
+        raise ValueError(
+            f"A and y must have the same number of rows, got A with {At.shape[1]} rows "
+            f"and y {y.shape}"
+        )
+    Vt = None
+    if (A_val is None) != (y_val is None):
+        raise ValueError("A_val and y_val must be given together")
+    if A_val is not None:
+        Vt = _transposed_copy(A_val, "A_val")
+        y_val = check_array(y_val, "y_val", ndim=1)
+        if Vt.shape[0] != At.shape[0]:
+            raise ValueError(
+                f"A_val must have the same number of columns as A ({At.shape[0]}), "
+                f"got {Vt.shape[0]}"
+            )
+        if y_val.shape[0] != Vt.shape[1]:
+            raise ValueError(
+                f"A_val and y_val must have the same number of rows, got {Vt.shape[1]} "
+                f"and {y_val.shape[0]}"
+            )
+    state = rng.bit_generator.state
+    paths = []
+    with _blas_threads(At.shape[1]):
+        solver, c0, label0 = _path_start(At, y)
+        for i, counts in enumerate(counts_all):
+            last = i == len(counts_all) - 1
+            rng.bit_generator.state = state
+            # the last path may overwrite the shared copies and factors
+            paths.append(_path(
+                At if last else At.copy(), y,
+                Vt if last or Vt is None else Vt.copy(), y_val, counts, method,
+                bool(track_spectrum), rng,
+                start=(solver if last else solver.copy(), c0, label0),
+                progress=progress if progress else None,
+                tag=f"p={prune_rates[i]:g} " if len(counts_all) > 1 else ""))
+    return paths
+
+
+def _blas_threads(m: int):
+    """Limit BLAS to :data:`BLAS_THREADS` threads for a path on ``m`` rows.
+
+    Paths with fewer than :data:`BLAS_THREAD_MIN_ROWS` rows always run
+    single-threaded: their factorisations are a few hundred columns wide, where
+    OpenBLAS's threads cost more than they give (see
+    :func:`rflite._numerics.blas_threads`).
+    """
+    return blas_threads(1 if m < BLAS_THREAD_MIN_ROWS else BLAS_THREADS)

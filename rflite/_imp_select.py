@@ -6,8 +6,11 @@ split) and the fold function of :class:`~rflite.imp.SHRIMPCV`.  Everything
 that depends only on q is computed once per q (and fold) and shared by the
 prune rates: the feature matrices, their transposed working copies and the
 t = 0 minimum-norm solve with its factorisation (every path starts from all
-columns, :func:`rflite.imp._shared_paths`).  The results are bit for bit
+columns, :func:`rflite._imp_path._shared_paths`).  The results are bit for bit
 those of one independent fit per grid point (tests/test_imp_select.py).
+Also here: the data-driven defaults of the estimators (``n_features=None``,
+``subsets="auto"``: :func:`_auto_n_features`, :func:`_shrimp_map`) and the
+checks of :class:`~rflite.imp.SHRIMPCV`'s grid and folds.
 
 The public names are importable from :mod:`rflite.imp`; this module imports
 :mod:`rflite.imp` lazily (inside the functions) because :mod:`rflite.imp`
@@ -16,6 +19,7 @@ re-exports it.
 
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 import numpy as np
@@ -23,8 +27,10 @@ import numpy as np
 from rflite._base import RandomFeatureModel
 from rflite._imp_guard import (_center_weight_like, _center_weight_rows, _collapse_rows,
                                _step_penalty_scores)
-from rflite._numerics import check_rng, check_X_y
+from rflite._imp_path import _shared_paths
+from rflite._numerics import check_int, check_real, check_rng, check_X_y
 from rflite._parallel import map_tasks
+from rflite.features import Normal, random_feature_map
 
 __all__ = ["MEAN_FACTOR", "SHRIMPSelection", "select_shrimp"]
 
@@ -107,7 +113,7 @@ def select_shrimp(X, y, *, qs=(1, 2), prune_rates=(0.2,), n_features=None,
     -------
     SHRIMPSelection
     """
-    from rflite.imp import SHRIMPCV, _check_qs, _check_rates
+    from rflite.imp import SHRIMPCV
 
     X, y = check_X_y(X, y)
     d = X.shape[1]
@@ -191,7 +197,6 @@ def _fit_candidate(task):
 def _cv_fold_scores(train, test, *, X, Y, w, fmaps, rates, n_steps, min_features, schedule,
                     fit_intercept, refit):
     """Validation MSE of every (map, rate, step) on one fold (module level: picklable)."""
-    from rflite.imp import _shared_paths
 
     Xt, Ytr, wt = _collapse_rows(X[train], Y[train], None if w is None else w[train])
     Xe, Yte, we = _collapse_rows(X[test], Y[test], None if w is None else w[test])
@@ -215,3 +220,151 @@ def _cv_fold_scores(train, test, *, X, Y, w, fmaps, rates, n_steps, min_features
                 tables[i].append(table.ravel())
         out += [np.mean(t, axis=0) for t in tables]
     return np.concatenate(out)
+
+
+#: ``subsets="auto"`` uses Def. 3 (every q-subset) only when each subset gets
+#: at least this many weights, ``n_features // C(d, q) >= 5``; otherwise one
+#: random q-subset per weight, with an
+#: :class:`~rflite._base.EffectiveFeaturesWarning`.  One weight per subset (C(20,
+#: 3) = 1140 subsets at N = 2000) missed the paper's error by 22x on a real set
+#: where N = 10000 (9 per subset) matched it (issue 18).
+MIN_WEIGHTS_PER_SUBSET = 5
+
+
+#: ``n_features=None`` (the default) takes
+#: :math:`N = \min(` ``N_FEATURES_MAX`` :math:`, \max(2m,`
+#: :data:`MIN_WEIGHTS_PER_SUBSET` :math:`\binom{d}{q}))` weights (4m columns
+#: for m distinct training rows): over-parameterised, as SHRIMP needs, but not
+#: so far that the minimum-norm interpolants of noisy data, whose magnitudes
+#: decide the pruning, are dominated by rounding (with 2N = 22 m on a noisy
+#: 200-row linear problem every step validated worse than the mean; with
+#: 2N <= 5 m, R^2 0.75-0.85).  The paper's N = 10000 is ``n_features=10000``.
+N_FEATURES_MAX = 10_000
+
+
+def _auto_n_features(m: int, d: int, q) -> int:
+    """The data-driven N of ``n_features=None`` (see :data:`N_FEATURES_MAX`)."""
+    qq = d if q is None else min(q, d)
+    return int(min(N_FEATURES_MAX, max(2 * m, MIN_WEIGHTS_PER_SUBSET * math.comb(d, qq), 1)))
+
+
+def _check_qs(qs, d):
+    """Candidate q's clipped to d, duplicates dropped, order kept; ``ValueError`` naming ``qs``."""
+    try:
+        qs = tuple(qs)
+    except TypeError:
+        qs = (qs,)
+    if not qs:
+        raise ValueError("qs must not be empty")
+    out = []
+    for q in qs:
+        q = min(check_int(q, "qs", minimum=1), d)
+        if q not in out:
+            out.append(q)
+    return tuple(out)
+
+
+def _check_rates(rates):
+    try:
+        rates = tuple(rates)
+    except TypeError:
+        rates = (rates,)
+    rates = tuple(check_real(p, "prune_rates", minimum=0.0, strict=True) for p in rates)
+    if not rates or any(p >= 1.0 for p in rates):
+        raise ValueError(f"prune_rates must be a non-empty list of values in (0, 1), "
+                         f"got {rates}")
+    return rates
+
+
+def _as_splitter(cv):
+    """``cv`` for :func:`rflite._cv.cv_splits`; an iterable of splits is wrapped."""
+    if cv is None or isinstance(cv, (int, np.integer, str, bytes)) \
+            or callable(getattr(cv, "split", None)):
+        return cv
+    try:
+        from rflite._cv import SplitList
+
+        return SplitList(list(cv))
+    except TypeError:
+        return cv
+
+
+def _check_memory_for(est, m, d, n_weights):
+    """:meth:`RandomFeatureModel._check_feature_memory` for ``n_weights`` weights."""
+    saved = est.n_features
+    try:
+        est.n_features = n_weights
+        est._check_feature_memory(m, d)
+    finally:
+        est.n_features = saved
+
+
+def _fold_splits(cv, X, Y, sample_weight, n_rows):
+    """The folds on the fitted rows.
+
+    An int (or None) is K-fold over the rows kept after dropping zero
+    weights (a zero weight is a dropped row).  A splitter or a list of splits
+    indexes the rows the caller passed, as in scikit-learn: its folds are
+    mapped to the kept rows, and folds left without test or training rows
+    are skipped.
+    """
+    from rflite._cv import cv_splits
+    from rflite._numerics import check_sample_weight
+
+    y1 = Y[:, 0] if Y.shape[1] == 1 else Y
+    cv = _as_splitter(cv)
+    if cv is None or isinstance(cv, (int, np.integer)) or sample_weight is None \
+            or n_rows is None or n_rows == X.shape[0]:
+        return cv_splits(cv, X, y1)
+    keep = check_sample_weight(sample_weight, n_rows) > 0
+    new_index = np.cumsum(keep) - 1
+    dummy = np.zeros((n_rows, 1))
+    out = []
+    for tr, te in cv_splits(cv, dummy, None):
+        tr, te = new_index[tr[keep[tr]]], new_index[te[keep[te]]]
+        if tr.size and te.size:
+            out.append((tr, te))
+    if not out:
+        raise ValueError("cv: every fold lost its training or test rows to zero weights")
+    return out
+
+
+def _shrimp_map(est, d, q, rng):
+    """SHRIMP's feature map for ``q`` (clipped to d), with ``subsets="auto"`` resolved."""
+    import warnings as _w
+
+    from rflite._base import EffectiveFeaturesWarning
+
+    if q is not None:
+        q = min(q, d)
+    dist = est.distribution if est.distribution is not None else Normal(
+        scale=1.0 / math.sqrt(q if q is not None else d))
+    subsets = est.subsets
+    qq = d if q is None else q
+    n = est._n_weights
+    if subsets == "auto":
+        n_sub = math.comb(d, qq)
+        if n // n_sub >= MIN_WEIGHTS_PER_SUBSET:
+            subsets = "all"
+        else:
+            subsets = "random"
+            _w.warn(
+                f"n_features={n} gives fewer than MIN_WEIGHTS_PER_SUBSET="
+                f"{MIN_WEIGHTS_PER_SUBSET} weights to each of the C({d}, {qq}) = {n_sub} "
+                f"q-subsets (Def. 3); using one random q-subset per weight instead "
+                f"(n_features >= {MIN_WEIGHTS_PER_SUBSET * n_sub} keeps Def. 3)",
+                EffectiveFeaturesWarning, stacklevel=4,
+            )
+    fmap = random_feature_map(d, n, q=q, subsets=subsets, distribution=dist, bias=est.bias,
+                              activation=est.activation, rng=rng)
+    if fmap.is_complex:
+        raise ValueError(f"activation must give real features, got {est.activation!r}")
+    est.n_features_ = fmap.n_features
+    if fmap.n_features != n and est.n_features is not None:
+        _w.warn(
+            f"subsets={est.subsets!r} with q={qq} on d={d} inputs keeps "
+            f"{fmap.n_features} weight vectors instead of n_features={n} "
+            "(n_features // C(d, q) per subset, Def. 3); recorded in n_features_",
+            EffectiveFeaturesWarning, stacklevel=4,
+        )
+    return fmap

@@ -142,33 +142,43 @@ from rflite._imp_path import (  # noqa: F401 - the public names are public here
     METHODS,
     SCHEDULES,
     TIE_RTOL,
+    BLAS_THREAD_MIN_ROWS,
+    BLAS_THREADS,
     VAL_TIE_RTOL,
     SHRIMPPath,
+    _blas_threads,
     _check_schedule,
     _path,
     _path_start,
+    _shared_paths,
     _transposed_copy,
     prune_counts,
 )
 from rflite._imp_select import (  # noqa: F401 - public here; the selection machinery
     MEAN_FACTOR,
+    MIN_WEIGHTS_PER_SUBSET,
+    N_FEATURES_MAX,
     SHRIMPSelection,
+    _as_splitter,
+    _auto_n_features,
+    _check_memory_for,
+    _check_qs,
+    _check_rates,
+    _fold_splits,
+    _shrimp_map,
     _cv_fold_scores,
     _fit_candidate,
     select_shrimp,
 )
 from rflite._numerics import (
-    blas_threads,
-    check_array,
     check_bool,
     check_choice,
     check_int,
     check_real,
-    check_rng,
     ridge_fit,
     spawn_streams,
 )
-from rflite.features import Normal, random_feature_map
+from rflite.features import Normal
 
 __all__ = [
     "METHODS",
@@ -231,18 +241,6 @@ class _Module(types.ModuleType):
 
 
 sys.modules[__name__].__class__ = _Module
-
-#: Paths on fewer training rows than this run with single-threaded BLAS
-#: (see :func:`_blas_threads`).
-BLAS_THREAD_MIN_ROWS = 1000
-
-#: BLAS threads for larger paths (``None``: the library default).  One thread,
-#: because on the shared 2-core machine this was written on, OpenBLAS's two
-#: threads made the high-dimensional f7 path 6x *slower* (45 s against 7.8 s:
-#: a 1260 x 1260 Cholesky took 2 s instead of 0.08 s when the other core was
-#: busy).  Set to ``None`` on a dedicated machine.
-BLAS_THREADS = 1
-
 
 
 def shrimp_path(
@@ -346,70 +344,6 @@ def shrimp_path(
                          progress=Progress(verbose, "shrimp_path"))[0]
 
 
-def _shared_paths(A, y, prune_rates, *, n_steps=None, min_features=1, schedule="paper",
-                  method="magnitude", A_val=None, y_val=None, track_spectrum=False, rng=None,
-                  progress=None):
-    r"""``[shrimp_path(A, y, prune_rate=p, ...) for p in prune_rates]``, bit for bit, shared.
-
-    Everything that does not depend on the prune rate is done once: the
-    transposed working copies of ``A`` and ``A_val`` and the t = 0
-    minimum-norm solve with its factorisation (every path starts from
-    :math:`P_0` = all columns; :func:`rflite._imp_path._path_start`), which each path
-    continues from a copy.  ``rng`` is rewound to its entry state before
-    each path, so each one is the path a separate call would give.
-    ``progress``: a :class:`rflite._cv.Progress` for one line per step.
-    """
-    schedules = [_check_schedule(p, n_steps, min_features, schedule) for p in prune_rates]
-    _, n_steps, min_features = schedules[0]
-    check_choice(method, "method", METHODS)
-    track_spectrum = check_bool(track_spectrum, "track_spectrum")
-    rng = check_rng(rng)
-
-    At = _transposed_copy(A, "A")
-    check_int(min_features, "min_features", minimum=1, maximum=At.shape[0])
-    # refuses over-long schedules before any work is done
-    counts_all = [prune_counts(At.shape[0], p, n_steps=n_steps, min_features=min_features,
-                               schedule=schedule) for p, _, _ in schedules]
-    y = check_array(y, "y", ndim=1)
-    if y.shape[0] != At.shape[1]:
-        raise ValueError(
-            f"A and y must have the same number of rows, got A with {At.shape[1]} rows "
-            f"and y {y.shape}"
-        )
-    Vt = None
-    if (A_val is None) != (y_val is None):
-        raise ValueError("A_val and y_val must be given together")
-    if A_val is not None:
-        Vt = _transposed_copy(A_val, "A_val")
-        y_val = check_array(y_val, "y_val", ndim=1)
-        if Vt.shape[0] != At.shape[0]:
-            raise ValueError(
-                f"A_val must have the same number of columns as A ({At.shape[0]}), "
-                f"got {Vt.shape[0]}"
-            )
-        if y_val.shape[0] != Vt.shape[1]:
-            raise ValueError(
-                f"A_val and y_val must have the same number of rows, got {Vt.shape[1]} "
-                f"and {y_val.shape[0]}"
-            )
-    state = rng.bit_generator.state
-    paths = []
-    with _blas_threads(At.shape[1]):
-        solver, c0, label0 = _path_start(At, y)
-        for i, counts in enumerate(counts_all):
-            last = i == len(counts_all) - 1
-            rng.bit_generator.state = state
-            # the last path may overwrite the shared copies and factors
-            paths.append(_path(
-                At if last else At.copy(), y,
-                Vt if last or Vt is None else Vt.copy(), y_val, counts, method,
-                bool(track_spectrum), rng,
-                start=(solver if last else solver.copy(), c0, label0),
-                progress=progress if progress else None,
-                tag=f"p={prune_rates[i]:g} " if len(counts_all) > 1 else ""))
-    return paths
-
-
 # ---------------------------------------------------------------------- model
 #: Refit rules of :class:`SHRIMPRegressor` / :class:`SHRIMPCV` (``refit=``):
 #: ``"auto"`` (default: the paper's minimum-norm refit unless it is
@@ -427,30 +361,6 @@ REFITS = ("auto", "min_norm", "ridge", "none")
 #: better on airfoil, ccpp and most propulsion, housing and speech splits, q = 1
 #: on insulin (the paper's own choices: q = 2 there, q = 1 for insulin).
 AUTO_QS = (1, 2)
-
-#: ``subsets="auto"`` uses Def. 3 (every q-subset) only when each subset gets
-#: at least this many weights, ``n_features // C(d, q) >= 5``; otherwise one
-#: random q-subset per weight, with an
-#: :class:`~rflite._base.EffectiveFeaturesWarning`.  One weight per subset (C(20,
-#: 3) = 1140 subsets at N = 2000) missed the paper's error by 22x on a real set
-#: where N = 10000 (9 per subset) matched it (issue 18).
-MIN_WEIGHTS_PER_SUBSET = 5
-
-#: ``n_features=None`` (the default) takes
-#: :math:`N = \min(` ``N_FEATURES_MAX`` :math:`, \max(2m,`
-#: :data:`MIN_WEIGHTS_PER_SUBSET` :math:`\binom{d}{q}))` weights (4m columns
-#: for m distinct training rows): over-parameterised, as SHRIMP needs, but not
-#: so far that the minimum-norm interpolants of noisy data, whose magnitudes
-#: decide the pruning, are dominated by rounding (with 2N = 22 m on a noisy
-#: 200-row linear problem every step validated worse than the mean; with
-#: 2N <= 5 m, R^2 0.75-0.85).  The paper's N = 10000 is ``n_features=10000``.
-N_FEATURES_MAX = 10_000
-
-
-def _auto_n_features(m: int, d: int, q) -> int:
-    """The data-driven N of ``n_features=None`` (see :data:`N_FEATURES_MAX`)."""
-    qq = d if q is None else min(q, d)
-    return int(min(N_FEATURES_MAX, max(2 * m, MIN_WEIGHTS_PER_SUBSET * math.comb(d, qq), 1)))
 
 
 def _check_refit(refit, *, allow_none: bool = True) -> str:
@@ -1281,135 +1191,3 @@ class SHRIMPCV(RandomFeatureModel):
         self._finish(fmap, supports, coefs, a_mean, y_mean)
         _warn_magnitude(self)
 
-
-def _check_qs(qs, d):
-    """Candidate q's clipped to d, duplicates dropped, order kept; ``ValueError`` naming ``qs``."""
-    try:
-        qs = tuple(qs)
-    except TypeError:
-        qs = (qs,)
-    if not qs:
-        raise ValueError("qs must not be empty")
-    out = []
-    for q in qs:
-        q = min(check_int(q, "qs", minimum=1), d)
-        if q not in out:
-            out.append(q)
-    return tuple(out)
-
-
-def _check_rates(rates):
-    try:
-        rates = tuple(rates)
-    except TypeError:
-        rates = (rates,)
-    rates = tuple(check_real(p, "prune_rates", minimum=0.0, strict=True) for p in rates)
-    if not rates or any(p >= 1.0 for p in rates):
-        raise ValueError(f"prune_rates must be a non-empty list of values in (0, 1), "
-                         f"got {rates}")
-    return rates
-
-
-def _as_splitter(cv):
-    """``cv`` for :func:`rflite._cv.cv_splits`; an iterable of splits is wrapped."""
-    if cv is None or isinstance(cv, (int, np.integer, str, bytes)) \
-            or callable(getattr(cv, "split", None)):
-        return cv
-    try:
-        from rflite._cv import SplitList
-
-        return SplitList(list(cv))
-    except TypeError:
-        return cv
-
-
-def _check_memory_for(est, m, d, n_weights):
-    """:meth:`RandomFeatureModel._check_feature_memory` for ``n_weights`` weights."""
-    saved = est.n_features
-    try:
-        est.n_features = n_weights
-        est._check_feature_memory(m, d)
-    finally:
-        est.n_features = saved
-
-
-def _fold_splits(cv, X, Y, sample_weight, n_rows):
-    """The folds on the fitted rows.
-
-    An int (or None) is K-fold over the rows kept after dropping zero
-    weights (a zero weight is a dropped row).  A splitter or a list of splits
-    indexes the rows the caller passed, as in scikit-learn: its folds are
-    mapped to the kept rows, and folds left without test or training rows
-    are skipped.
-    """
-    from rflite._cv import cv_splits
-    from rflite._numerics import check_sample_weight
-
-    y1 = Y[:, 0] if Y.shape[1] == 1 else Y
-    cv = _as_splitter(cv)
-    if cv is None or isinstance(cv, (int, np.integer)) or sample_weight is None \
-            or n_rows is None or n_rows == X.shape[0]:
-        return cv_splits(cv, X, y1)
-    keep = check_sample_weight(sample_weight, n_rows) > 0
-    new_index = np.cumsum(keep) - 1
-    dummy = np.zeros((n_rows, 1))
-    out = []
-    for tr, te in cv_splits(cv, dummy, None):
-        tr, te = new_index[tr[keep[tr]]], new_index[te[keep[te]]]
-        if tr.size and te.size:
-            out.append((tr, te))
-    if not out:
-        raise ValueError("cv: every fold lost its training or test rows to zero weights")
-    return out
-
-
-def _shrimp_map(est, d, q, rng):
-    """SHRIMP's feature map for ``q`` (clipped to d), with ``subsets="auto"`` resolved."""
-    import warnings as _w
-
-    from rflite._base import EffectiveFeaturesWarning
-
-    if q is not None:
-        q = min(q, d)
-    dist = est.distribution if est.distribution is not None else Normal(
-        scale=1.0 / math.sqrt(q if q is not None else d))
-    subsets = est.subsets
-    qq = d if q is None else q
-    n = est._n_weights
-    if subsets == "auto":
-        n_sub = math.comb(d, qq)
-        if n // n_sub >= MIN_WEIGHTS_PER_SUBSET:
-            subsets = "all"
-        else:
-            subsets = "random"
-            _w.warn(
-                f"n_features={n} gives fewer than MIN_WEIGHTS_PER_SUBSET="
-                f"{MIN_WEIGHTS_PER_SUBSET} weights to each of the C({d}, {qq}) = {n_sub} "
-                f"q-subsets (Def. 3); using one random q-subset per weight instead "
-                f"(n_features >= {MIN_WEIGHTS_PER_SUBSET * n_sub} keeps Def. 3)",
-                EffectiveFeaturesWarning, stacklevel=4,
-            )
-    fmap = random_feature_map(d, n, q=q, subsets=subsets, distribution=dist, bias=est.bias,
-                              activation=est.activation, rng=rng)
-    if fmap.is_complex:
-        raise ValueError(f"activation must give real features, got {est.activation!r}")
-    est.n_features_ = fmap.n_features
-    if fmap.n_features != n and est.n_features is not None:
-        _w.warn(
-            f"subsets={est.subsets!r} with q={qq} on d={d} inputs keeps "
-            f"{fmap.n_features} weight vectors instead of n_features={n} "
-            "(n_features // C(d, q) per subset, Def. 3); recorded in n_features_",
-            EffectiveFeaturesWarning, stacklevel=4,
-        )
-    return fmap
-
-
-def _blas_threads(m: int):
-    """Limit BLAS to :data:`BLAS_THREADS` threads for a path on ``m`` rows.
-
-    Paths with fewer than :data:`BLAS_THREAD_MIN_ROWS` rows always run
-    single-threaded: their factorisations are a few hundred columns wide, where
-    OpenBLAS's threads cost more than they give (see
-    :func:`rflite._numerics.blas_threads`).
-    """
-    return blas_threads(1 if m < BLAS_THREAD_MIN_ROWS else BLAS_THREADS)

@@ -103,7 +103,6 @@ from __future__ import annotations
 
 import functools
 import math
-import sys
 import types
 import warnings
 
@@ -112,6 +111,7 @@ import numpy as np
 from rflite import _dask, _imp_factor, _imp_guard, _imp_path, _imp_select
 from rflite._base import MagnitudeWarning, RandomFeatureModel
 from rflite._cv import Progress
+from rflite._reexport import forward_constants
 from rflite._imp_factor import (  # noqa: F401 - the constants are public here
     GRAM_RCOND,
     MAX_REFINE,
@@ -216,31 +216,8 @@ for _public in (SHRIMPPath, prune_counts, SHRIMPSelection, select_shrimp):
     _public.__module__ = __name__
 del _public
 
-#: Where each numerical constant re-exported here is read: the private module
-#: that uses it.
-_CONSTANT_HOMES = {
-    name: module
-    for module in (_imp_factor, _imp_guard, _imp_path, _imp_select)
-    for name in dir(module) if name.isupper() and not name.startswith("_")
-}
-
-
-class _Module(types.ModuleType):
-    """:mod:`rflite.imp`, whose constants live in the private modules that read them.
-
-    Setting one here (``rflite.imp.GUARD_RATIO = 300``, or pytest's
-    ``monkeypatch.setattr(imp, ...)``) sets it in its home module too, so the
-    code that reads it sees the new value, as when everything was one module.
-    """
-
-    def __setattr__(self, name, value):
-        home = _CONSTANT_HOMES.get(name)
-        if home is not None:
-            setattr(home, name, value)
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Module
+# setting a constant here sets it where it is read (rflite._reexport)
+forward_constants(__name__, (_imp_factor, _imp_guard, _imp_path, _imp_select))
 
 
 def shrimp_path(

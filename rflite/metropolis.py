@@ -90,8 +90,10 @@ from typing import Callable, NamedTuple
 
 import numpy as np
 
-from rflite import _dask
+from rflite import _arff_chain, _dask
 from rflite._arff_chain import (  # noqa: F401  (ARFFResult, _Chain, ... re-exported)
+    PEAK_GRAM_FACTOR,
+    PEAK_S_FACTOR,
     ARFFResult,
     _Chain,
     _check_data,
@@ -125,6 +127,7 @@ from rflite._arff_kernels import (  # noqa: F401  (kernels re-exported for tests
 )
 from rflite._base import RandomFeatureModel, refuse_dask
 from rflite._cv import Progress, holdout_split
+from rflite._reexport import forward_constants
 from rflite._numerics import (
     check_array,
     check_bool,
@@ -155,6 +158,9 @@ __all__ = [
     "ParallelFallbackWarning",
     "SD_FLOOR",
 ]
+
+# setting PEAK_S_FACTOR here sets it where it is read (rflite._reexport)
+forward_constants(__name__, (_arff_chain,))
 
 #: Activations of the hidden layer: complex ``exp(i w.x)`` (the paper's model)
 #: or the real logistic sigmoid of ``w.[x, 1]`` (the paper's Experiment 5).

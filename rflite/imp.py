@@ -113,6 +113,8 @@ from rflite._base import MagnitudeWarning, RandomFeatureModel
 from rflite._cv import Progress
 from rflite._reexport import forward_constants
 from rflite._imp_factor import (  # noqa: F401 - the constants are public here
+    BLOCKED_QR_MAX_COLS,
+    BLOCKED_QR_ROWS,
     GRAM_RCOND,
     MAX_REFINE,
     DOWNDATE_RTOL,

@@ -89,7 +89,7 @@ def _fit_one(task):
 
 
 @register("defaults-real", "every default / CV estimator vs RidgeCV and RBFSampler+RidgeCV "
-          "on Friedman-1 and the six real sets", "~20 min on 2 cores (quick ~2 min)")
+          "on Friedman-1 and the six real sets", "~10 min on 2 cores with --jobs 2 (quick ~2 min)")
 def defaults_real(ctx):
     from rflite._parallel import map_tasks
 

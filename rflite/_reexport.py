@@ -2,12 +2,15 @@
 
 When a public module's private machinery moves into a module beside it
 (:mod:`rflite.imp` -> ``_imp_path``, ``_imp_select``, ...; :mod:`rflite.metropolis`
--> ``_arff_chain``), the public module re-exports the tunable constants
-(``rflite.imp.GUARD_RATIO``), but the code that reads one reads it from its
-own module.  :func:`forward_constants` makes setting a constant on the public
+-> ``_arff_chain``; :mod:`rflite.bp` -> ``_bp_homotopy``, ``_bp_spgl1``), the
+public module re-exports the tunable constants (``rflite.imp.GUARD_RATIO``),
+but the code that reads one reads it from its own module.
+:func:`forward_constants` makes setting a re-exported constant on the public
 module (``rflite.imp.GUARD_RATIO = 300``, pytest's ``monkeypatch.setattr``)
-set it in its home module too, so the code sees the new value, as when
-everything was one module.
+set it in every home module that holds it too, so the code sees the new
+value, as when everything was one module.  (Constants compiled into numba
+kernels are frozen at compile time wherever they are set; none of those is
+forwarded.)
 """
 
 from __future__ import annotations
@@ -17,18 +20,22 @@ import types
 
 
 def forward_constants(module_name: str, homes) -> None:
-    """Forward assignments of the upper-case names of ``homes`` on ``module_name``.
+    """Forward assignments of re-exported upper-case constants of ``module_name``.
 
-    Call at the end of the public module, after it has imported the
-    constants from ``homes`` (a sequence of modules).
+    A name is forwarded to each module of ``homes`` that holds the same
+    object under that name when this is called, i.e. at the end of the
+    public module's imports.
     """
-    table = {name: home for home in homes
-             for name in dir(home) if name.isupper() and not name.startswith("_")}
+    public = vars(sys.modules[module_name])
+    table = {}
+    for home in homes:
+        for name, value in vars(home).items():
+            if name.isupper() and not name.startswith("_") and public.get(name, home) is value:
+                table.setdefault(name, []).append(home)
 
     class _Module(types.ModuleType):
         def __setattr__(self, name, value):
-            home = table.get(name)
-            if home is not None:
+            for home in table.get(name, ()):
                 setattr(home, name, value)
             super().__setattr__(name, value)
 

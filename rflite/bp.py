@@ -173,7 +173,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy.sparse.linalg import LinearOperator
 
-from rflite import _bp_homotopy, _bp_lp, _bp_spgl1, _dask
+from rflite import _bp_homotopy, _bp_lp, _bp_path, _bp_spgl1, _dask
 from rflite._cv import HOLDOUT_FRACTION, AutoChoice, CVSearch
 from rflite._base import RandomFeatureModel
 from rflite._reexport import forward_constants
@@ -191,6 +191,16 @@ from rflite._bp_homotopy import (  # noqa: F401 - constants and kernels re-expor
     _Products,
 )
 from rflite._bp_lp import LP_MAX_ENTRIES, _bp_colgen
+from rflite._bp_path import (  # noqa: F401 - the path, its result type and constants re-exported
+    PATH_PATIENCE,
+    PATH_STOP_FACTOR,
+    BPDNPath,
+    _path_scores,
+    _prepare,
+    _srfe_fold_scores,
+    _threshold_refit,
+    bpdn_path,
+)
 from rflite._bp_spgl1 import (  # noqa: F401 - the result type, constants and kernels re-exported
     BP_TOL,
     CERTIFIED,
@@ -221,8 +231,6 @@ from rflite._bp_spgl1 import (  # noqa: F401 - the result type, constants and ke
     _vdot,
 )
 from rflite._numerics import (
-    center_and_weight,
-    blas_threads,
     check_array,
     check_bool,
     check_choice,
@@ -233,7 +241,7 @@ from rflite._numerics import (
 )
 
 # setting a constant here (rflite.bp.WS_SIZE = ...) sets it where it is read
-forward_constants(__name__, (_bp_homotopy, _bp_spgl1, _bp_lp))
+forward_constants(__name__, (_bp_homotopy, _bp_spgl1, _bp_lp, _bp_path))
 
 __all__ = [
     "L1Result",
@@ -504,150 +512,6 @@ ETA_FRACTIONS = tuple(np.concatenate([np.linspace(0.95, 0.5, 10),
 VALIDATION_FRACTION = HOLDOUT_FRACTION
 
 
-class BPDNPath(NamedTuple):
-    """Result of :func:`bpdn_path`.
-
-    Attributes
-    ----------
-    coefs : ndarray (N, n_sigmas)
-        The BPDN solution at every ``sigma`` (in the order given).
-    reached : ndarray of bool (n_sigmas,)
-        False where the path ended (lambda = 0, or it stalled on a rank
-        deficiency or the step cap) before its residual came down to
-        ``sigma``; that column then holds the path's last point.
-    n_steps : int
-        Breakpoints followed.
-    """
-
-    coefs: np.ndarray
-    reached: np.ndarray
-    n_steps: int
-
-
-def bpdn_path(A, y, sigmas, *, max_steps=None, callback=None) -> BPDNPath:
-    r"""BPDN solutions for many ``sigma`` from one LASSO homotopy path (real data).
-
-    .. math::
-
-        c(\sigma) = \arg\min_c \|c\|_1 \quad \text{s.t.} \quad \|A c - y\|_2 \le \sigma
-
-    The homotopy of :func:`bpdn` (Osborne, Presnell and Turlach 2000; Efron
-    et al. 2004) follows :math:`c(\lambda)` from :math:`\lambda =
-    \|A^T y\|_\infty` down; along it :math:`\|A c(\lambda) - y\|` decreases,
-    and on each segment the residual :math:`r - t v` is affine in the step, so
-    the point where it equals each requested ``sigma`` is found in closed form
-    (the smaller root of a quadratic) -- every ``sigma`` costs nothing beyond
-    the path down to the smallest one.  This is how :class:`SRFECV` scores
-    its whole ``eta`` grid from one path per fold.
-
-    Parameters
-    ----------
-    A : (m, N) real ndarray
-    y : (m,) real array_like
-    sigmas : sequence of float >= 0
-        Residual bounds, any order.
-    max_steps : int, optional
-        Breakpoint cap (default ``HOMOTOPY_STEPS * m + 100``, as :func:`bpdn`).
-    callback : callable, optional
-        ``callback(k, coef) -> bool`` is called as the path reaches
-        ``sigmas[k]`` (in decreasing order of sigma); returning True stops
-        the path there (the remaining points are not reached).  The
-        estimators stop a fold's path once its validation error has clearly
-        passed its minimum.
-
-    Returns
-    -------
-    BPDNPath
-
-    Notes
-    -----
-    Uses the same QR updates and join kernel as the certified solver
-    (:func:`rflite._bp_homotopy._homotopy`) but does not certify each point
-    by its duality gap; the estimators refit their chosen ``eta`` with
-    :func:`bpdn`.  Columns numerically in the span of the support are kept
-    out, as there.
-    """
-    if not isinstance(A, LinearOperator):  # (an operator: products and columns only)
-        A = check_array(A, "A", ndim=2)
-    y = check_array(y, "y", ndim=1)
-    m, n = A.shape
-    if y.shape[0] != m:
-        raise ValueError(f"A and y must have the same number of rows, got A {A.shape} and "
-                         f"y {y.shape}")
-    sig = np.asarray(sigmas, dtype=float).ravel()
-    if sig.size == 0 or not np.all(np.isfinite(sig)) or np.any(sig < 0):
-        raise ValueError(f"sigmas must be a non-empty sequence of finite values >= 0, "
-                         f"got {sigmas!r}")
-    if max_steps is None:
-        max_steps = HOMOTOPY_STEPS * m + 100
-    max_steps = check_int(max_steps, "max_steps", minimum=1)
-    order = np.argsort(-sig, kind="stable")
-    coefs = np.zeros((n, sig.size))
-    reached = np.zeros(sig.size, dtype=bool)
-    ynorm = float(np.linalg.norm(y))
-    pending = list(order)
-    while pending and sig[pending[0]] >= ynorm:
-        reached[pending.pop(0)] = True  # c = 0 meets the bound
-    if not pending:
-        return BPDNPath(coefs, reached, 0)
-    P = _Products(A, False)
-    last = np.zeros(n)
-    stopped = False
-    seg = None
-    for seg in _lasso_segments(P, A, y, max_steps):
-        cS, d, r, v = seg.cS, seg.d, seg.r, seg.v
-        t = min(seg.lam, seg.t_join, seg.t_drop)
-        # every pending sigma met on this segment: ||r - t v||^2 = sigma^2
-        vv, rv, rr = float(v @ v), float(r @ v), float(r @ r)
-        while pending:
-            s2 = sig[pending[0]] ** 2
-            if rr <= s2:
-                ts = 0.0
-            else:
-                disc = rv * rv - vv * (rr - s2)
-                if disc < 0 or vv <= 0:
-                    break
-                ts = (rr - s2) / (rv + math.sqrt(disc))
-            if ts > t:
-                break
-            k = pending.pop(0)
-            coefs[seg.S, k] = cS + ts * d
-            reached[k] = True
-            if callback is not None and callback(int(k), coefs[:, k]):
-                stopped = True
-                break
-        if stopped:
-            break
-        last[:] = 0.0
-        last[seg.S] = cS + t * d
-        if not pending:
-            break
-    # (otherwise the path ended: lambda reached 0 above the remaining sigmas,
-    # the breakpoint cap, or a rank-deficient join)
-    steps = 0 if seg is None else seg.steps
-    if not stopped:
-        for k in pending:  # not reached: the path's last point
-            coefs[:, k] = last
-    return BPDNPath(coefs, reached, steps)
-
-
-def _threshold_refit(A, y, coef, s, refit, lam):
-    """SRFE's post-processing of one BPDN solution: keep the ``s`` largest, refit."""
-    support = np.flatnonzero(coef)
-    if s is not None and support.size > s:
-        keep = np.argpartition(-np.abs(coef[support]), s - 1)[:s]
-        support = np.sort(support[keep])
-        new = np.zeros_like(coef)
-        new[support] = coef[support]
-        coef = new
-    if refit is not None and support.size:
-        A_S = _columns(A, support)
-        coef = np.zeros_like(coef)
-        coef[support] = min_norm_solve(A_S, y) if refit == "lstsq" else \
-            ridge_on_columns(A_S, y, lam)
-    return coef
-
-
 def _srfe_by_path(A, y, eta, s, refit, lam) -> SRFEResult:
     """SRFE at one ``eta`` by :func:`bpdn_path` (the final fit of the automatic choice).
 
@@ -668,83 +532,6 @@ def _srfe_by_path(A, y, eta, s, refit, lam) -> SRFEResult:
                    _l1(coef), reason)
     final = _threshold_refit(A, y, coef, s, refit, lam)
     return SRFEResult(final, np.flatnonzero(final), res)
-
-
-def _prepare(A, Y, w, *, fit_intercept, normalize):
-    """Centre (weighted), scale rows by sqrt(w), normalise columns; in place on ``A``."""
-    A, Y, a_mean, y_mean = center_and_weight(A, Y, w, fit_intercept=fit_intercept)
-    scale = None
-    if normalize:
-        norms = np.linalg.norm(A, axis=0)
-        scale = 1.0 / np.where(norms > 0, norms, 1.0)
-        A *= scale
-    return A, Y, a_mean, y_mean, scale
-
-
-#: A fold's path stops once the validation MSE of ``PATH_PATIENCE``
-#: consecutive ``eta`` values exceeds ``PATH_STOP_FACTOR`` times the best so
-#: far (smaller ``eta`` only fits more noise); the points not reached score
-#: ``inf`` on that fold.  One such point suffices: the grid's lower part is
-#: geometric (about a factor 0.55 per point) and the homotopy's cost grows
-#: as eta falls, so a second point cost most of the fit (Friedman-1, 1500 x
-#: 20: 23 s with 2, 7 s with 1) while changing no choice of the default
-#: ``SRFERegressor`` on Friedman-1 and the six shared sets, seeds 0-2 (21
-#: problems, same ``eta_`` and test MSE).
-PATH_STOP_FACTOR = 1.25
-PATH_PATIENCE = 1
-
-
-def _srfe_fold_scores(train, test, A, Y, w, etas, ss, fit_intercept, normalize, refit, lam):
-    """Validation MSE of every ``(eta, s)`` point on one fold from one path per output."""
-    from rflite._cv import weighted_mse
-
-    w_tr = None if w is None else w[train]
-    total = train.size if w_tr is None else float(w_tr.sum())
-    At, Yc, a_mean, y_mean, scale = _prepare(
-        A[train].copy(), Y[train], w_tr, fit_intercept=fit_intercept, normalize=normalize)
-    A_te = A[test] if a_mean is None else A[test] - a_mean
-    if scale is not None:
-        A_te = A_te * scale
-    w_te = None if w is None else w[test]
-
-    def val_error(k, c):
-        return weighted_mse(Y[test, k], A_te @ c + y_mean[k], w_te)
-
-    return _path_scores(At, Yc, total, etas, ss, refit, lam, val_error)
-
-
-def _path_scores(At, Yc, total, etas, ss, refit, lam, val_error):
-    """The grid errors of one fold from one homotopy path per output (grid-major list).
-
-    ``At`` (array or operator) and ``Yc`` are the fold's centred, weighted and
-    scaled training rows of total weight ``total``; ``val_error(k, c)`` is the
-    validation MSE of output k's coefficients ``c`` (in ``At``'s columns).
-    Shared by the in-memory folds and the Dask ones (:mod:`rflite._dask_srfe`).
-    """
-    n_s = len(ss)
-    # per output and grid point: squared errors (inf where the path stopped)
-    err = np.full((len(etas) * n_s, Yc.shape[1]), np.inf)
-    etas = np.asarray(etas, dtype=float).reshape(len(etas), -1)  # (n_eta, 1 or n_targets)
-    for k in range(Yc.shape[1]):
-        sigmas = etas[:, min(k, etas.shape[1] - 1)] * math.sqrt(total)
-        yk = Yc[:, k]
-        state = {"best": np.inf, "bad": 0}
-
-        def score(e, coef, yk=yk, k=k, state=state):
-            for i, s in enumerate(ss):
-                c = _threshold_refit(At, yk, coef, s, refit, lam)
-                err[e * n_s + i, k] = val_error(k, c)
-            cur = float(err[e * n_s:(e + 1) * n_s, k].min())
-            state["bad"] = state["bad"] + 1 if cur > PATH_STOP_FACTOR * state["best"] else 0
-            state["best"] = min(state["best"], cur)
-            return state["bad"] >= PATH_PATIENCE
-
-        with blas_threads(1):  # many small QR updates
-            path = bpdn_path(At, yk, sigmas, callback=score)
-        for e in np.flatnonzero(~path.reached):
-            if not np.isfinite(err[e * n_s, k]) and np.any(path.coefs[:, e]):
-                score(int(e), path.coefs[:, e])  # ended above sigma: its last point
-    return list(err.ravel())  # grid-major, one error per output
 
 
 class SRFERegressor(AutoChoice, RandomFeatureModel):
@@ -1220,5 +1007,4 @@ def _solve(op, y, cplx, *, sigma, tau, tol, max_iter, x0, polish, method) -> L1R
         return res
     return _solve_path(op, y, cplx, sigma=sigma, tau=tau, tol=tol, max_iter=max_iter, x0=x0,
                        polish=polish, method=method)
-
 

@@ -10,6 +10,7 @@ SPLITS = {
     "rflite.imp": (("rflite._imp_factor", "rflite._imp_guard", "rflite._imp_path",
                     "rflite._imp_select"), True),
     "rflite.metropolis": (("rflite._arff_chain",), True),
+    "rflite.greedy": (("rflite._gfc_descent",), True),
     "rflite.bp": (("rflite._bp_homotopy", "rflite._bp_spgl1", "rflite._bp_lp", "rflite._bp_path"),
                   False),
 }

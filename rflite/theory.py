@@ -100,7 +100,6 @@ mean is more than 3 standard errors on the wrong side):
 from __future__ import annotations
 
 import decimal
-import functools
 import itertools
 import math
 from decimal import Decimal
@@ -109,17 +108,39 @@ from typing import NamedTuple
 import numpy as np
 import scipy.linalg
 import scipy.optimize
-from numba import njit
-from scipy.sparse.linalg import LinearOperator
 
+from rflite import _theory_kernels
+from rflite._reexport import forward_constants
+from rflite._theory_kernels import (  # noqa: F401 - RIPEstimate and BLOCK_ENTRIES re-exported
+    BLOCK_ENTRIES,
+    _ONE,
+    RIPEstimate,
+    _best_of_supports,
+    _check_nonzero_columns,
+    _closed_form,
+    _column_norms,
+    _D,
+    _float,
+    _gram_blocks,
+    _greedy,
+    _is_operator,
+    _ln,
+    _ln_inv,
+    _masked_block_max,
+    _matrix,
+    _small_blas,
+    _sqrt,
+)
 from rflite._numerics import (
-    blas_threads,
     check_array,
     check_choice,
     check_int,
     check_real,
     check_rng,
 )
+
+# setting BLOCK_ENTRIES here sets it where the coherence scan reads it
+forward_constants(__name__, (_theory_kernels,))
 
 __all__ = [
     "EXHAUSTIVE_MAX",
@@ -170,39 +191,8 @@ __all__ = [
 #: ``method="exhaustive"``.
 EXHAUSTIVE_MAX = 200_000
 
-#: Target size, in entries, of one block of the Gram matrix in
-#: :func:`coherence` (32 MB of float64): the block has
-#: ``max(1, BLOCK_ENTRIES // N)`` rows.
-BLOCK_ENTRIES = 1 << 22
-
-#: Batch size, in entries of the stacked ``A_S``, for the random and exhaustive
-#: RIP searches.
-_BATCH_ENTRIES = 1 << 21
-
 
 # ------------------------------------------------------------------ results
-class RIPEstimate(NamedTuple):
-    r"""Result of :func:`rip_lower_bound`.
-
-    Attributes
-    ----------
-    delta : float
-        :math:`\max_S \|B_S^* B_S - I\|_{2 \to 2}` over the supports tried, a
-        lower bound on :math:`\delta_s(B)` (exact for ``"exhaustive"``), where
-        :math:`B` is ``A`` scaled as requested.
-    support : (s,) int64 ndarray
-        The worst support found (increasing).
-    eig_min, eig_max : float
-        Extreme eigenvalues of :math:`B_S^* B_S` on that support.
-    n_supports : int
-        Number of supports evaluated.
-    """
-
-    delta: float
-    support: np.ndarray
-    eig_min: float
-    eig_max: float
-    n_supports: int
 
 
 class GramSpectrum(NamedTuple):
@@ -289,49 +279,6 @@ def _prob(value, name="delta"):
     return value
 
 
-def _small_blas():
-    """Single-threaded BLAS around loops of small products (see ``blas_threads``)."""
-    return blas_threads(1)
-
-
-def _is_operator(A) -> bool:
-    return isinstance(A, LinearOperator) and hasattr(A, "columns")
-
-
-def _matrix(A, name="A"):
-    """Dense 2-d float64/complex128 array or a FeatureOperator (returned as is)."""
-    if _is_operator(A):
-        return A
-    if isinstance(A, LinearOperator):
-        raise ValueError(f"{name} must be an array or a FeatureOperator, got {type(A).__name__}")
-    return check_array(A, name, ndim=2, allow_complex=True)
-
-
-def _column_norms(A) -> np.ndarray:
-    if _is_operator(A):
-        return np.asarray(A.column_norms(), dtype=np.float64)
-    if np.iscomplexobj(A):
-        sq = np.einsum("ij,ij->j", A.real, A.real) + np.einsum("ij,ij->j", A.imag, A.imag)
-    else:
-        sq = np.einsum("ij,ij->j", A, A)
-    return np.sqrt(sq)
-
-
-def _columns(A, cols) -> np.ndarray:
-    if _is_operator(A):
-        return np.asarray(A.columns(np.asarray(cols, dtype=np.int64)))
-    return A[:, cols]
-
-
-def _check_nonzero_columns(norms, name="A"):
-    zero = np.flatnonzero(norms == 0.0)
-    if zero.size:
-        raise ValueError(
-            f"{name} has {zero.size} zero column(s), first at index {int(zero[0])}; "
-            "coherence is undefined for a zero column"
-        )
-
-
 # ----------------------------------------------------------------- coherence
 def coherence(A, *, block_size: int | None = None) -> float:
     r"""Mutual coherence of the columns of ``A``.
@@ -387,60 +334,6 @@ def coherence(A, *, block_size: int | None = None) -> float:
     for i0, i1, j0, G, inv in _gram_blocks(A, block_size, upper=True):
         best = max(best, _masked_block_max(G, inv[i0:i1], inv[j0:], i0 - j0))
     return float(min(1.0, math.sqrt(best)))
-
-
-def _gram_blocks(A, block_size, *, upper):
-    """Blocks of rows of the Gram matrix, for :func:`coherence` and :func:`cumulative_coherence`.
-
-    Yields ``(i0, i1, j0, G, inv)`` with ``G = A[:, i0:i1]^* A[:, j0:]`` and
-    ``inv`` the inverse column norms (a zero column raises ``ValueError``).
-    ``upper`` starts each block at its own diagonal (``j0 = i0``) for dense
-    ``A``; operators always give whole rows (``j0 = 0``).  Memory is one
-    block x N piece.
-    """
-    N = A.shape[1]
-    if block_size is None:
-        block_size = max(1, BLOCK_ENTRIES // N)
-    block_size = check_int(block_size, "block_size", minimum=1)
-    norms = _column_norms(A)
-    _check_nonzero_columns(norms)
-    inv = 1.0 / norms
-    for i0 in range(0, N, block_size):
-        i1 = min(N, i0 + block_size)
-        if _is_operator(A):
-            j0 = 0
-            G = np.ascontiguousarray(A.rmatmat(A.columns(np.arange(i0, i1))).T)
-        else:
-            j0 = i0 if upper else 0
-            Aj = A[:, i0:i1]
-            G = (Aj.conj().T if np.iscomplexobj(A) else Aj.T) @ A[:, j0:]
-        yield i0, i1, j0, G, inv
-
-
-@njit(cache=True)
-def _masked_block_max(G, inv_rows, inv_cols, shift):  # pragma: no cover - jitted
-    r"""Largest :math:`|G_{ij}|^2 r_i^2 c_j^2` over :math:`j \ne i + \text{shift}`.
-
-    ``G`` is one block of the Gram matrix (rows: the block's columns of ``A``;
-    columns: the columns ``shift + j``...), ``r`` and ``c`` the inverse column
-    norms.  Squared magnitudes avoid a square root per entry.
-    """
-    b, n = G.shape
-    best = 0.0
-    for i in range(b):
-        ri = inv_rows[i] * inv_rows[i]
-        row_best = 0.0
-        for j in range(n):
-            if j == i + shift:
-                continue
-            g = G[i, j]
-            v = (g.real * g.real + g.imag * g.imag) * (inv_cols[j] * inv_cols[j])
-            if v > row_best:
-                row_best = v
-        row_best *= ri
-        if row_best > best:
-            best = row_best
-    return best
 
 
 def cumulative_coherence(A, k: int, *, block_size: int | None = None) -> float:
@@ -593,111 +486,6 @@ def rip_lower_bound(
         if method == "greedy":
             return _greedy(A, w, diag, s, n_trials, rng)
         return _best_of_supports(A, w, supports)
-
-
-def _support_eigs(A, w, S):
-    BS = _columns(A, S) * w[S]
-    G = BS.conj().T @ BS
-    ev = scipy.linalg.eigh(G, eigvals_only=True, check_finite=False)
-    return ev[0], ev[-1]
-
-
-def _best_of_supports(A, w, supports):
-    """Evaluate supports (equal sizes) in stacked batches; keep the worst."""
-    supports = iter(supports)
-    first = next(supports)
-    s = len(first)
-    supports = itertools.chain([first], supports)
-    m = A.shape[0]
-    batch = max(1, _BATCH_ENTRIES // (m * s))
-    best = (-1.0, None, 0.0, 0.0)
-    count = 0
-    while True:
-        chunk = list(itertools.islice(supports, batch))
-        if not chunk:
-            break
-        S = np.asarray(chunk, dtype=np.int64)  # (b, s)
-        cols = _columns(A, S.ravel()) * w[S.ravel()]  # (m, b*s)
-        BS = cols.reshape(m, S.shape[0], s).transpose(1, 0, 2)  # (b, m, s)
-        G = np.conj(np.swapaxes(BS, 1, 2)) @ BS
-        ev = np.linalg.eigvalsh(G)
-        dev = np.maximum(ev[:, -1] - 1.0, 1.0 - ev[:, 0])
-        k = int(np.argmax(dev))
-        if dev[k] > best[0]:
-            best = (float(dev[k]), S[k].copy(), float(ev[k, 0]), float(ev[k, -1]))
-        count += S.shape[0]
-    return RIPEstimate(max(best[0], 0.0), np.sort(best[1]), best[2], best[3], count)
-
-
-def _rmatvec(A, r):
-    if _is_operator(A):
-        return np.asarray(A.rmatvec(r))
-    return A.conj().T @ r
-
-
-def _greedy(A, w, diag, s, n_starts, rng):
-    N = A.shape[1]
-    dev0 = np.abs(diag - 1.0)
-    first = int(np.argmax(dev0))
-    others = rng.permutation(np.delete(np.arange(N), first))
-    starts = [first] + others[: n_starts - 1].tolist()
-    best = None
-    count = 0
-    for j0 in starts:
-        for sign in (1.0, -1.0):  # grow towards lambda_max, then lambda_min
-            S = _grow(A, w, diag, s, j0, sign)
-            lo, hi = _support_eigs(A, w, S)
-            count += 1
-            dev = max(hi - 1.0, 1.0 - lo)
-            if best is None or dev > best[0]:
-                best = (float(dev), np.sort(S), float(lo), float(hi))
-    return RIPEstimate(max(best[0], 0.0), best[1], best[2], best[3], count)
-
-
-def _grow(A, w, diag, s, j0, sign):
-    S = [j0]
-    in_S = np.zeros(A.shape[1], dtype=np.bool_)
-    in_S[j0] = True
-    lam = diag[j0]
-    v = np.ones(1)
-    while len(S) < s:
-        r = _columns(A, np.asarray(S)) @ (w[S] * v)
-        g = w * _rmatvec(A, r)  # (B^* B_S v)_j
-        g2 = (g.real * g.real + g.imag * g.imag) if np.iscomplexobj(g) else g * g
-        j = _best_candidate(lam, diag, np.ascontiguousarray(g2, dtype=np.float64), in_S, sign)
-        S.append(j)
-        in_S[j] = True
-        BS = _columns(A, np.asarray(S)) * w[S]
-        ev, V = scipy.linalg.eigh(BS.conj().T @ BS, check_finite=False)
-        k = -1 if sign > 0 else 0
-        lam, v = ev[k], V[:, k]
-    return np.asarray(S, dtype=np.int64)
-
-
-@njit(cache=True)
-def _best_candidate(lam, diag, g2, in_S, sign):  # pragma: no cover - jitted
-    r"""Column outside S extremising the 2 x 2 compression's eigenvalue.
-
-    For the current extreme eigenpair :math:`(\lambda, v)` of
-    :math:`B_S^* B_S` and a candidate column :math:`j`, the compression of
-    :math:`B_{S\cup j}^* B_{S\cup j}` onto :math:`\{(v, 0), e_j\}` is
-    :math:`\begin{pmatrix}\lambda & g_j\\ \bar g_j & d_j\end{pmatrix}` with
-    eigenvalues :math:`(\lambda + d_j)/2 \pm \sqrt{((\lambda - d_j)/2)^2 +
-    |g_j|^2}`.  ``sign = +1`` maximises the ``+`` root, ``-1`` minimises the
-    ``-`` root.  Returns the chosen index.
-    """
-    best_j = -1
-    best_v = -np.inf
-    for j in range(diag.shape[0]):
-        if in_S[j]:
-            continue
-        half = 0.5 * (lam - diag[j])
-        root = np.sqrt(half * half + g2[j])
-        val = sign * (0.5 * (lam + diag[j])) + root  # = sign * eigenvalue
-        if val > best_v:
-            best_v = val
-            best_j = j
-    return best_j
 
 
 def rip_upper_bound(A, s: int, *, scale=None) -> float:
@@ -910,52 +698,8 @@ def best_s_term_error(c, s: int, p: float = 1.0) -> float:
     return float(np.linalg.norm(tail, p) if p >= 1 else np.sum(tail**p) ** (1.0 / p))
 
 
-# ======================================================== closed forms: arithmetic
-#: Decimal context in which every closed form below is evaluated: 34
-#: significant digits and an exponent range of about +-10^18, so that no
-#: intermediate quantity over- or underflows for any finite float or int input
-#: (gamma = 1e308, delta = 5e-324, d = 2**62).  Overflow and underflow are
-#: not trapped (they give Infinity / 0 only beyond +-10^18); invalid
-#: operations (inf - inf, 0 * inf) and division by zero are trapped, so a
-#: NaN can never be returned silently.
-_CONTEXT = decimal.Context(prec=34, Emax=decimal.MAX_EMAX, Emin=decimal.MIN_EMIN,
-                           traps=[decimal.InvalidOperation, decimal.DivisionByZero])
-_ONE, _TWO, _FOUR = Decimal(1), Decimal(2), Decimal(4)
-
-
-def _closed_form(func):
-    """Evaluate ``func`` in :data:`_CONTEXT` (the decorator of every closed form below)."""
-
-    @functools.wraps(func)
-    def wrapper(*args, **kwargs):
-        with decimal.localcontext(_CONTEXT):
-            return func(*args, **kwargs)
-
-    return wrapper
-
-
-def _D(x) -> Decimal:
-    """Exact decimal value of a validated float or int."""
-    return x if isinstance(x, Decimal) else Decimal(x)
-
-
-def _ln(x) -> Decimal:
-    return _D(x).ln()
-
-
-def _sqrt(x) -> Decimal:
-    return _D(x).sqrt()
-
-
-def _float(x: Decimal) -> float:
-    """Round once to float: beyond the float range ``inf``, below it ``0.0``."""
-    return float(x)
-
-
-def _ln_inv(delta: float) -> Decimal:
-    r""":math:`\log(1/\delta)` as :math:`-\log\delta` (``1/5e-324`` overflows a float)."""
-    return -_ln(delta)
-
+# ======================================================== closed forms
+# (evaluated in rflite._theory_kernels._CONTEXT through @_closed_form)
 
 #: Largest m :func:`harfe_min_samples` searches (beyond it no float can hold m).
 _MAX_SAMPLES = 2**1100

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from numpy.testing import assert_allclose
 
+from rflite import _theory_kernels as TK
 from rflite import theory as T
 from rflite.experiments import Context, run_experiment
 from rflite.features import Normal, random_feature_map
@@ -93,7 +94,7 @@ def test_masked_block_max_kernel_against_numpy(rng):
             for i in range(4):
                 if i + shift < 9:
                     M[i, i + shift] = -1.0
-            assert_allclose(T._masked_block_max(G, r, c, shift), M.max(), rtol=1e-13)
+            assert_allclose(TK._masked_block_max(G, r, c, shift), M.max(), rtol=1e-13)
 
 
 def test_coherence_zero_column_is_a_clear_error(rng):
@@ -199,8 +200,8 @@ def test_best_candidate_kernel_against_numpy(rng):
     up = (lam + diag) / 2 + np.sqrt(half**2 + g2)
     lo = (lam + diag) / 2 - np.sqrt(half**2 + g2)
     up[in_S], lo[in_S] = -np.inf, np.inf
-    assert T._best_candidate(lam, diag, g2, in_S, 1.0) == int(np.argmax(up))
-    assert T._best_candidate(lam, diag, g2, in_S, -1.0) == int(np.argmin(lo))
+    assert TK._best_candidate(lam, diag, g2, in_S, 1.0) == int(np.argmax(up))
+    assert TK._best_candidate(lam, diag, g2, in_S, -1.0) == int(np.argmin(lo))
 
 
 def test_rip_seeded_and_operator_path():

@@ -174,9 +174,8 @@ import numpy as np
 from scipy.sparse.linalg import LinearOperator
 
 from rflite import _bp_homotopy, _bp_lp, _bp_path, _bp_spgl1, _dask
-from rflite._cv import HOLDOUT_FRACTION, AutoChoice, CVSearch
 from rflite._base import RandomFeatureModel
-from rflite._reexport import forward_constants
+from rflite._cv import HOLDOUT_FRACTION, AutoChoice, CVSearch
 from rflite._bp_homotopy import (  # noqa: F401 - constants and kernels re-exported
     HOMOTOPY_RCOND,
     HOMOTOPY_REFRESH,
@@ -239,6 +238,7 @@ from rflite._numerics import (
     min_norm_solve,
     ridge_on_columns,
 )
+from rflite._reexport import forward_constants
 
 # setting a constant here (rflite.bp.WS_SIZE = ...) sets it where it is read
 forward_constants(__name__, (_bp_homotopy, _bp_spgl1, _bp_lp, _bp_path))

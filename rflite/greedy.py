@@ -51,9 +51,9 @@ import numpy as np
 import scipy.linalg
 import scipy.optimize
 
+from rflite import _gfc_descent
 from rflite._base import RandomFeatureModel
 from rflite._cv import Progress, check_cv, choose, cv_splits
-from rflite import _gfc_descent
 from rflite._gfc_descent import (  # noqa: F401 - the result type, fold_ids and constants re-exported
     LAM_BOUNDS,
     LAM_INIT,
@@ -66,7 +66,6 @@ from rflite._gfc_descent import (  # noqa: F401 - the result type, fold_ids and 
     fold_ids,
 )
 from rflite._greedy_kernels import _hyper_objective, _ridge_step
-from rflite._reexport import forward_constants
 from rflite._numerics import (
     MAX_ABS,
     check_array,
@@ -79,6 +78,7 @@ from rflite._numerics import (
     ridge_solve,
 )
 from rflite._parallel import check_executor, executor_scope, map_tasks, spawn_seeds
+from rflite._reexport import forward_constants
 from rflite.features import FeatureMap
 from rflite.metropolis import _canonical_order
 

@@ -87,7 +87,6 @@ from rflite._htp_select import (  # noqa: F401 - the fold scoring; constants for
     _split_points,
 )
 from rflite._htp_support import _adjoint, _SupportSystem, _warmup  # noqa: F401
-from rflite._reexport import forward_constants
 from rflite._numerics import (
     blas_threads,
     check_array,
@@ -95,6 +94,7 @@ from rflite._numerics import (
     check_int,
     check_real,
 )
+from rflite._reexport import forward_constants
 
 # setting GRAM_BLOCK etc. here sets them where the fold scoring reads them
 forward_constants(__name__, (_htp_select,))

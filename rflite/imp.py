@@ -111,7 +111,6 @@ import numpy as np
 from rflite import _dask, _imp_factor, _imp_guard, _imp_path, _imp_select
 from rflite._base import MagnitudeWarning, RandomFeatureModel
 from rflite._cv import Progress
-from rflite._reexport import forward_constants
 from rflite._imp_factor import (  # noqa: F401 - the constants are public here
     BLOCKED_QR_MAX_COLS,
     BLOCKED_QR_ROWS,
@@ -180,6 +179,7 @@ from rflite._numerics import (
     ridge_fit,
     spawn_streams,
 )
+from rflite._reexport import forward_constants
 from rflite.features import Normal
 
 __all__ = [

@@ -127,7 +127,6 @@ from rflite._arff_kernels import (  # noqa: F401  (kernels re-exported for tests
 )
 from rflite._base import RandomFeatureModel, refuse_dask
 from rflite._cv import Progress, holdout_split
-from rflite._reexport import forward_constants
 from rflite._numerics import (
     check_array,
     check_bool,
@@ -136,6 +135,7 @@ from rflite._numerics import (
     check_real,
     check_rng,
 )
+from rflite._reexport import forward_constants
 from rflite.features import FeatureMap
 
 __all__ = [

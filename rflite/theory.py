@@ -110,6 +110,13 @@ import scipy.linalg
 import scipy.optimize
 
 from rflite import _theory_kernels
+from rflite._numerics import (
+    check_array,
+    check_choice,
+    check_int,
+    check_real,
+    check_rng,
+)
 from rflite._reexport import forward_constants
 from rflite._theory_kernels import (  # noqa: F401 - RIPEstimate and BLOCK_ENTRIES re-exported
     BLOCK_ENTRIES,
@@ -130,13 +137,6 @@ from rflite._theory_kernels import (  # noqa: F401 - RIPEstimate and BLOCK_ENTRI
     _matrix,
     _small_blas,
     _sqrt,
-)
-from rflite._numerics import (
-    check_array,
-    check_choice,
-    check_int,
-    check_real,
-    check_rng,
 )
 
 # setting BLOCK_ENTRIES here sets it where the coherence scan reads it

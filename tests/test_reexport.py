@@ -12,6 +12,7 @@ SPLITS = {
     "rflite.metropolis": (("rflite._arff_chain",), True),
     "rflite.greedy": (("rflite._gfc_descent",), True),
     "rflite.htp": (("rflite._htp_select",), True),
+    "rflite.features": (("rflite._feature_fill",), True),
     "rflite.theory": (("rflite._theory_kernels",), True),
     "rflite.bp": (("rflite._bp_homotopy", "rflite._bp_spgl1", "rflite._bp_lp", "rflite._bp_path"),
                   False),

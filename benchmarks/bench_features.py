@@ -5,8 +5,10 @@ Groups (one per shape):
 - ``numpy-dense``: ``np.sin(X @ W.T + b)``, the straightforward implementation;
 - ``numpy-sin-floor``: ``np.sin`` alone applied to a precomputed m x N
   pre-activation, the floor for any sin feature matrix built with NumPy's sin;
-- ``write-floor``: filling the m x N output once, the floor of any method that
-  returns the matrix, and ``blas-product-floor``: ``X @ W.T`` alone (with the
+- ``write-floor``: filling the m x N output once (pre-touched memory), the
+  floor of any method writing into ``out=``; ``write-floor-fresh``:
+  ``np.empty(...).fill``, page faults included, the floor of a transform
+  returning a new matrix (issue 15's definition); and ``blas-product-floor``: ``X @ W.T`` alone (with the
   write floor, the floor of the dense-weight path, issue 15 item 3).
 """
 
@@ -62,6 +64,16 @@ def bench_write_floor(benchmark, problem):
     _group(benchmark, shape)
     out = np.empty((M, fmap.n_columns))
     benchmark(out.fill, 1.0)
+
+
+def bench_write_floor_fresh(benchmark, problem):
+    """``np.empty((m, N)).fill``: writing a *fresh* output, page faults included --
+    issue 15's floor ("the time needed just to write the result"), the one a
+    transform that returns a new matrix is compared with."""
+    shape, fmap, _, _ = problem
+    _group(benchmark, shape)
+    shape_out = (M, fmap.n_columns)
+    benchmark(lambda: np.empty(shape_out).fill(1.0))
 
 
 def bench_blas_product_floor(benchmark, problem):

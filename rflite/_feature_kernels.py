@@ -37,13 +37,17 @@ def _preactivation(X, r0, r1, supports, values, bias, out):  # pragma: no cover 
 
 
 @njit(cache=True, nogil=True)
-def _trig_rows(X, r0, r1, supports_t, values_t, bias, out, kind, amp):  # pragma: no cover - jitted
+def _trig_rows(X, r0, r1, supports_t, values_t, bias, out, kind, amp, in_range):  # pragma: no cover - jitted
     r"""Rows ``r0:r1`` of :math:`\sin` / :math:`\cos` / :math:`[\cos|\sin]` of
     :math:`X W^T + b` for sparse ``W`` given by its transposed tables
     (``supports_t[k, j]``, ``values_t[k, j]``: term k of feature j), the
     pre-activation of a row computed into a buffer (same order of the sum as
     :func:`_preactivation`) and then stored through :func:`_trig_store`
-    (``kind`` as :data:`TRIG_KINDS`)."""
+    (``kind`` as :data:`TRIG_KINDS`).  ``in_range`` True (the caller has
+    bounded every phase within :data:`rflite._numerics.SINCOS_MAX_ABS`,
+    :func:`rflite._feature_fill._phases_in_range`) skips the per-row range
+    check; the values are the same either way.
+    """
     q, n = supports_t.shape
     z = np.empty(n)
     for i in range(r0, r1):
@@ -55,7 +59,7 @@ def _trig_rows(X, r0, r1, supports_t, values_t, bias, out, kind, amp):  # pragma
             v = values_t[k]
             for j in range(n):
                 z[j] += x[s[j]] * v[j]
-        _trig_store(z, out[i - r0], kind, amp)
+        _trig_store(z, out[i - r0], kind, amp, in_range)
 
 
 @njit(cache=True, nogil=True)
@@ -120,13 +124,14 @@ def _trig_inplace(Z, bias, kind, amp, j0, j1, in_range):  # pragma: no cover - j
 
 
 @njit(cache=True, nogil=True)
-def _trig_store(z, o, kind, amp):  # pragma: no cover - jitted
+def _trig_store(z, o, kind, amp, in_range=False):  # pragma: no cover - jitted
     """``o = sin(z)``, ``cos(z)`` or ``[cos(z) | sin(z)]`` by the vectorisable
-    :func:`rflite._numerics.sincos`; libm for rows with phases beyond its range."""
+    :func:`rflite._numerics.sincos`; libm for rows with phases beyond its range
+    (not checked when ``in_range``: the caller has bounded them)."""
     n = z.size
     if n == 0:
         return
-    if absmax(z) > SINCOS_MAX_ABS:
+    if not in_range and absmax(z) > SINCOS_MAX_ABS:
         for j in range(n):
             if kind == 0:
                 o[j] = amp * math.sin(z[j])

@@ -137,6 +137,36 @@ def test_phase_bound_of_the_blas_trig_path(rng):
     assert not features._phases_in_range(fmap, X * scale)
 
 
+@pytest.mark.parametrize("activation,kind", [("sin", 0), ("cos", 1), ("fourier", 2)])
+@pytest.mark.parametrize("q", [1, 3])
+def test_sparse_trig_rows_skip_the_range_check_with_the_same_bits(rng, activation, kind, q):
+    """The gather path skips its per-row range check when the phase bound holds:
+    the same bits as the checked route, and libm rows where it does not hold."""
+    from rflite._feature_kernels import _trig_rows
+
+    fmap = random_feature_map(40, 50, q=q, activation=activation, rng=3)  # gather path
+    st = np.ascontiguousarray(fmap.supports.T)
+    vt = np.ascontiguousarray(fmap.values.T)
+    X = rng.uniform(-2, 2, (7, 40))
+    checked, unchecked = (np.empty((7, fmap.n_columns)) for _ in range(2))
+    _trig_rows(X, 0, 7, st, vt, fmap.bias, checked, kind, 1.0, False)
+    _trig_rows(X, 0, 7, st, vt, fmap.bias, unchecked, kind, 1.0, True)
+    np.testing.assert_array_equal(unchecked, checked)
+    assert features._phases_in_range(fmap, X)
+    np.testing.assert_array_equal(fmap.transform(X), checked)
+    Z = X @ fmap.dense_weights().T + fmap.bias
+    ref = {"sin": np.sin(Z), "cos": np.cos(Z), "fourier": np.hstack([np.cos(Z), np.sin(Z)])}
+    # (the BLAS product rounds the phases differently: a few ulp of |phase| <= 10)
+    np.testing.assert_allclose(checked, ref[activation], rtol=0, atol=1e-14)
+    # phases beyond the range: the bound fails and the transform takes libm's values
+    big = X.copy()
+    big[0] *= 4 * SINCOS_MAX_ABS / np.abs(X[0] @ fmap.dense_weights().T).max()
+    assert not features._phases_in_range(fmap, big)
+    Zb = big @ fmap.dense_weights().T + fmap.bias
+    refb = {"sin": np.sin(Zb), "cos": np.cos(Zb), "fourier": np.hstack([np.cos(Zb), np.sin(Zb)])}
+    np.testing.assert_allclose(fmap.transform(big), refb[activation], rtol=0, atol=1e-9)
+
+
 def test_blas_trig_path_with_phases_beyond_the_sincos_range(rng):
     """Rows whose phases exceed ``SINCOS_MAX_ABS`` go through libm on the BLAS path."""
     fmap = random_feature_map(4, 40, q=4, activation="fourier", distribution=Normal(1e6), rng=7)

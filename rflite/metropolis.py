@@ -106,11 +106,10 @@ from rflite._arff_chain import (  # noqa: F401  (ARFFResult, _Chain, ... re-expo
     _ValidationMonitor,
     _validation_mse,
 )
-from rflite._arff_kernels import (  # noqa: F401  (kernels re-exported for tests and benchmarks)
+from rflite._arff_kernels import (  # noqa: F401 - the layer names and kernels used by tests re-exported
     FORK_SAFE_LAYERS,
     ParallelFallbackWarning,
     _accept_kernel,
-    _accept_parallel,
     _blas_limit,
     _cis_block,
     _cis_parallel,
@@ -118,11 +117,9 @@ from rflite._arff_kernels import (  # noqa: F401  (kernels re-exported for tests
     _features,
     _gram,
     _launch_parallel,
-    _refresh_gram,
     _rhs,
     _row_sq_norms,
     _solve,
-    _sym_sqrt,
     _train_error,
 )
 from rflite._base import RandomFeatureModel, refuse_dask

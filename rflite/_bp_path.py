@@ -3,9 +3,9 @@ r"""BPDN solutions along one homotopy path and SRFE's choice of eta (private mac
 :func:`bpdn_path` follows the LASSO homotopy (Osborne, Presnell and Turlach
 2000) once and reads off the BPDN solution at every requested residual bound
 :math:`\sigma`; :func:`_path_scores` scores an ``(eta, s)`` grid from one
-such path per fold and output (with :func:`_threshold_refit`, SRFE's
-thresholding and refit of Saha, Schaeffer and Tran's sparse random feature
-expansion), stopping a fold's path once its validation error has passed its
+such path per fold and output (with :func:`_threshold_refit`, the
+thresholding and refit of the sparse random feature expansion of Hashemi,
+Schaeffer, Shi, Topcu, Tran and Ward, 2023), stopping a fold's path once its validation error has passed its
 minimum (:data:`PATH_STOP_FACTOR`, :data:`PATH_PATIENCE`).  Split out of
 :mod:`rflite.bp`, which re-exports :func:`bpdn_path`, :class:`BPDNPath` and
 the constants (setting them there reaches this module).

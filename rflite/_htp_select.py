@@ -4,7 +4,7 @@ One fold of :class:`~rflite.htp.HARFERegressor`'s ``"auto"`` choice and of
 :class:`~rflite.htp.HARFECV`: the fold's preprocessing (centring, weights,
 column scaling), the warm-started HARFE grid (:func:`rflite.htp.harfe_grid`,
 Saha, Schaeffer and Tran, *HARFE: hard-ridge random feature expansion*,
-2022) scored on the validation rows, and the ridge over all columns
+2023) scored on the validation rows, and the ridge over all columns
 (``s = n_columns``) scored for every shift at once from one Gram matrix
 (:func:`_ridge_predictions`, in dual form when the fold has fewer rows than
 columns), dense or matrix-free (:func:`_harfe_fold_scores_mf`).  Split out of

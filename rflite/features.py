@@ -509,8 +509,8 @@ class FeatureMap:
             # loop over the features then vectorises (11 % faster at q = 2)
             supports_t = np.ascontiguousarray(fmap.supports.T)
             values_t = np.ascontiguousarray(fmap.values.T)
-            # every phase provably within the sincos range (O(m d)): no
-            # per-row check, the last term fused into the sincos pass
+            # every phase provably within the sincos range (an O(m d) test):
+            # the kernel skips its per-row O(N) check (same values)
             in_range = fmap.q > 0 and _phases_in_range(fmap, X)
 
         def work(r0):

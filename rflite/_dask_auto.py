@@ -38,7 +38,8 @@ import numbers
 
 import numpy as np
 
-from rflite._dask import DaskFeatureOperator, harfe_dask
+from rflite._dask_operator import DaskFeatureOperator
+from rflite._dask_solvers import harfe_dask
 
 
 class _RowSplit:

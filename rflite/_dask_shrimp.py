@@ -10,7 +10,7 @@ import time
 
 import numpy as np
 
-from rflite._dask import SPLIT_EVERY, DaskFeatureOperator, _prepare
+from rflite._dask_operator import SPLIT_EVERY, DaskFeatureOperator
 from rflite._numerics import MAX_ABS, check_bool, ridge_fit
 
 def _qr_r(M, L):
@@ -150,6 +150,8 @@ def fit_shrimp(est, X, y, sample_weight=None):
     the two paths may then prune differently.
     """
     import dask.array as da
+
+    from rflite._dask import _prepare  # (rflite._dask imports this module)
 
     from rflite._numerics import min_norm_solve, spawn_streams
     from rflite._imp_guard import (_guarded_refit, _guarded_step_scores,

@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from rflite._dask import check_dask_y
+from rflite._dask_operator import check_dask_y
 from rflite._numerics import ridge_solve
 
 

@@ -13,6 +13,7 @@ SPLITS = {
     "rflite.greedy": (("rflite._gfc_descent",), True),
     "rflite.htp": (("rflite._htp_select",), True),
     "rflite.features": (("rflite._feature_fill",), True),
+    "rflite._dask": (("rflite._dask_operator",), True),
     "rflite.theory": (("rflite._theory_kernels",), True),
     "rflite.bp": (("rflite._bp_homotopy", "rflite._bp_spgl1", "rflite._bp_lp", "rflite._bp_path"),
                   False),
@@ -55,3 +56,18 @@ def test_moved_public_names_keep_their_home():
     res = ARFFResult(*(np.zeros(1),) * 5)
     assert ARFFResult.__module__ == "rflite.metropolis"
     assert type(pickle.loads(pickle.dumps(res))) is ARFFResult
+
+
+@pytest.mark.parametrize("name", ["_dask", "_dask_operator", "_dask_solvers", "_dask_auto",
+                                  "_dask_shrimp", "_dask_shrimpcv", "_dask_srfe", "_dask_arff"])
+def test_every_dask_module_imports_first(name):
+    """A Dask worker imports whichever module its first unpickled task names
+    (a kernel of ``_dask_shrimp``, a fold table of ``_dask_auto``): each one must
+    import on its own in a fresh process, without a circular-import error."""
+    import subprocess
+    import sys
+
+    pytest.importorskip("dask")
+    run = subprocess.run([sys.executable, "-c", f"import rflite.{name}"],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr[-2000:]

@@ -597,11 +597,17 @@ def test_auto_options_not_supported_on_dask_are_named(sync, data):
 # '_asyncio.Future'", dask/distributed#3345), which would leave a shared cluster
 # with one worker for the tests after it.
 def _crash_once(block, flag):
-    """Kill the worker process computing this chunk, the first time only."""
-    if not os.path.exists(flag):
-        open(flag, "w").close()
-        os._exit(1)
-    return block
+    """Kill the worker process computing this chunk, the first time only.
+
+    The flag is created atomically (``O_EXCL``): with a check-then-create,
+    both workers could see no flag at the same moment and both exit, losing
+    every copy of the broadcast feature state (seen once in a fresh-clone run).
+    """
+    try:
+        os.close(os.open(flag, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except FileExistsError:
+        return block
+    os._exit(1)
 
 
 @pytest.fixture

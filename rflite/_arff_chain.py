@@ -69,9 +69,6 @@ class ARFFResult(NamedTuple):
     covariance: np.ndarray
 
 
-# documented, pickled and shown as rflite.metropolis.ARFFResult (re-exported there)
-ARFFResult.__module__ = "rflite.metropolis"
-
 
 
 
@@ -395,4 +392,3 @@ def _lam_scores(G, rhs, N, Sv, Yv, lams, part) -> np.ndarray:
         out[:, j] = (r.real**2 + r.imag**2).mean(axis=1) if np.iscomplexobj(r) else \
             (r * r).mean(axis=1)
     return out
-

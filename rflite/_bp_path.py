@@ -252,7 +252,3 @@ def _path_scores(At, Yc, total, etas, ss, refit, lam, val_error):
             if not np.isfinite(err[e * n_s, k]) and np.any(path.coefs[:, e]):
                 score(int(e), path.coefs[:, e])  # ended above sigma: its last point
     return list(err.ravel())  # grid-major, one error per output
-
-
-# documented and pickled as rflite.bp's (re-exported there)
-BPDNPath.__module__ = bpdn_path.__module__ = "rflite.bp"

@@ -171,10 +171,10 @@ from rflite._dask_operator import (  # noqa: F401 - the operator, checks and ker
     is_dask_array,
 )
 from rflite._numerics import MAX_ABS, check_bool, check_int, check_real, ridge_solve
-from rflite._reexport import forward_constants
+from rflite._reexport import reexport
 
 # setting BLOCK_ENTRIES or SPLIT_EVERY here sets them where the operator reads them
-forward_constants(__name__, (_dask_operator,))
+reexport(__name__, (_dask_operator,))
 
 __all__ = [
     "DaskFeatureOperator",

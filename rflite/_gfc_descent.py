@@ -164,7 +164,3 @@ def _greedy_descent_serial(X, y, f, max_steps, eps, n_folds, rng, progress, init
             break
     return DescentResult(np.array(weights).reshape(-1, d), np.array(amps).reshape(-1, 3),
                          np.array(lams), f, np.array(errors), len(weights))
-
-
-# documented and pickled as rflite.greedy's (re-exported there)
-DescentResult.__module__ = fold_ids.__module__ = "rflite.greedy"

@@ -5,12 +5,14 @@ When a public module's private machinery moves into a module beside it
 -> ``_arff_chain``; :mod:`rflite.bp` -> ``_bp_homotopy``, ``_bp_spgl1``), the
 public module re-exports the tunable constants (``rflite.imp.GUARD_RATIO``),
 but the code that reads one reads it from its own module.
-:func:`forward_constants` makes setting a re-exported constant on the public
+:func:`reexport` makes setting a re-exported constant on the public
 module (``rflite.imp.GUARD_RATIO = 300``, pytest's ``monkeypatch.setattr``)
 set it in every home module that holds it too, so the code sees the new
 value, as when everything was one module.  (Constants compiled into numba
 kernels are frozen at compile time wherever they are set; none of those is
-forwarded.)
+forwarded.)  The public functions and result types defined in the private
+modules (``public=``) report the public module as their ``__module__``, for
+help() and for pickles that outlive a later move.
 """
 
 from __future__ import annotations
@@ -19,13 +21,16 @@ import sys
 import types
 
 
-def forward_constants(module_name: str, homes) -> None:
-    """Forward assignments of re-exported upper-case constants of ``module_name``.
+def reexport(module_name: str, homes, public=()) -> None:
+    """Forward assignments of re-exported upper-case constants of ``module_name``,
+    and make ``module_name`` the ``__module__`` of the objects in ``public``.
 
     A name is forwarded to each module of ``homes`` that holds the same
     object under that name when this is called, i.e. at the end of the
     public module's imports.
     """
+    for obj in public:
+        obj.__module__ = module_name
     public = vars(sys.modules[module_name])
     table = {}
     for home in homes:

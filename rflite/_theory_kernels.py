@@ -317,6 +317,3 @@ def _ln_inv(delta: float) -> Decimal:
     return -_ln(delta)
 
 _ONE = Decimal(1)
-
-# documented and pickled as rflite.theory's (re-exported there)
-RIPEstimate.__module__ = "rflite.theory"

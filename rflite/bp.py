@@ -238,10 +238,10 @@ from rflite._numerics import (
     min_norm_solve,
     ridge_on_columns,
 )
-from rflite._reexport import forward_constants
+from rflite._reexport import reexport
 
 # setting a constant here (rflite.bp.WS_SIZE = ...) sets it where it is read
-forward_constants(__name__, (_bp_homotopy, _bp_spgl1, _bp_lp, _bp_path))
+reexport(__name__, (_bp_homotopy, _bp_spgl1, _bp_lp, _bp_path), public=(BPDNPath, bpdn_path))
 
 __all__ = [
     "L1Result",

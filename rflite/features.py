@@ -107,10 +107,10 @@ from rflite._numerics import (
     check_rng,
     spawn_streams,
 )
-from rflite._reexport import forward_constants
+from rflite._reexport import reexport
 
 # setting TILE_ROWS_COLS or THREAD_MIN_ENTRIES here sets them where the fill reads them
-forward_constants(__name__, (_feature_fill,))
+reexport(__name__, (_feature_fill,))
 
 __all__ = [
     "ACTIVATIONS",

@@ -78,12 +78,12 @@ from rflite._numerics import (
     ridge_solve,
 )
 from rflite._parallel import check_executor, executor_scope, map_tasks, spawn_seeds
-from rflite._reexport import forward_constants
+from rflite._reexport import reexport
 from rflite.features import FeatureMap
 from rflite.metropolis import _canonical_order
 
 # setting LAM_INIT etc. here sets them where the descent reads them
-forward_constants(__name__, (_gfc_descent,))
+reexport(__name__, (_gfc_descent,), public=(DescentResult, fold_ids))
 
 __all__ = [
     "LAM_INIT",

@@ -94,10 +94,10 @@ from rflite._numerics import (
     check_int,
     check_real,
 )
-from rflite._reexport import forward_constants
+from rflite._reexport import reexport
 
 # setting GRAM_BLOCK etc. here sets them where the fold scoring reads them
-forward_constants(__name__, (_htp_select,))
+reexport(__name__, (_htp_select,))
 
 __all__ = [
     "HTPResult",

@@ -179,7 +179,7 @@ from rflite._numerics import (
     ridge_fit,
     spawn_streams,
 )
-from rflite._reexport import forward_constants
+from rflite._reexport import reexport
 from rflite.features import Normal
 
 __all__ = [
@@ -212,14 +212,10 @@ __all__ = [
     "AUTO_QS",
 ]
 
-# the public names defined in the private modules report this module as their
-# home, for help() and for pickles that outlive a later move
-for _public in (SHRIMPPath, prune_counts, SHRIMPSelection, select_shrimp):
-    _public.__module__ = __name__
-del _public
-
-# setting a constant here sets it where it is read (rflite._reexport)
-forward_constants(__name__, (_imp_factor, _imp_guard, _imp_path, _imp_select))
+# setting a constant here sets it where it is read; the public names defined in
+# the private modules report this module as their home (rflite._reexport)
+reexport(__name__, (_imp_factor, _imp_guard, _imp_path, _imp_select),
+         public=(SHRIMPPath, prune_counts, SHRIMPSelection, select_shrimp))
 
 
 def shrimp_path(

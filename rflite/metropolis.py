@@ -132,7 +132,7 @@ from rflite._numerics import (
     check_real,
     check_rng,
 )
-from rflite._reexport import forward_constants
+from rflite._reexport import reexport
 from rflite.features import FeatureMap
 
 __all__ = [
@@ -157,7 +157,7 @@ __all__ = [
 ]
 
 # setting PEAK_S_FACTOR here sets it where it is read (rflite._reexport)
-forward_constants(__name__, (_arff_chain,))
+reexport(__name__, (_arff_chain,), public=(ARFFResult,))
 
 #: Activations of the hidden layer: complex ``exp(i w.x)`` (the paper's model)
 #: or the real logistic sigmoid of ``w.[x, 1]`` (the paper's Experiment 5).

@@ -117,7 +117,7 @@ from rflite._numerics import (
     check_real,
     check_rng,
 )
-from rflite._reexport import forward_constants
+from rflite._reexport import reexport
 from rflite._theory_kernels import (  # noqa: F401 - RIPEstimate and BLOCK_ENTRIES re-exported
     BLOCK_ENTRIES,
     _ONE,
@@ -140,7 +140,7 @@ from rflite._theory_kernels import (  # noqa: F401 - RIPEstimate and BLOCK_ENTRI
 )
 
 # setting BLOCK_ENTRIES here sets it where the coherence scan reads it
-forward_constants(__name__, (_theory_kernels,))
+reexport(__name__, (_theory_kernels,), public=(RIPEstimate,))
 
 __all__ = [
     "EXHAUSTIVE_MAX",

@@ -71,3 +71,16 @@ def test_every_dask_module_imports_first(name):
     run = subprocess.run([sys.executable, "-c", f"import rflite.{name}"],
                          capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr[-2000:]
+
+
+@pytest.mark.parametrize("public,names", [
+    ("rflite.imp", ("SHRIMPPath", "prune_counts", "SHRIMPSelection", "select_shrimp")),
+    ("rflite.metropolis", ("ARFFResult",)),
+    ("rflite.bp", ("BPDNPath", "bpdn_path")),
+    ("rflite.greedy", ("DescentResult", "fold_ids")),
+    ("rflite.theory", ("RIPEstimate",)),
+])
+def test_public_names_defined_in_private_modules_name_the_public_one(public, names):
+    mod = importlib.import_module(public)
+    for name in names:
+        assert getattr(mod, name).__module__ == public, (public, name)

@@ -169,11 +169,16 @@ def holdout_split(n: int, fraction: float, rng) -> tuple[np.ndarray, np.ndarray]
     """
     if not 0.0 < fraction < 1.0:
         raise ValueError(f"validation_fraction must be in (0, 1), got {fraction!r}")
-    if n < 2:
-        raise ValueError(f"a validation split needs at least 2 samples, got {n}")
-    n_val = min(n - 1, max(1, int(round(fraction * n))))
+    n_val = holdout_size(n, fraction)
     perm = check_rng(rng).permutation(n)
     return np.sort(perm[n_val:]), np.sort(perm[:n_val])
+
+
+def holdout_size(n: int, fraction: float) -> int:
+    """The validation count of :func:`holdout_split`: ``max(1, round(fraction * n))``, below n."""
+    if n < 2:
+        raise ValueError(f"a validation split needs at least 2 samples, got {n}")
+    return min(n - 1, max(1, int(round(fraction * n))))
 
 
 def weighted_mse(y, pred, w=None) -> float:

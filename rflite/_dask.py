@@ -87,7 +87,9 @@ equal rows share a fold, independent of the chunking and the row order).
 With those folds passed to the in-memory CV estimator the choices are
 identical (tests).  SHRIMP's split is the in-memory one when the rows are
 distinct and sorted (the in-memory fit sorts its distinct rows first; on
-Dask the client draws a permutation of the m rows).  ``lam="auto"`` with
+Dask the client draws a permutation of the m rows; past
+:data:`rflite._dask_split.CLIENT_SPLIT_MAX_ROWS` rows a keyed bijection of
+the row indices, evaluated chunk by chunk, replaces it).  ``lam="auto"`` with
 complex features (``activation="exp"``) is refused with a ``ValueError``.
 
 Cross-validation and weights

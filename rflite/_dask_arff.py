@@ -21,7 +21,10 @@ size N x K exists anywhere: a task holds one chunk of ``X`` and its features.
 
 The default early stopping runs too (:func:`_fit_early`): the hold-out split
 of the in-memory fit (drawn on the client over the row indices, so the
-index arrays are m-long there), the chain on the training rows, and after
+index arrays are m-long there; past
+:data:`rflite._dask_split.CLIENT_SPLIT_MAX_ROWS` rows a keyed bijection of
+the indices evaluated chunk by chunk instead, with the same validation
+count: :func:`rflite._dask_split.holdout_rows`), the chain on the training rows, and after
 every refit one pass over the validation rows scoring the current
 frequencies for every ``lam`` of the grid at once
 (:class:`_DaskValidationMonitor`: the per-row errors stay on the workers,
@@ -41,6 +44,7 @@ the other settings are refused with a ``ValueError`` naming the parameter.
 
 from __future__ import annotations
 
+import functools
 import time
 import warnings
 
@@ -356,12 +360,14 @@ def _fit_early(est, Xn, Tn, one_d, K, n_iter, gamma, lam, lam_grid, refit_every,
                burn_in, omega_max, rng, chain_class, progress):
     """:meth:`rflite.metropolis._ARFFBase._fit_early_stopping` on Dask: ``(result, lam)``."""
     from rflite._arff_kernels import _solve
+    from rflite._dask_split import holdout_rows, take_rows
     from rflite.metropolis import ARFFResult, _check_arff_params, _metropolis
 
     N = Xn.shape[0]
-    train, val, n_no_change, tol, delta = est._early_setup(Xn.shape, rng)
-    train, val = np.sort(train), np.sort(val)  # (Dask indexing keeps the row order)
-    Xt, Tt, Xv, Tv = Xn[train], Tn[train], Xn[val], Tn[val]
+    split = functools.partial(holdout_rows, Xn.chunks[0])
+    train, val, n_no_change, tol, delta = est._early_setup(Xn.shape, rng, split=split)
+    Xt, Tt, Xv, Tv = (take_rows(Xn, train), take_rows(Tn, train), take_rows(Xn, val),
+                      take_rows(Tn, val))
     # the training part's checks, as arff() makes them in memory (delta above)
     delta = _check_arff_params(Xt.shape, K, n_iter, delta, gamma, lam, refit_every, adaptive,
                                burn_in, omega_max, "exp", None)[2]

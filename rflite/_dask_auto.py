@@ -39,6 +39,7 @@ import numbers
 import numpy as np
 
 from rflite._dask_operator import DaskFeatureOperator
+from rflite._dask_split import splitmix64
 from rflite._dask_solvers import harfe_dask
 
 
@@ -74,11 +75,7 @@ class _RowSplit:
         for j in range(Xb.shape[1]):  # fixed order: independent of the chunking
             v += Xb[:, j] * self.g[j]
         v += 0.0  # -0.0 -> 0.0: equal values, equal bits
-        with np.errstate(over="ignore"):
-            h = v.view(np.uint64) ^ self.seed
-            h = (h ^ (h >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-            h = (h ^ (h >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-            h = h ^ (h >> np.uint64(31))
+        h = splitmix64(v.view(np.uint64) ^ self.seed)
         return (h % np.uint64(self.n_folds)).astype(np.int64)
 
     def splits(self, X):

@@ -6,6 +6,7 @@ See :func:`fit_shrimp` and the notes of :mod:`rflite._dask`, which re-exports
 
 from __future__ import annotations
 
+import math
 import time
 
 import numpy as np
@@ -105,6 +106,43 @@ def _tsqr(X, Y, V, W, state_node, cols, y_mean, split, split_every=SPLIT_EVERY):
     return (R[:L], R[L:]) if split else R
 
 
+def _validation_split(row_chunks, W, frac, rng):
+    """SHRIMP's hold-out rows on Dask: ``(V, n_val, train_indices, validation_indices)``.
+
+    :func:`rflite._imp_guard._distinct_row_split`'s rule: the prefix of the
+    shuffled rows whose weight is closest to ``frac`` of the total (the row
+    count without weights), held out; ``V`` is the (m, 1) bool validation
+    mask with ``X``'s row chunks.  Up to
+    :data:`rflite._dask_split.CLIENT_SPLIT_MAX_ROWS` rows the client draws the
+    in-memory permutation (and fetches the weights for the prefix) and the
+    index arrays are NumPy; beyond, the shuffle is a keyed bijection
+    evaluated chunk by chunk (:mod:`rflite._dask_split`) and the index arrays
+    are lazy Dask arrays (unknown chunk sizes).
+    """
+    import dask.array as da
+
+    from rflite._dask_split import (CLIENT_SPLIT_MAX_ROWS, FeistelPermutation,
+                                    validation_mask, weighted_prefix)
+
+    m = int(sum(row_chunks))
+    if m <= CLIENT_SPLIT_MAX_ROWS:
+        perm = rng.permutation(m)
+        cum = (np.arange(1.0, m + 1.0) if W is None
+               else np.cumsum(np.asarray(W[:, 0].compute(), dtype=np.float64)[perm]))
+        n_val = int(np.argmin(np.abs(cum[:-1] - frac * cum[-1]))) + 1
+        is_val = np.zeros(m, dtype=bool)
+        is_val[perm[:n_val]] = True
+        V = da.from_array(is_val.reshape(m, 1), chunks=(row_chunks, (1,)))
+        return V, n_val, np.sort(perm[n_val:]), np.sort(perm[:n_val])
+    perm = FeistelPermutation(m, rng)
+    if W is None:  # the count closest to frac * m, ties to the smaller
+        n_val = min(max(math.ceil(frac * m - 0.5), 1), m - 1)
+    else:
+        n_val = weighted_prefix(W, perm, frac)
+    V = validation_mask(row_chunks, perm, n_val)
+    return V, n_val, da.flatnonzero(~V[:, 0]), da.flatnonzero(V[:, 0])
+
+
 def fit_shrimp(est, X, y, sample_weight=None):
     r""":meth:`rflite.imp.SHRIMPRegressor.fit` on a Dask ``X``: one TSQR, then the path on the client.
 
@@ -148,6 +186,12 @@ def fit_shrimp(est, X, y, sample_weight=None):
     SHRIMP's ill-conditioned q = 1 Fourier dictionaries (condition 1e12) are
     determined only to that condition times the rounding, in memory too, and
     the two paths may then prune differently.
+
+    Past :data:`rflite._dask_split.CLIENT_SPLIT_MAX_ROWS` rows the validation
+    rows come from a keyed bijection of the row indices evaluated chunk by
+    chunk (:func:`_validation_split`): no m-long array on the client or in
+    the graph; ``train_indices_`` and ``validation_indices_`` are then lazy
+    Dask arrays, and the split is no longer the in-memory one.
     """
     import dask.array as da
 
@@ -169,17 +213,7 @@ def fit_shrimp(est, X, y, sample_weight=None):
     est._n_weights = (est.n_features if est.n_features is not None
                       else _auto_n_features(m, d, est.q))
     split_rng, feat_rng, path_rng = spawn_streams(est._rng(), 3)
-    perm = split_rng.permutation(m)
-    # _imp_guard._distinct_row_split's rule: the prefix of the shuffled rows whose weight is
-    # closest to frac of the total (the row count without weights); the weights
-    # come to the client for it, as the permutation lives there
-    cum = (np.arange(1.0, m + 1.0) if W is None
-           else np.cumsum(np.asarray(W[:, 0].compute(), dtype=np.float64)[perm]))
-    n_val = int(np.argmin(np.abs(cum[:-1] - frac * cum[-1]))) + 1
-    is_val = np.zeros(m, dtype=bool)
-    is_val[perm[:n_val]] = True
-    val, tr = np.sort(perm[:n_val]), np.sort(perm[n_val:])
-    V = da.from_array(is_val.reshape(m, 1), chunks=(X.chunks[0], (1,)))
+    V, n_val, tr, val = _validation_split(X.chunks[0], W, frac, split_rng)
     # weights 1 without sample_weight (exact: the unweighted arithmetic)
     W = da.ones((m, 1), chunks=(X.chunks[0], (1,))) if W is None else W
     fmap = est._draw_features(d, feat_rng)

@@ -659,9 +659,10 @@ class _ARFFBase(RandomFeatureModel):
                          res.covariance)
         return res, best_lam
 
-    def _early_setup(self, shape, rng):
+    def _early_setup(self, shape, rng, split=holdout_split):
         """Early stopping's checks and hold-out split of N rows: ``(train, val,
-        n_iter_no_change, tol, delta)`` (shared with the Dask fit)."""
+        n_iter_no_change, tol, delta)`` (shared with the Dask fit, whose
+        ``split`` returns lazy row selections for very tall X)."""
         validation_fraction = check_real(self.validation_fraction, "validation_fraction",
                                          minimum=0.0, strict=True, maximum=1.0)
         if validation_fraction >= 1.0:
@@ -675,7 +676,7 @@ class _ARFFBase(RandomFeatureModel):
                 f"early_stopping=True needs at least 3 samples (a training part of 2 and a "
                 f"validation part of validation_fraction={self.validation_fraction!r}), got "
                 f"n_samples={N}; pass early_stopping=False")
-        train, val = holdout_split(N, validation_fraction, rng)
+        train, val = split(N, validation_fraction, rng)
         if train.size < 2:
             train, val = np.arange(1, N), np.arange(1)
         delta = DELTA_EARLY / math.sqrt(d) if self.delta is None else self.delta

@@ -122,17 +122,17 @@ def _centered_operator(fmap, X, *, normalize: bool):
 #: The estimators whose ``fit`` runs on Dask arrays (issue 16), for messages.
 DASK_ESTIMATORS = ("HARFERegressor", "HARFECV", "RandomFeatureRidge", "RandomFeatureRidgeCV",
                    "SHRIMPRegressor", "SHRIMPCV", "SRFERegressor", "SRFECV", "ARFFRegressor",
-                   "ARFFClassifier")
+                   "ARFFClassifier", "GFCRegressor")
 
 
 def refuse_dask(est, X, y, sample_weight=None):
     """Refuse Dask input to an in-memory ``fit`` instead of loading it silently.
 
     The estimators with a distributed fit dispatch to :mod:`rflite._dask`
-    before validating; every other ``fit`` (GFC) reaches this check through
-    :meth:`RandomFeatureModel._validate_fit`: loading an out-of-core array
-    into one process must be the user's decision, with its size in view.
-    A NumPy ``X`` with a Dask ``y`` or ``sample_weight`` is refused too.
+    before validating; a NumPy ``X`` with a Dask ``y`` or ``sample_weight``
+    reaches this check through :meth:`RandomFeatureModel._validate_fit` and
+    is refused: loading an out-of-core array into one process must be the
+    user's decision, with its size in view.
     """
     for name, a in (("X", X), ("y", y), ("sample_weight", sample_weight)):
         if _dask.is_dask_array(a):

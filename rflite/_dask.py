@@ -131,8 +131,11 @@ training-rows operator, validation passes, the in-memory rule).
 :class:`~rflite.metropolis.ARFFClassifier` fits on Dask through the same
 chain (:func:`rflite._dask_arff.fit_arff_classifier`: the classes from one
 pass over the labels, the one-hot targets built lazily per chunk); its
-``predict`` is lazy.  GFC, the one fit without a distributed path, refuses
-Dask input by name instead of loading it (:func:`rflite._base.refuse_dask`).
+``predict`` is lazy.  :class:`~rflite.greedy.GFCRegressor` fits on Dask
+through :mod:`rflite._dask_gfc` (each greedy descent a Dask task on its
+subsample, the amplitudes from one pass of per-fold Gram sums).  A Dask
+``y`` or ``sample_weight`` with a NumPy ``X`` is refused by name instead of
+loaded (:func:`rflite._base.refuse_dask`).
 
 :class:`~rflite.imp.SHRIMPCV` fits on Dask (:mod:`rflite._dask_shrimpcv`:
 the in-memory folds, per fold the TSQR factors of its training and test

@@ -85,19 +85,29 @@ class FeistelPermutation:
         return out.astype(np.int64)
 
 
-def _k_is_val(rows, perm, n_val):
-    """Validation mask (rows, 1) of one chunk of row indices: ``perm(i) < n_val``."""
-    return (perm(rows) < n_val).reshape(-1, 1)
+def _k_in_positions(rows, perm, lo, hi):
+    """Mask (rows, 1) of one chunk of row indices: ``lo <= perm(i) < hi``."""
+    pos = perm(rows)
+    return ((pos >= lo) & (pos < hi)).reshape(-1, 1)
+
+
+def position_mask(row_chunks, perm: FeistelPermutation, lo: int, hi: int):
+    """Lazy (m, 1) bool Dask array with ``row_chunks``: row i selected iff ``lo <= perm(i) < hi``.
+
+    The rows at positions ``lo .. hi-1`` of the shuffled order: ``[0, n_val)``
+    a hold-out part, consecutive ranges a random partition.
+    """
+    import dask.array as da
+
+    rows = da.arange(perm.m, chunks=(row_chunks,), dtype=np.int64)
+    return rows.map_blocks(_k_in_positions, perm=perm, lo=int(lo), hi=int(hi),
+                           chunks=(row_chunks, (1,)), new_axis=1, dtype=bool,
+                           meta=np.empty((0, 0), bool), token="rflite-position-mask")
 
 
 def validation_mask(row_chunks, perm: FeistelPermutation, n_val: int):
     """Lazy (m, 1) bool Dask array with ``row_chunks``: row i held out iff ``perm(i) < n_val``."""
-    import dask.array as da
-
-    rows = da.arange(perm.m, chunks=(row_chunks,), dtype=np.int64)
-    return rows.map_blocks(_k_is_val, perm=perm, n_val=int(n_val), chunks=(row_chunks, (1,)),
-                           new_axis=1, dtype=bool, meta=np.empty((0, 0), bool),
-                           token="rflite-validation-mask")
+    return position_mask(row_chunks, perm, 0, n_val)
 
 
 def _k_histogram(rows, Wb, perm, lo, width, n_bins):

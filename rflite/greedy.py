@@ -779,6 +779,10 @@ class GFCRegressor(RandomFeatureModel):
     are expanded).
     ``mean_guard=False`` (what :func:`gfc` does) skips it.
 
+    A row-chunked Dask ``X`` fits on the cluster (:mod:`rflite._dask_gfc`:
+    every descent a Dask task on its subsample, the amplitudes from one pass
+    of per-fold Gram sums; no ``sample_weight`` or ``executor`` there).
+
     Reproducing the paper: :func:`gfc` with its defaults (the experiments in
     :mod:`rflite.experiments.gfc` call it); this class equals
     ``gfc(X, y, nu_grid=NU_GRID_ESTIMATOR, init_scale=GFC_INIT_SCALE, ...)``
@@ -884,8 +888,13 @@ class GFCRegressor(RandomFeatureModel):
         ``executor`` (optional) overrides the constructor's for this fit
         only and is not stored (a live executor or Dask client belongs here).
         """
+        from rflite import _dask
         from rflite._numerics import check_sample_weight
 
+        if _dask.is_dask_array(X):  # distributed fit (issue 16): rflite._dask_gfc
+            from rflite._dask_gfc import fit_gfc
+
+            return fit_gfc(self, X, y, sample_weight, executor)
         X_raw, y_raw = X, y
         X, Y, w = self._validate_fit(X, y, sample_weight)
         if X.shape[0] < 2 and (w is None or w.sum() < 2):
@@ -937,6 +946,10 @@ class GFCRegressor(RandomFeatureModel):
                 nu_grid=NU_GRID_ESTIMATOR, init_scale=GFC_INIT_SCALE, executor=ex,
                 rng=self._rng(), verbose=self.verbose,
             ))
+        return self._store(results, guarded, guard, guard_mse, y_mean)
+
+    def _store(self, results, guarded, guard, guard_mse, y_mean):
+        """Set the fitted attributes from one :class:`GFCResult` per output (also the Dask fit)."""
         # stack the outputs' features into one map: columns [cos(X W^T), sin(X W^T)]
         W = np.concatenate([r.weights for r in results], axis=0)
         L = W.shape[0]

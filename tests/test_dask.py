@@ -704,13 +704,11 @@ def test_scale_experiment_quick(tmp_path, cluster_client, monkeypatch, capsys):
 
 
 @pytest.mark.parametrize("make,which", [
-    ("GFCRegressor", which) for which in ("X", "y", "sample_weight")] + [
-    (make, which) for make in ("HARFE-numpy-X", "ARFFClassifier")
+    (make, which) for make in ("GFCRegressor", "HARFE-numpy-X", "ARFFClassifier")
     for which in ("y", "sample_weight")])
 def test_in_memory_fits_refuse_dask_input_instead_of_loading_it(which, make, sync):
-    """GFC, the fit without a distributed path, refuses a Dask X, y or sample_weight
-    by name (it loaded them silently); every fit refuses a Dask y or weight with
-    a NumPy X."""
+    """Every fit refuses a Dask y or weight with a NumPy X by name (GFC loaded
+    them silently; a Dask X fits on Dask, tests/test_dask_gfc.py)."""
     from rflite.greedy import GFCRegressor
     from rflite.metropolis import ARFFClassifier
 

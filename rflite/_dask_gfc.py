@@ -1,0 +1,294 @@
+r"""Greedy feature construction on Dask arrays (private; issue 16).
+
+:meth:`rflite.greedy.GFCRegressor.fit` on a row-chunked Dask ``X``
+(:func:`fit_gfc`).  Algorithm 2 of Oglic and Gaertner (2016) is already a
+distributed algorithm: each pass runs ``n_workers`` greedy descents on
+disjoint random subsamples (the data splitting of parallel SGD), then fits
+the amplitudes of all constructed features by ridge regression on every
+row.  On Dask:
+
+* a descent is one Dask task holding its subsample (``size`` x d numbers:
+  the rows of ``X``, ``y`` and the current model ``f`` evaluated there) and
+  running the in-memory :func:`rflite._gfc_descent._greedy_descent`
+  unchanged; the ``n_workers`` tasks of a pass run side by side on the
+  cluster.  The subsamples are the in-memory ones (a client permutation of
+  the row indices) up to :data:`rflite._dask_split.CLIENT_SPLIT_MAX_ROWS`
+  rows, then ranges of positions under a keyed bijection
+  (:mod:`rflite._dask_split`), so no m-long array is drawn on the client;
+* the amplitude fit is one pass: per cross-validation group, the Gram
+  matrix of the design :math:`[1, \cos(XW^\top), \sin(XW^\top)]`, its
+  right-hand side and the target moments (:func:`rflite._dask_auto.group_stats`);
+  every fold's validation error for every :math:`\nu` of the grid follows on
+  the client from those sums (:math:`\|A_V a - y_V\|^2 = a^\top G_V a -
+  2 a^\top b_V + y_V^\top y_V`), and the final ridge solve uses the sum over
+  all groups;
+* the current model :math:`f` (line 7 of Algorithm 2) is never stored as an
+  m-vector: it is the kept spectra and amplitudes, evaluated on a subsample
+  inside its descent task.
+
+With the rows in the canonical order the in-memory fit sorts them into, an
+int ``cv`` and m below the threshold, the fit is the in-memory one (the same
+subsamples, descents and folds; the amplitudes from summed Gram matrices
+agree to rounding; tests).  ``sample_weight`` is refused (the in-memory fit
+repeats rows by their integer weights, which has no chunk-local form), and so
+is an ``executor``: the descents are tasks of the active Dask scheduler.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def _k_descent(Xs, ys, weights, amps, f0, max_steps, eps, n_folds, seed, init_scale):
+    """One greedy descent on a materialised subsample: a :class:`DescentResult`."""
+    from rflite._gfc_descent import _descent_task, _DescentTask
+    from rflite.greedy import gfc_design
+
+    Xs = np.ascontiguousarray(Xs, dtype=np.float64)
+    ys = np.asarray(ys, dtype=np.float64).reshape(-1)
+    fs = gfc_design(Xs, weights) @ amps if weights.shape[0] else np.full(ys.shape[0], f0)
+    return _descent_task(_DescentTask(Xs, ys, fs, max_steps, eps, n_folds, seed, None,
+                                      init_scale))
+
+
+def _k_model(Xb, weights, amps):
+    """The model ``[1, cos(X W^T), sin(X W^T)] a`` on one chunk (rows,)."""
+    from rflite.greedy import gfc_design
+
+    return gfc_design(np.asarray(Xb, dtype=np.float64), weights) @ amps
+
+
+def _subsamples(X, rng, n_workers, size, subsample):
+    """Row selections of the pass's descents (:func:`rflite.greedy._gfc_pass`'s draws)."""
+    from rflite._dask_split import (CLIENT_SPLIT_MAX_ROWS, FeistelPermutation, RowSelection,
+                                    position_mask)
+
+    m, chunks = X.shape[0], X.chunks[0]
+    if m <= CLIENT_SPLIT_MAX_ROWS:
+        if subsample is None:
+            perm = rng.permutation(m)
+            return [np.sort(perm[j * size:(j + 1) * size]) for j in range(n_workers)]
+        return [np.sort(rng.choice(m, size, replace=False)) for _ in range(n_workers)]
+    if subsample is None:  # consecutive ranges of one shuffle: a random partition
+        perm = FeistelPermutation(m, rng)
+        return [RowSelection(position_mask(chunks, perm, j * size, (j + 1) * size), size)
+                for j in range(n_workers)]
+    # independent draws without replacement: one keyed shuffle each
+    return [RowSelection(position_mask(chunks, FeistelPermutation(m, rng), 0, size), size)
+            for _ in range(n_workers)]
+
+
+def _fold_errors(st, folds, fold_ids, nus):
+    """Validation MSE ``(n_folds, len(nus))`` of the ridge amplitudes, from group sums.
+
+    :func:`rflite.greedy._ridge_cv_splits` on the sums: per fold one
+    eigendecomposition of the training Gram matrix serves every :math:`\\nu`.
+    """
+    import scipy.linalg
+
+    G, b, yy, n = _bias_gram(st)
+    out = np.empty((len(fold_ids), nus.size))
+    for i, f in enumerate(fold_ids):
+        G_tr, b_tr = folds.sums(G, f, 1), folds.sums(b, f, 1)
+        G_va, b_va = folds.sums(G, f, 2), folds.sums(b, f, 2)
+        yy_va, n_va = float(folds.sums(yy, f, 2)), float(folds.sums(n, f, 2))
+        e, V = scipy.linalg.eigh(G_tr, check_finite=False)
+        e = np.maximum(e, 0.0)
+        C = V @ ((V.T @ b_tr)[:, None] / (e[:, None] + nus[None, :]))  # (p, n_nu)
+        sse = np.einsum("pk,pq,qk->k", C, G_va, C) - 2.0 * (b_va @ C) + yy_va
+        out[i] = np.maximum(sse, 0.0) / n_va
+    return out
+
+
+def _bias_gram(st):
+    """Per group: the Gram matrix and right-hand side of ``[1, A]``, ``y^T y`` and the row count."""
+    n = st["w"]
+    a = st["a"].real
+    G = np.empty((n.size, a.shape[1] + 1, a.shape[1] + 1))
+    G[:, 0, 0], G[:, 0, 1:], G[:, 1:, 0], G[:, 1:, 1:] = n, a, a, st["G"]
+    b = np.concatenate([st["y"][:, :1], st["B"][:, :, 0]], axis=1)
+    return G, b, st["yy"][:, 0], n
+
+
+def _gfc_dask(X, y, *, n_passes, max_steps, n_workers, nu, eta, eps, n_folds, subsample, size,
+              cv, nu_grid, init_scale, rng, est, progress):
+    """:func:`rflite.greedy.gfc` on a Dask ``X`` and (m, 1) ``y`` (checked): a :class:`GFCResult`."""
+    import dask
+
+    from rflite._cv import choose
+    from rflite._dask_auto import _Folds, _baselines, _usable_folds, group_stats, make_folds
+    from rflite._dask_split import take_rows
+    from rflite._numerics import check_real, ridge_solve
+    from rflite._parallel import spawn_seeds
+    from rflite.greedy import ETA_RELATIVE, NU_RULE, GFCResult, _fourier_map
+
+    import dask.array as da
+
+    m, d = X.shape
+    y_min, y_max, y_sum = (float(v) for v in dask.compute(y.min(), y.max(), y.sum()))
+    if eta is None:
+        eta = ETA_RELATIVE * (y_max - y_min)
+    eta = check_real(eta, "eta", minimum=0.0)
+    descent_folds = n_folds if size >= 2 * n_folds else max(2, size // 2)
+    if nu is None:
+        folds = make_folds(cv, X, y, None, rng, est, n_folds=min(n_folds, m))
+    else:  # one group: the sums over all rows
+        folds = _Folds(da.zeros((m, 1), dtype=np.int64, chunks=(X.chunks[0], (1,))),
+                       np.ones((1, 1), dtype=np.int8))
+    weights, amps, f0 = np.empty((0, d)), np.zeros(1), y_sum / m
+    n_constructed = n_pruned = 0
+    cv_mse = None
+    for k in range(n_passes):
+        samples = _subsamples(X, rng, n_workers, size, subsample)
+        seeds = spawn_seeds(rng, n_workers)
+        tasks = [dask.delayed(_k_descent, pure=False)(
+            take_rows(X, S), take_rows(y, S), weights, amps, f0, max_steps, eps, descent_folds,
+            seed, init_scale) for S, seed in zip(samples, seeds)]
+        new = [r.weights for r in dask.compute(*tasks)]
+        weights = np.vstack([weights, *new])
+        L = weights.shape[0]
+        st, _ = group_stats(_fourier_map(weights), X, y, None, folds, with_features=True,
+                            gram=True)
+        if nu is not None:
+            nu_used = nu
+        else:
+            fold_ids = _usable_folds(folds, st, range(folds.member.shape[1]))
+            errors = _fold_errors(st, folds, fold_ids, nu_grid)
+            if cv is None:  # gfc's random folds: the smallest mean error (_best_nu)
+                nu_used = float(nu_grid[np.argmin(errors.mean(axis=0))])
+            else:
+                cv_mse = errors
+                base = _baselines(folds, st, fold_ids)[:, 0]
+                # the rule orders the grid from the simplest model: largest nu first
+                c = choose(cv_mse[:, ::-1], rule=NU_RULE, baseline=list(base))
+                nu_used = float(nu_grid[nu_grid.size - 1 - c.index])
+        G, b, yy, _ = (v.sum(axis=0) for v in _bias_gram(st))
+        a = ridge_solve(G, b, nu_used)
+        amp = np.hypot(a[1:L + 1], a[L + 1:])
+        keep = amp >= eta
+        if not keep.any():
+            keep[np.argmax(amp)] = True
+        cols = np.concatenate([[0], 1 + np.flatnonzero(keep), 1 + L + np.flatnonzero(keep)])
+        weights, amps = weights[keep], a[cols]
+        sse = float(amps @ G[np.ix_(cols, cols)] @ amps - 2.0 * amps @ b[cols] + float(yy))
+        n_constructed += sum(len(w) for w in new)
+        n_pruned += int(L - keep.sum())
+        if progress:
+            progress.line(f"pass {k + 1}/{n_passes}: {weights.shape[0]} features, "
+                          f"nu {nu_used:.3g}",
+                          error=float(cv_mse.mean(axis=0).min()) if cv_mse is not None else None)
+    L = weights.shape[0]
+    return GFCResult(weights=weights, intercept=float(amps[0]), coef_cos=amps[1:L + 1].copy(),
+                     coef_sin=amps[L + 1:].copy(), nu=float(nu_used), n_constructed=n_constructed,
+                     n_pruned=n_pruned, train_rmse=float(np.sqrt(max(sse, 0.0) / m)),
+                     cv_mse=cv_mse)
+
+
+def _guard_errors(est, X, y, use_cv):
+    """:meth:`rflite.greedy.GFCRegressor._guard_errors` on Dask: ``(gfc, mean)`` held-out MSEs."""
+    import dask
+
+    from rflite._cv import Progress
+    from rflite._dask_split import holdout_rows, take_rows
+    from rflite.greedy import (GFC_INIT_SCALE, GUARD_FRACTION, NU_GRID_ESTIMATOR,
+                               ROWS_PER_STEP, ROWS_PER_WORKER)
+
+    rng = est._rng()
+    tr, va = holdout_rows(X.chunks[0], X.shape[0], GUARD_FRACTION, rng)
+    m = tr.size
+    n_workers = min(est.n_workers_, max(1, m // ROWS_PER_WORKER))
+    size = m // n_workers if est.subsample is None else min(int(est.subsample), m)
+    Xt, yt = take_rows(X, tr), take_rows(y, tr)
+    res = _gfc_dask(
+        Xt, yt, n_passes=est.n_passes, max_steps=min(est.max_steps_, max(1, size // ROWS_PER_STEP)),
+        n_workers=n_workers, nu=est.nu, eta=est.eta, eps=est.eps, n_folds=est.n_folds,
+        subsample=None if est.subsample is None else size, size=size,
+        cv=min(5, m) if use_cv else None,
+        nu_grid=NU_GRID_ESTIMATOR, init_scale=GFC_INIT_SCALE, rng=rng, est=est, progress=None)
+    a = np.concatenate([[res.intercept], res.coef_cos, res.coef_sin])
+    Xv, yv = take_rows(X, va), take_rows(y, va)[:, 0]
+    pred = Xv.map_blocks(_k_model, weights=res.weights, amps=a, drop_axis=1, dtype=np.float64,
+                         meta=np.empty(0), token="rflite-gfc-model")
+    out = tuple(float(v) for v in dask.compute(((pred - yv) ** 2).mean(),
+                                               ((yt[:, 0].mean() - yv) ** 2).mean()))
+    Progress(est.verbose, "GFC").line(
+        f"mean guard: held-out MSE {out[0]:.4g}, mean's {out[1]:.4g}"
+        + (" -> intercept only" if out[0] >= out[1] else ""))
+    return out
+
+
+def fit_gfc(est, X, y, sample_weight=None, executor=None):
+    """:meth:`rflite.greedy.GFCRegressor.fit` on a Dask ``X`` (module notes); returns ``est``."""
+    from rflite._cv import Progress, check_cv
+    from rflite._dask import _prepare
+    from rflite._numerics import MAX_ABS, check_bool, check_int, check_real
+    from rflite.greedy import (GFC_INIT_SCALE, GUARD_MIN_ROWS, NU_GRID_ESTIMATOR,
+                               ROWS_PER_STEP, ROWS_PER_WORKER, _intercept_only)
+
+    import dask
+    import numbers
+
+    X, Y, one_d = _prepare(est, X, y, sample_weight)  # refuses sample_weight by name
+    ex = est.executor if executor is None else executor
+    if ex is not None:
+        raise ValueError(f"executor={ex!r} is for in-memory fits; on Dask input GFCRegressor's "
+                         f"descents are tasks of the active Dask scheduler (pass executor=None)")
+    m, d = X.shape
+    if m < 2:
+        raise ValueError(f"X must have at least 2 samples for GFCRegressor, got n_samples={m}")
+    n_workers = check_int(est.n_workers, "n_workers", minimum=1)
+    max_steps = check_int(est.max_steps, "max_steps", minimum=1)
+    n_passes = check_int(est.n_passes, "n_passes", minimum=1)
+    n_folds = check_int(est.n_folds, "n_folds", minimum=2)
+    nu = None if est.nu is None else check_real(est.nu, "nu", minimum=0.0, strict=True)
+    eps = check_real(est.eps, "eps", minimum=0.0)
+    cv = est.cv
+    if nu is None and isinstance(cv, numbers.Integral) and not isinstance(cv, bool):
+        check_cv(cv)  # the error names cv
+        cv = min(int(cv), m)
+    if isinstance(cv, (list, tuple)):
+        raise ValueError("cv as a list of (train, test) index pairs is not available for Dask "
+                         "input; pass an int or a splitter")
+    est.n_workers_ = min(n_workers, max(1, m // ROWS_PER_WORKER))
+    size = m // est.n_workers_ if est.subsample is None else min(
+        check_int(est.subsample, "subsample", minimum=1), m)
+    est.max_steps_ = min(max_steps, max(1, size // ROWS_PER_STEP))
+    fit_intercept = check_bool(est.fit_intercept, "fit_intercept")
+    bad_x = (~(abs(X) <= MAX_ABS)).sum()
+    bad_y = (~(abs(Y) <= MAX_ABS)).sum()
+    y_mean, bad_x, bad_y = dask.compute(Y.mean(axis=0), bad_x, bad_y)
+    if bad_x:
+        raise ValueError(f"X contains NaN, infinity or a value too large (|x| > {MAX_ABS:g}) "
+                         f"in {int(bad_x)} entries")
+    if bad_y:
+        raise ValueError(f"y contains NaN, infinity or a value too large (|y| > {MAX_ABS:g}) "
+                         f"in {int(bad_y)} entries")
+    y_mean = np.asarray(y_mean, dtype=np.float64) if fit_intercept else np.zeros(Y.shape[1])
+    Yc = Y - y_mean
+    guard = check_bool(est.mean_guard, "mean_guard") and m >= GUARD_MIN_ROWS
+    use_cv = nu is None and cv is not None
+    results, guarded, guard_mse = [], [], []
+    for k in range(Yc.shape[1]):
+        yk = Yc[:, k:k + 1]
+        if guard:
+            mse = _guard_errors(est, X, yk, use_cv)
+            guard_mse.append(mse)
+            if mse[0] >= mse[1]:
+                yk_mean, yk_ss = dask.compute(yk.mean(), (yk ** 2).mean())
+                results.append(_intercept_only_moments(d, float(yk_mean), float(yk_ss),
+                                                       _intercept_only))
+                guarded.append(True)
+                continue
+        guarded.append(False)
+        results.append(_gfc_dask(
+            X, yk, n_passes=n_passes, max_steps=est.max_steps_, n_workers=est.n_workers_,
+            nu=nu, eta=est.eta, eps=eps, n_folds=n_folds, subsample=est.subsample,
+            size=size, cv=cv, nu_grid=NU_GRID_ESTIMATOR, init_scale=GFC_INIT_SCALE,
+            rng=est._rng(), est=est, progress=Progress(est.verbose, "GFC")))
+    return est._store(results, guarded, guard, guard_mse, y_mean)
+
+
+def _intercept_only_moments(d, mean, mean_sq, intercept_only):
+    """:func:`rflite.greedy._intercept_only` from the moments of ``y`` (no m-vector)."""
+    res = intercept_only(d, np.zeros(1))
+    return res._replace(intercept=mean, train_rmse=float(np.sqrt(max(mean_sq - mean ** 2, 0.0))))

@@ -26,10 +26,14 @@ row.  On Dask:
   m-vector: it is the kept spectra and amplitudes, evaluated on a subsample
   inside its descent task.
 
-With the rows in the canonical order the in-memory fit sorts them into, an
-int ``cv`` and m below the threshold, the fit is the in-memory one (the same
-subsamples, descents and folds; the amplitudes from summed Gram matrices
-agree to rounding; tests).  ``sample_weight`` is refused (the in-memory fit
+The descents amplify a last-bit change of their targets like a change of
+seed, so the centring mean and the starting model are correctly rounded
+means (:func:`exact_means`: integer parts per chunk, summed exactly) and
+the first pass's spectra do not depend on the chunking; later passes start
+from amplitudes equal to rounding (summed Gram matrices).  With the rows in
+the canonical order the in-memory fit sorts them into, an int ``cv``, m
+below the threshold and targets whose ``np.mean`` is exact, the fit is the
+in-memory one (the same subsamples, descents and folds; tests).  ``sample_weight`` is refused (the in-memory fit
 repeats rows by their integer weights, which has no chunk-local form), and so
 is an ``executor``: the descents are tasks of the active Dask scheduler.
 """
@@ -49,6 +53,33 @@ def _k_descent(Xs, ys, weights, amps, f0, max_steps, eps, n_folds, seed, init_sc
     fs = gfc_design(Xs, weights) @ amps if weights.shape[0] else np.full(ys.shape[0], f0)
     return _descent_task(_DescentTask(Xs, ys, fs, max_steps, eps, n_folds, seed, None,
                                       init_scale))
+
+
+def _k_exact_parts(Yb):
+    """(1, k * 2 * buckets) int64: :func:`rflite._numerics.exact_sum_parts` of each column."""
+    from rflite._numerics import exact_sum_parts
+
+    Yb = np.asarray(Yb, dtype=np.float64)
+    return np.concatenate([exact_sum_parts(Yb[:, j]).ravel()
+                           for j in range(Yb.shape[1])]).reshape(1, -1)
+
+
+def exact_means(Y) -> np.ndarray:
+    """Correctly rounded column means of a Dask (m, k) ``Y``, whatever its chunks.
+
+    The descents amplify a last-bit change of their targets like a change of
+    seed, so the centring mean and the starting model must not depend on how
+    ``Y`` is chunked: integer parts per chunk, summed exactly over the chunks.
+    """
+    from rflite._numerics import EXACT_SUM_BUCKETS, exact_total
+
+    k = Y.shape[1]
+    Y = Y.rechunk({1: -1})
+    parts = Y.map_blocks(_k_exact_parts, chunks=((1,) * Y.numblocks[0], (2 * k * EXACT_SUM_BUCKETS,)),
+                         dtype=np.int64, meta=np.empty((0, 0), np.int64),
+                         token="rflite-exact-parts")
+    total = np.asarray(parts.sum(axis=0).compute()).reshape(k, 2, EXACT_SUM_BUCKETS)
+    return np.array([exact_total(total[j], Y.shape[0]) for j in range(k)])
 
 
 def _k_model(Xb, weights, amps):
@@ -125,7 +156,7 @@ def _gfc_dask(X, y, *, n_passes, max_steps, n_workers, nu, eta, eps, n_folds, su
     import dask.array as da
 
     m, d = X.shape
-    y_min, y_max, y_sum = (float(v) for v in dask.compute(y.min(), y.max(), y.sum()))
+    y_min, y_max = (float(v) for v in dask.compute(y.min(), y.max()))
     if eta is None:
         eta = ETA_RELATIVE * (y_max - y_min)
     eta = check_real(eta, "eta", minimum=0.0)
@@ -135,7 +166,7 @@ def _gfc_dask(X, y, *, n_passes, max_steps, n_workers, nu, eta, eps, n_folds, su
     else:  # one group: the sums over all rows
         folds = _Folds(da.zeros((m, 1), dtype=np.int64, chunks=(X.chunks[0], (1,))),
                        np.ones((1, 1), dtype=np.int8))
-    weights, amps, f0 = np.empty((0, d)), np.zeros(1), y_sum / m
+    weights, amps, f0 = np.empty((0, d)), np.zeros(1), float(exact_means(y)[0])
     n_constructed = n_pruned = 0
     cv_mse = None
     for k in range(n_passes):
@@ -256,14 +287,14 @@ def fit_gfc(est, X, y, sample_weight=None, executor=None):
     fit_intercept = check_bool(est.fit_intercept, "fit_intercept")
     bad_x = (~(abs(X) <= MAX_ABS)).sum()
     bad_y = (~(abs(Y) <= MAX_ABS)).sum()
-    y_mean, bad_x, bad_y = dask.compute(Y.mean(axis=0), bad_x, bad_y)
+    bad_x, bad_y = dask.compute(bad_x, bad_y)
     if bad_x:
         raise ValueError(f"X contains NaN, infinity or a value too large (|x| > {MAX_ABS:g}) "
                          f"in {int(bad_x)} entries")
     if bad_y:
         raise ValueError(f"y contains NaN, infinity or a value too large (|y| > {MAX_ABS:g}) "
                          f"in {int(bad_y)} entries")
-    y_mean = np.asarray(y_mean, dtype=np.float64) if fit_intercept else np.zeros(Y.shape[1])
+    y_mean = exact_means(Y) if fit_intercept else np.zeros(Y.shape[1])
     Yc = Y - y_mean
     guard = check_bool(est.mean_guard, "mean_guard") and m >= GUARD_MIN_ROWS
     use_cv = nu is None and cv is not None

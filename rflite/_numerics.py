@@ -952,3 +952,44 @@ def weighted_mean(A: np.ndarray, w: np.ndarray | None) -> np.ndarray:
     if w is None:
         return A.mean(axis=0)
     return (w @ A) / w.sum()
+
+
+#: Exponent buckets of :func:`exact_sum_parts`: every float64 is ``k * 2**e`` with an
+#: integer ``|k| < 2**53`` and ``e`` in ``[-1126, 971]``.
+EXACT_SUM_OFFSET = 1126
+EXACT_SUM_BUCKETS = 1126 + 971 + 1
+
+
+def exact_sum_parts(x) -> np.ndarray:
+    r"""The exact sum of a float64 array as integer parts: a (2, EXACT_SUM_BUCKETS) int64 array.
+
+    Each value is :math:`k\,2^e` (:func:`numpy.frexp`, ``|k| < 2**53``), split
+    as :math:`k = 2^{26} h + l`; row 0 holds the sums of ``h`` and row 1 of
+    ``l`` per exponent ``e``.  Integer sums are associative, so parts of any
+    partition of the values add (exactly, up to :math:`2^{36}` values) to the
+    parts of the whole: :func:`exact_total` of the summed parts does not depend
+    on how the values were split or ordered (chunks of a Dask array).
+    """
+    x = np.asarray(x, dtype=np.float64).reshape(-1)
+    mant, exp = np.frexp(x)
+    k = (mant * 2.0**53).astype(np.int64)
+    idx = exp.astype(np.int64) - 53 + EXACT_SUM_OFFSET
+    out = np.zeros((2, EXACT_SUM_BUCKETS), dtype=np.int64)
+    np.add.at(out[0], idx, k >> 26)
+    np.add.at(out[1], idx, k & ((1 << 26) - 1))
+    return out
+
+
+def exact_total(parts, divisor: int = 1) -> float:
+    """``sum / divisor`` correctly rounded, from :func:`exact_sum_parts` (summed over pieces)."""
+    from fractions import Fraction
+
+    parts = np.asarray(parts)
+    nz = np.flatnonzero(parts[0] | parts[1])
+    if nz.size == 0:
+        return 0.0
+    e0 = int(nz[0]) - EXACT_SUM_OFFSET
+    total = sum(((int(parts[0, i]) << 26) + int(parts[1, i])) << (int(i) - int(nz[0]))
+                for i in nz)
+    scale = Fraction(2) ** e0
+    return float(Fraction(total) * scale / divisor)

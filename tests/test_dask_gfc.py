@@ -88,10 +88,30 @@ def test_default_fit_matches_in_memory_to_the_descents_sensitivity(sync):
     kw = dict(n_workers=2, max_steps=4)
     refs = [GFCRegressor(random_state=seed, **kw).fit(X, y) for seed in range(3)]
     worst = max(_test_mse(ref, Xt, yt) for ref in refs)
-    for rows in (170, 97):
+    first = None
+    for rows in (170, 97, 600):
         est = GFCRegressor(random_state=0, **kw).fit(*_dask(X, y, rows))
         assert est.guarded_ == refs[0].guarded_ is False
         assert _test_mse(est, Xt, yt) < 1.1 * worst
+        if first is None:
+            first = est
+        else:  # the means are exact (order-free) sums: the same spectra whatever the chunks
+            _assert_same(est, first)
+
+
+def test_exact_means_do_not_depend_on_the_chunks(sync):
+    """The centring mean and the starting model are correctly rounded means (integer
+    parts per chunk), so the descents see the same targets whatever the chunking."""
+    from fractions import Fraction
+
+    from rflite._dask_gfc import exact_means
+
+    rng = np.random.default_rng(0)
+    Y = rng.standard_normal((1001, 2)) * 10.0 ** rng.integers(-8, 8, size=(1001, 2))
+    want = [float(sum(Fraction(v) for v in Y[:, j]) / 1001) for j in range(2)]
+    for rows in (1001, 333, 10, 7):
+        got = exact_means(da.from_array(Y, chunks=(rows, 1)))
+        assert got.tolist() == want
 
 
 def test_two_passes_and_a_given_nu(sync, data):

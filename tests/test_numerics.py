@@ -427,3 +427,23 @@ def test_shared_blas_limit_without_waiting():
         t.join(30)
         w.join(30)
         assert waited == [True]
+
+
+def test_exact_sum_parts_give_the_correctly_rounded_sum_of_any_partition():
+    """Reference: the exact rational sum (fractions), rounded once."""
+    import math
+    from fractions import Fraction
+
+    from rflite._numerics import exact_sum_parts, exact_total
+
+    rng = np.random.default_rng(0)
+    for trial in range(60):
+        n = int(rng.integers(1, 200))
+        x = rng.standard_normal(n) * 10.0 ** rng.integers(-300, 300, n)
+        x[: min(n, 4)] = [5e-324, -0.0, 1e308, -1e308][: min(n, 4)]
+        exact = sum(Fraction(v) for v in x)
+        pieces = np.split(rng.permutation(x), np.sort(rng.integers(0, n, 3)))
+        parts = sum(exact_sum_parts(p) for p in pieces)
+        assert exact_total(parts) == float(exact) == math.fsum(x)
+        assert exact_total(parts, n) == float(exact / n)
+    assert exact_total(exact_sum_parts(np.zeros(3))) == 0.0

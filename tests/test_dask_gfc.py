@@ -180,6 +180,18 @@ def test_bad_settings_are_refused_by_name(sync, data, kw, fit_kw, match):
         GFCRegressor(**KW, **kw).fit(*_dask(X, y, 170), **fit_kw)
 
 
+def test_bad_dask_layouts_are_named(sync, data):
+    """Column chunks, unknown chunk sizes and y chunked unlike X: the shared checks."""
+    X, y = data
+    Xd, yd = _dask(X, y, 170)
+    with pytest.raises(ValueError, match="X is chunked along its columns"):
+        GFCRegressor(**KW).fit(da.from_array(X, chunks=(170, 5)), yd)
+    with pytest.raises(ValueError, match="X has unknown chunk sizes"):
+        GFCRegressor(**KW).fit(Xd[Xd[:, 0] > -1], yd)
+    with pytest.raises(ValueError, match="y"):
+        GFCRegressor(**KW).fit(Xd, da.from_array(y, chunks=100))
+
+
 def test_nan_in_a_chunk_is_named_before_the_descents(sync, data):
     X, y = data
     X = X.copy()

@@ -5,6 +5,9 @@ amplitude fit sums per-fold Gram matrices, so on rows in the in-memory
 canonical order the fits agree: spectra identical, amplitudes to rounding.
 """
 
+import os
+import tempfile
+
 import numpy as np
 import pytest
 
@@ -18,7 +21,7 @@ from rflite.datasets import make_friedman_gfc  # noqa: E402
 from rflite.greedy import GFCRegressor  # noqa: E402
 from rflite.metropolis import _canonical_order  # noqa: E402
 
-from test_dask import cluster_client, rel, sync  # noqa: E402, F401
+from test_dask import cluster_client, own_cluster, rel, sync  # noqa: E402, F401
 
 # measured: 1.2e-13 (one pass), 1.5e-12 (two passes)
 COEF_RTOL = 1e-10
@@ -206,4 +209,34 @@ def test_gfc_on_a_cluster_equals_in_memory(cluster_client, data):
     ref = GFCRegressor(**KW).fit(X, y)
     with cluster_client.as_current(), dask.config.set(scheduler=cluster_client):
         est = GFCRegressor(**KW).fit(*_dask(X, y, 170))
+    _assert_same(est, ref)
+
+
+def _crash_at(block, flag_dir, at):
+    """Kill the worker computing this chunk of X on the ``at``-th chunk computation of
+    the fit (a cross-process counter of O_EXCL files), once."""
+    i = 0
+    while True:
+        try:
+            os.close(os.open(os.path.join(flag_dir, str(i)), os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+            break
+        except FileExistsError:
+            i += 1
+    if i == at:
+        os._exit(1)
+    return block
+
+
+def test_worker_killed_during_the_descents_gives_the_same_fit(own_cluster, data):
+    """A worker dies while the guard's descents gather their subsamples (after the
+    4-chunk NaN pass): Dask recomputes the lost tasks (seeded, pure) and the fit is
+    the one without the crash."""
+    X, y = data
+    ref = GFCRegressor(**KW).fit(X, y)
+    with tempfile.TemporaryDirectory() as tmp:
+        Xd = da.from_array(X, chunks=(170, -1)).map_blocks(_crash_at, tmp, 6, dtype=float,
+                                                            meta=np.empty((0, 0)))
+        est = GFCRegressor(**KW).fit(Xd, da.from_array(y, chunks=170))
+        # the 7th chunk computation killed its worker, and the fit went on after it
+        assert os.path.exists(os.path.join(tmp, "6")) and len(os.listdir(tmp)) > 7
     _assert_same(est, ref)

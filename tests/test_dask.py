@@ -697,8 +697,10 @@ def test_scale_experiment_quick(tmp_path, cluster_client, monkeypatch, capsys):
         # how far the fit raised the workers' memory: finite, below the peak
         assert np.isfinite(r["added_mb_per_worker"])
         assert r["added_mb_per_worker"] <= r["peak_mb_per_worker"]
+        assert 0 < r["client_peak_mb"] < 200  # the client's allocations during the fit
     assert (tmp_path / "scale.json").exists()
-    assert "peak MB/worker" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "peak MB/worker" in out and "client MB" in out
     # the experiment's client is gone, the cluster is not
     assert len(cluster_client.scheduler_info()["workers"]) == 2
 

@@ -60,6 +60,7 @@ import json
 import math
 import resource
 import time
+import tracemalloc
 
 import numpy as np
 
@@ -125,7 +126,26 @@ def _peak_memory(client, workers, out):
     """Record the peak memory per worker of the enclosed block into ``out["peak_mb"]``,
     and into ``out["added_mb"]`` how far it rose above the workers' memory at the
     start of the block (a worker process's resident memory rarely shrinks, so
-    its absolute peak also carries what earlier fits left behind)."""
+    its absolute peak also carries what earlier fits left behind); and into
+    ``out["client_mb"]`` the client's allocation peak in the block (tracemalloc,
+    NumPy buffers included): what the fit holds outside the cluster, which
+    must not grow with m."""
+    ours = not tracemalloc.is_tracing()
+    if ours:
+        tracemalloc.start()
+    tracemalloc.reset_peak()
+    try:
+        with _worker_memory(client, workers, out):
+            yield
+        out["client_mb"] = tracemalloc.get_traced_memory()[1] / 2**20
+    finally:
+        if ours:
+            tracemalloc.stop()
+
+
+@contextlib.contextmanager
+def _worker_memory(client, workers, out):
+    """The workers' part of :func:`_peak_memory`."""
     if client is None:
         yield
         out["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -204,7 +224,8 @@ def run(ctx):
                 f"{MAX_ITER} iterations; SHRIMP N = {shrimp_n} ([cos, sin]: "
                 f"{2 * shrimp_n} columns, one TSQR + refit); ridge N = {ridge_n}")
         ctx.log(f"{'m':>10} {'model':>6} {'chunks':>6} {'pass s':>8} {'overhead':>8} "
-                f"{'total s':>8} {'peak MB/worker':>14} {'added MB':>8} {'train MSE':>10}  "
+                f"{'total s':>8} {'peak MB/worker':>14} {'added MB':>8} {'client MB':>9} "
+                f"{'train MSE':>10}  "
                 "other passes")
         for m in sizes:
             X, y = _data(m, rows, ctx.seed)
@@ -236,12 +257,13 @@ def run(ctx):
                                    if k != full_kind)
                 ctx.log(f"{m:>10d} {name:>6} {X.numblocks[0]:>6d} {pass_s:>8.3f} "
                         f"{overhead:>8.2f} {total:>8.2f} {mem['peak_mb']:>14.0f} "
-                        f"{mem['added_mb']:>8.0f} {mse:>10.4g}  {others}")
+                        f"{mem['added_mb']:>8.0f} {mem['client_mb']:>9.1f} {mse:>10.4g}  {others}")
                 rows_out.append(dict(m=m, model=name, chunks=int(X.numblocks[0]),
                                      chunk_rows=rows, n_features=cols, pass_seconds=pass_s,
                                      n_full_passes=npass, overhead=overhead,
                                      total_seconds=total, peak_mb_per_worker=mem["peak_mb"],
                                      added_mb_per_worker=mem["added_mb"],
+                                     client_peak_mb=mem["client_mb"],
                                      train_mse=mse, passes=summ, workers=workers))
     harfe_rows = [r for r in rows_out if r["model"] == "harfe"]
     if len(harfe_rows) >= 2:

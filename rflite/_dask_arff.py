@@ -24,8 +24,8 @@ of the in-memory fit (drawn on the client over the row indices, so the
 index arrays are m-long there; past
 :data:`rflite._dask_split.CLIENT_SPLIT_MAX_ROWS` rows a keyed bijection of
 the indices evaluated chunk by chunk instead, with the same validation
-count: :func:`rflite._dask_split.holdout_rows`), the chain on the training rows, and after
-every refit one pass over the validation rows scoring the current
+count: :func:`rflite._dask_split.holdout_rows`), the chain on the training
+rows, and after every refit one pass over the validation rows scoring the current
 frequencies for every ``lam`` of the grid at once
 (:class:`_DaskValidationMonitor`: the per-row errors stay on the workers,
 only their sums and sums of squares travel, and the ``"1se"`` rule is

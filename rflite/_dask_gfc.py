@@ -33,12 +33,15 @@ the first pass's spectra do not depend on the chunking; later passes start
 from amplitudes equal to rounding (summed Gram matrices).  With the rows in
 the canonical order the in-memory fit sorts them into, an int ``cv``, m
 below the threshold and targets whose ``np.mean`` is exact, the fit is the
-in-memory one (the same subsamples, descents and folds; tests).  ``sample_weight`` is refused (the in-memory fit
-repeats rows by their integer weights, which has no chunk-local form), and so
-is an ``executor``: the descents are tasks of the active Dask scheduler.
+in-memory one (the same subsamples, descents and folds; tests).
+``sample_weight`` is refused (the in-memory fit repeats rows by their
+integer weights, which has no chunk-local form), and so is an ``executor``:
+the descents are tasks of the active Dask scheduler.
 """
 
 from __future__ import annotations
+
+import numbers
 
 import numpy as np
 
@@ -75,7 +78,8 @@ def exact_means(Y) -> np.ndarray:
 
     k = Y.shape[1]
     Y = Y.rechunk({1: -1})
-    parts = Y.map_blocks(_k_exact_parts, chunks=((1,) * Y.numblocks[0], (2 * k * EXACT_SUM_BUCKETS,)),
+    width = 2 * k * EXACT_SUM_BUCKETS
+    parts = Y.map_blocks(_k_exact_parts, chunks=((1,) * Y.numblocks[0], (width,)),
                          dtype=np.int64, meta=np.empty((0, 0), np.int64),
                          token="rflite-exact-parts")
     total = np.asarray(parts.sum(axis=0).compute()).reshape(k, 2, EXACT_SUM_BUCKETS)
@@ -132,7 +136,7 @@ def _fold_errors(st, folds, fold_ids, nus):
 
 
 def _bias_gram(st):
-    """Per group: the Gram matrix and right-hand side of ``[1, A]``, ``y^T y`` and the row count."""
+    """Per group: Gram matrix and right-hand side of ``[1, A]``, ``y^T y``, row count."""
     n = st["w"]
     a = st["a"].real
     G = np.empty((n.size, a.shape[1] + 1, a.shape[1] + 1))
@@ -143,7 +147,7 @@ def _bias_gram(st):
 
 def _gfc_dask(X, y, *, n_passes, max_steps, n_workers, nu, eta, eps, n_folds, subsample, size,
               cv, nu_grid, init_scale, rng, est, progress):
-    """:func:`rflite.greedy.gfc` on a Dask ``X`` and (m, 1) ``y`` (checked): a :class:`GFCResult`."""
+    """:func:`rflite.greedy.gfc` on a Dask ``X`` and (m, 1) ``y`` (checked): a ``GFCResult``."""
     import dask
 
     from rflite._cv import choose
@@ -215,7 +219,7 @@ def _gfc_dask(X, y, *, n_passes, max_steps, n_workers, nu, eta, eps, n_folds, su
                      cv_mse=cv_mse)
 
 
-def _guard_errors(est, X, y, use_cv):
+def _guard_errors(est, X, y, use_cv, nu, eps):
     """:meth:`rflite.greedy.GFCRegressor._guard_errors` on Dask: ``(gfc, mean)`` held-out MSEs."""
     import dask
 
@@ -231,8 +235,9 @@ def _guard_errors(est, X, y, use_cv):
     size = m // n_workers if est.subsample is None else min(int(est.subsample), m)
     Xt, yt = take_rows(X, tr), take_rows(y, tr)
     res = _gfc_dask(
-        Xt, yt, n_passes=est.n_passes, max_steps=min(est.max_steps_, max(1, size // ROWS_PER_STEP)),
-        n_workers=n_workers, nu=est.nu, eta=est.eta, eps=est.eps, n_folds=est.n_folds,
+        Xt, yt, n_passes=est.n_passes,
+        max_steps=min(est.max_steps_, max(1, size // ROWS_PER_STEP)),
+        n_workers=n_workers, nu=nu, eta=est.eta, eps=eps, n_folds=est.n_folds,
         subsample=None if est.subsample is None else size, size=size,
         cv=min(5, m) if use_cv else None,
         nu_grid=NU_GRID_ESTIMATOR, init_scale=GFC_INIT_SCALE, rng=rng, est=est, progress=None)
@@ -257,7 +262,6 @@ def fit_gfc(est, X, y, sample_weight=None, executor=None):
                                ROWS_PER_STEP, ROWS_PER_WORKER, _intercept_only)
 
     import dask
-    import numbers
 
     X, Y, one_d = _prepare(est, X, y, sample_weight)  # refuses sample_weight by name
     ex = est.executor if executor is None else executor
@@ -302,12 +306,11 @@ def fit_gfc(est, X, y, sample_weight=None, executor=None):
     for k in range(Yc.shape[1]):
         yk = Yc[:, k:k + 1]
         if guard:
-            mse = _guard_errors(est, X, yk, use_cv)
+            mse = _guard_errors(est, X, yk, use_cv, nu, eps)
             guard_mse.append(mse)
             if mse[0] >= mse[1]:
-                yk_mean, yk_ss = dask.compute(yk.mean(), (yk ** 2).mean())
-                results.append(_intercept_only_moments(d, float(yk_mean), float(yk_ss),
-                                                       _intercept_only))
+                yk_mean, yk_ss = float(exact_means(yk)[0]), float((yk ** 2).mean().compute())
+                results.append(_intercept_only_moments(d, yk_mean, yk_ss, _intercept_only))
                 guarded.append(True)
                 continue
         guarded.append(False)

@@ -111,7 +111,7 @@ def validation_mask(row_chunks, perm: FeistelPermutation, n_val: int):
 
 
 def _k_histogram(rows, Wb, perm, lo, width, n_bins):
-    """(1, n_bins) weight sums of a chunk over the permuted positions ``[lo, lo + width n_bins)``."""
+    """(1, n_bins) weight sums of a chunk over permuted positions ``[lo, lo + width n_bins)``."""
     pos = perm(rows) - lo
     inside = (pos >= 0) & (pos < width * n_bins)
     w = np.asarray(Wb, dtype=np.float64).reshape(-1)
@@ -201,7 +201,7 @@ def holdout_rows(row_chunks, n: int, fraction: float, rng):
 
 
 def take_rows(A, rows):
-    """The rows ``rows`` (an index array or a :class:`RowSelection`) of a Dask array, row order kept.
+    """Rows ``rows`` (index array or :class:`RowSelection`) of a Dask array, in row order.
 
     A selection keeps ``A``'s chunk structure with known chunk sizes (the
     counts of one pass over the mask), so the operator's checks accept it.

@@ -117,6 +117,21 @@ def test_exact_means_do_not_depend_on_the_chunks(sync):
         assert got.tolist() == want
 
 
+def test_the_mean_guard_on_noise_gives_the_intercept_only_model(sync):
+    """Pure-noise targets: the guard's held-out GFC loses to the mean, and the model
+    is the (exact) mean of y, with no feature."""
+    rng = np.random.default_rng(3)
+    X = rng.uniform(size=(300, 4))
+    y = np.round(1024 * rng.standard_normal(300)) / 1024
+    est = GFCRegressor(n_workers=2, max_steps=4, random_state=0).fit(*_dask(X, y, 70))
+    assert est.guarded_ is True and est.guard_mse_[0] >= est.guard_mse_[1]
+    assert est.weights_.shape == (0, 4)
+    # the mean plus the centred targets' mean (zero but for rounding)
+    np.testing.assert_allclose(est.intercept_, y.mean(), rtol=1e-14)
+    np.testing.assert_allclose(est.predict(da.from_array(X[:7], chunks=(3, -1))).compute(),
+                               np.full(7, y.mean()), rtol=1e-14)
+
+
 def test_two_passes_and_a_given_nu(sync, data):
     """Pass 2's descents evaluate the current model on their subsample in the task
     (no m-vector f).  Pass 1 is the in-memory one; pass 2 starts from amplitudes

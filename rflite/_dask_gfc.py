@@ -98,12 +98,11 @@ def _subsamples(X, rng, n_workers, size, subsample):
     from rflite._dask_split import (CLIENT_SPLIT_MAX_ROWS, FeistelPermutation, RowSelection,
                                     position_mask)
 
+    from rflite.greedy import _draw_samples
+
     m, chunks = X.shape[0], X.chunks[0]
     if m <= CLIENT_SPLIT_MAX_ROWS:
-        if subsample is None:
-            perm = rng.permutation(m)
-            return [np.sort(perm[j * size:(j + 1) * size]) for j in range(n_workers)]
-        return [np.sort(rng.choice(m, size, replace=False)) for _ in range(n_workers)]
+        return _draw_samples(m, rng, n_workers, size, subsample)
     if subsample is None:  # consecutive ranges of one shuffle: a random partition
         perm = FeistelPermutation(m, rng)
         return [RowSelection(position_mask(chunks, perm, j * size, (j + 1) * size), size)
@@ -145,17 +144,17 @@ def _bias_gram(st):
     return G, b, st["yy"][:, 0], n
 
 
-def _gfc_dask(X, y, *, n_passes, max_steps, n_workers, nu, eta, eps, n_folds, subsample, size,
-              cv, nu_grid, init_scale, rng, est, progress):
+def _gfc_dask(X, y, *, n_passes, max_steps, n_workers, nu, eta, eps, n_folds, subsample, cv,
+              nu_grid, init_scale, rng, est, progress):
     """:func:`rflite.greedy.gfc` on a Dask ``X`` and (m, 1) ``y`` (checked): a ``GFCResult``."""
     import dask
 
-    from rflite._cv import choose
     from rflite._dask_auto import _Folds, _baselines, _usable_folds, group_stats, make_folds
     from rflite._dask_split import take_rows
-    from rflite._numerics import check_real, ridge_solve
+    from rflite._numerics import check_int, check_real, ridge_solve
     from rflite._parallel import spawn_seeds
-    from rflite.greedy import ETA_RELATIVE, NU_RULE, GFCResult, _fourier_map
+    from rflite.greedy import (ETA_RELATIVE, GFCResult, _choose_nu, _fourier_map,
+                               _kept_columns)
 
     import dask.array as da
 
@@ -164,6 +163,8 @@ def _gfc_dask(X, y, *, n_passes, max_steps, n_workers, nu, eta, eps, n_folds, su
     if eta is None:
         eta = ETA_RELATIVE * (y_max - y_min)
     eta = check_real(eta, "eta", minimum=0.0)
+    size = m // n_workers if subsample is None else check_int(subsample, "subsample", minimum=1,
+                                                              maximum=m)
     descent_folds = n_folds if size >= 2 * n_folds else max(2, size // 2)
     if nu is None:
         folds = make_folds(cv, X, y, None, rng, est, n_folds=min(n_folds, m))
@@ -193,17 +194,11 @@ def _gfc_dask(X, y, *, n_passes, max_steps, n_workers, nu, eta, eps, n_folds, su
                 nu_used = float(nu_grid[np.argmin(errors.mean(axis=0))])
             else:
                 cv_mse = errors
-                base = _baselines(folds, st, fold_ids)[:, 0]
-                # the rule orders the grid from the simplest model: largest nu first
-                c = choose(cv_mse[:, ::-1], rule=NU_RULE, baseline=list(base))
-                nu_used = float(nu_grid[nu_grid.size - 1 - c.index])
+                nu_used = _choose_nu(cv_mse, list(_baselines(folds, st, fold_ids)[:, 0]),
+                                     nu_grid)
         G, b, yy, _ = (v.sum(axis=0) for v in _bias_gram(st))
         a = ridge_solve(G, b, nu_used)
-        amp = np.hypot(a[1:L + 1], a[L + 1:])
-        keep = amp >= eta
-        if not keep.any():
-            keep[np.argmax(amp)] = True
-        cols = np.concatenate([[0], 1 + np.flatnonzero(keep), 1 + L + np.flatnonzero(keep)])
+        keep, cols = _kept_columns(a, L, eta)
         weights, amps = weights[keep], a[cols]
         sse = float(amps @ G[np.ix_(cols, cols)] @ amps - 2.0 * amps @ b[cols] + float(yy))
         n_constructed += sum(len(w) for w in new)
@@ -223,33 +218,21 @@ def _guard_errors(est, X, y, use_cv, nu, eps):
     """:meth:`rflite.greedy.GFCRegressor._guard_errors` on Dask: ``(gfc, mean)`` held-out MSEs."""
     import dask
 
-    from rflite._cv import Progress
     from rflite._dask_split import holdout_rows, take_rows
-    from rflite.greedy import (GFC_INIT_SCALE, GUARD_FRACTION, NU_GRID_ESTIMATOR,
-                               ROWS_PER_STEP, ROWS_PER_WORKER)
+    from rflite.greedy import GUARD_FRACTION
 
     rng = est._rng()
     tr, va = holdout_rows(X.chunks[0], X.shape[0], GUARD_FRACTION, rng)
-    m = tr.size
-    n_workers = min(est.n_workers_, max(1, m // ROWS_PER_WORKER))
-    size = m // n_workers if est.subsample is None else min(int(est.subsample), m)
     Xt, yt = take_rows(X, tr), take_rows(y, tr)
-    res = _gfc_dask(
-        Xt, yt, n_passes=est.n_passes,
-        max_steps=min(est.max_steps_, max(1, size // ROWS_PER_STEP)),
-        n_workers=n_workers, nu=nu, eta=est.eta, eps=eps, n_folds=est.n_folds,
-        subsample=None if est.subsample is None else size, size=size,
-        cv=min(5, m) if use_cv else None,
-        nu_grid=NU_GRID_ESTIMATOR, init_scale=GFC_INIT_SCALE, rng=rng, est=est, progress=None)
+    res = _gfc_dask(Xt, yt, **est._guard_settings(tr.size, use_cv, nu, eps), rng=rng, est=est,
+                    progress=None)
     a = np.concatenate([[res.intercept], res.coef_cos, res.coef_sin])
     Xv, yv = take_rows(X, va), take_rows(y, va)[:, 0]
     pred = Xv.map_blocks(_k_model, weights=res.weights, amps=a, drop_axis=1, dtype=np.float64,
                          meta=np.empty(0), token="rflite-gfc-model")
     out = tuple(float(v) for v in dask.compute(((pred - yv) ** 2).mean(),
                                                ((yt[:, 0].mean() - yv) ** 2).mean()))
-    Progress(est.verbose, "GFC").line(
-        f"mean guard: held-out MSE {out[0]:.4g}, mean's {out[1]:.4g}"
-        + (" -> intercept only" if out[0] >= out[1] else ""))
+    est._report_guard(out)
     return out
 
 
@@ -317,7 +300,7 @@ def fit_gfc(est, X, y, sample_weight=None, executor=None):
         results.append(_gfc_dask(
             X, yk, n_passes=n_passes, max_steps=est.max_steps_, n_workers=est.n_workers_,
             nu=nu, eta=est.eta, eps=eps, n_folds=n_folds, subsample=est.subsample,
-            size=size, cv=cv, nu_grid=NU_GRID_ESTIMATOR, init_scale=GFC_INIT_SCALE,
+            cv=cv, nu_grid=NU_GRID_ESTIMATOR, init_scale=GFC_INIT_SCALE,
             rng=est._rng(), est=est, progress=Progress(est.verbose, "GFC")))
     return est._store(results, guarded, guard, guard_mse, y_mean)
 

@@ -551,12 +551,7 @@ def _gfc_pass(X, y, f, weights, executor, rng, max_steps, n_workers, nu, eta, ep
               subsample, size, cv_folds, splits=None, progress=None, nu_grid=NU_GRID,
               init_scale=1.0):
     """One pass of Algorithm 2 (lines 3-7) on clean input."""
-    m = X.shape[0]
-    if subsample is None:
-        perm = rng.permutation(m)
-        samples = [np.sort(perm[j * size:(j + 1) * size]) for j in range(n_workers)]
-    else:
-        samples = [np.sort(rng.choice(m, size, replace=False)) for _ in range(n_workers)]
+    samples = _draw_samples(X.shape[0], rng, n_workers, size, subsample)
     seeds = spawn_seeds(rng, n_workers)
     tasks = [
         _DescentTask(X[S], y[S], f[S], max_steps, eps, n_folds, seed,
@@ -576,20 +571,40 @@ def _gfc_pass(X, y, f, weights, executor, rng, max_steps, n_workers, nu, eta, ep
     else:
         cv_mse = _ridge_cv_splits(A, y, nu_grid, splits)
         base = [float(np.mean((y[te] - y[tr].mean()) ** 2)) for tr, te in splits]
-        # the rule orders the grid from the simplest model: largest nu first
-        c = choose(cv_mse[:, ::-1], rule=NU_RULE, baseline=base)
-        nu_used = float(nu_grid[nu_grid.size - 1 - c.index])
+        nu_used = _choose_nu(cv_mse, base, nu_grid)
     a = ridge_solve(A.T @ A, A.T @ y, nu_used)
     L = weights.shape[0]
+    keep, cols = _kept_columns(a, L, eta)
+    # line 7: the model on the kept features (pruned amplitudes are below eta)
+    f = A[:, cols] @ a[cols]
+    return (weights[keep], a[cols], f, nu_used, sum(len(w) for w in new), int(L - keep.sum()),
+            cv_mse)
+
+
+def _draw_samples(m, rng, n_workers, size, subsample):
+    """Row indices of a pass's descents (line 3): disjoint parts of one shuffle, or
+    independent draws of ``size`` rows without replacement (``subsample`` given)."""
+    if subsample is None:
+        perm = rng.permutation(m)
+        return [np.sort(perm[j * size:(j + 1) * size]) for j in range(n_workers)]
+    return [np.sort(rng.choice(m, size, replace=False)) for _ in range(n_workers)]
+
+
+def _choose_nu(cv_mse, baseline, nu_grid) -> float:
+    """:data:`NU_RULE` over the folds' errors ``(n_folds, len(nu_grid))``."""
+    # the rule orders the grid from the simplest model: largest nu first
+    c = choose(cv_mse[:, ::-1], rule=NU_RULE, baseline=baseline)
+    return float(nu_grid[nu_grid.size - 1 - c.index])
+
+
+def _kept_columns(a, L, eta):
+    """Line 6: features with amplitude at least ``eta`` (at least one): ``(keep, cols)``,
+    ``cols`` the kept columns of ``[1, cos, sin]``."""
     amp = np.hypot(a[1:L + 1], a[L + 1:])
     keep = amp >= eta
     if not keep.any():
         keep[np.argmax(amp)] = True
-    # line 7: the model on the kept features (pruned amplitudes are below eta)
-    cols = np.concatenate([[0], 1 + np.flatnonzero(keep), 1 + L + np.flatnonzero(keep)])
-    f = A[:, cols] @ a[cols]
-    return (weights[keep], a[cols], f, nu_used, sum(len(w) for w in new), int(L - keep.sum()),
-            cv_mse)
+    return keep, np.concatenate([[0], 1 + np.flatnonzero(keep), 1 + L + np.flatnonzero(keep)])
 
 
 def gfc_design(X, weights) -> np.ndarray:
@@ -989,24 +1004,31 @@ class GFCRegressor(RandomFeatureModel):
 
         rng = self._rng()
         tr, va = holdout_split(X.shape[0], GUARD_FRACTION, rng)
-        m = tr.size
-        n_workers = min(self.n_workers_, max(1, m // ROWS_PER_WORKER))
-        size = m // n_workers if self.subsample is None else min(int(self.subsample), m)
-        res = gfc(
-            X[tr], y[tr], n_passes=self.n_passes,
-            max_steps=min(self.max_steps_, max(1, size // ROWS_PER_STEP)),
-            n_workers=n_workers, nu=self.nu, eta=self.eta, eps=self.eps,
-            n_folds=self.n_folds, subsample=None if self.subsample is None else size,
-            cv=min(5, m) if use_cv else None, nu_grid=NU_GRID_ESTIMATOR,
-            init_scale=GFC_INIT_SCALE, executor=executor, rng=rng, verbose=0)
+        res = gfc(X[tr], y[tr], **self._guard_settings(tr.size, use_cv), executor=executor,
+                  rng=rng, verbose=0)
         a = np.concatenate([[res.intercept], res.coef_cos, res.coef_sin])
         pred = gfc_design(X[va], res.weights) @ a
         out = (float(np.mean((pred - y[va]) ** 2)), float(np.mean((y[tr].mean() - y[va]) ** 2)))
+        self._report_guard(out)
+        return out
+
+    def _guard_settings(self, m, use_cv, nu=None, eps=None):
+        """Keyword arguments of the guard's GFC fit on its ``m`` training rows (also on Dask)."""
+        n_workers = min(self.n_workers_, max(1, m // ROWS_PER_WORKER))
+        size = m // n_workers if self.subsample is None else min(int(self.subsample), m)
+        return dict(n_passes=self.n_passes,
+                    max_steps=min(self.max_steps_, max(1, size // ROWS_PER_STEP)),
+                    n_workers=n_workers, nu=self.nu if nu is None else nu, eta=self.eta,
+                    eps=self.eps if eps is None else eps, n_folds=self.n_folds,
+                    subsample=None if self.subsample is None else size,
+                    cv=min(5, m) if use_cv else None, nu_grid=NU_GRID_ESTIMATOR,
+                    init_scale=GFC_INIT_SCALE)
+
+    def _report_guard(self, out):
         # the guard's own greedy steps are not printed: one summary line
         Progress(self.verbose, "GFC").line(
             f"mean guard: held-out MSE {out[0]:.4g}, mean's {out[1]:.4g}"
             + (" -> intercept only" if out[0] >= out[1] else ""))
-        return out
 
     def transform(self, X):
         """Constructed features ``[cos(X W^T), sin(X W^T)]`` (m x 2L), without the bias.

@@ -173,10 +173,17 @@ class RowSelection:
     def counts(self) -> tuple:
         """Selected rows per chunk: one pass over the mask (O(chunks) numbers come back)."""
         if self._counts is None:
-            per_chunk = self.mask.map_blocks(lambda b: np.array([[b.sum()]]), chunks=(
-                (1,) * self.mask.numblocks[0], (1,)), dtype=np.int64)
+            nb = self.mask.numblocks[0]
+            per_chunk = self.mask.map_blocks(_k_count, chunks=((1,) * nb, (1,)), dtype=np.int64,
+                                             meta=np.empty((0, 0), np.int64),
+                                             token="rflite-selection-count")
             self._counts = tuple(int(c) for c in per_chunk.compute()[:, 0])
         return self._counts
+
+
+def _k_count(Mb):
+    """Selected rows of one chunk of a mask: a (1, 1) array."""
+    return np.array([[np.count_nonzero(Mb)]], dtype=np.int64)
 
 
 def _k_take(Ab, Mb):

@@ -705,6 +705,21 @@ def test_scale_experiment_quick(tmp_path, cluster_client, monkeypatch, capsys):
     assert len(cluster_client.scheduler_info()["workers"]) == 2
 
 
+def test_scale_wide_experiment_quick(tmp_path, cluster_client, monkeypatch):
+    """``scale-wide``: the HARFE rows only, at the quick shape, with its own JSON."""
+    from rflite.experiments import Context, registry, run_experiment
+    from rflite.experiments import scale
+
+    assert "scale-wide" in registry()
+    monkeypatch.setattr(scale, "QUICK_SIZES", (3000,))
+    res = run_experiment("scale-wide", Context(quick=True, out=tmp_path,
+                                               scheduler=cluster_client.scheduler.address))
+    assert [(r["m"], r["model"]) for r in res["rows"]] == [(3000, "harfe")]
+    row = res["rows"][0]
+    assert row["n_full_passes"] == scale.WIDE_ITER and row["overhead"] > 0
+    assert (tmp_path / "scale_wide.json").exists()
+
+
 @pytest.mark.parametrize("make,which", [
     (make, which) for make in ("GFCRegressor", "HARFE-numpy-X", "ARFFClassifier")
     for which in ("y", "sample_weight")])

@@ -49,8 +49,10 @@ Sizes: m = 10^5, 10^6, 10^7, about 20 minutes on 2 cores; quick: m = 4000
 and 16000 with N = 400, s = 40, SHRIMP N = 50, ridge N = 100.  The feature
 counts are chosen so that m = 10^7 (10^10 HARFE feature entries per pass,
 80 GB if materialised) runs on a 2-core machine; the issue's HARFE shape
-(N = 10^4, s = 500) at m = 10^5 is ``benchmarks/bench_dask.py``, and the
-cost per pass is linear in N as well (one ``A^* r`` over m x N entries).
+(N = 10^4, s = 500) at m = 10^5 is ``benchmarks/bench_dask.py``, and at
+m = 10^5 .. 10^7 (800 GB if materialised) the experiment ``scale-wide``
+(HARFE only, :data:`WIDE_ITER` iterations, about 50 minutes); the cost per
+pass is linear in N as well (one ``A^* r`` over m x N entries).
 """
 
 from __future__ import annotations
@@ -70,6 +72,9 @@ SIZES = (10**5, 10**6, 10**7)
 QUICK_SIZES = (4000, 16000)
 D, Q = 20, 2
 HARFE_N, HARFE_S, MAX_ITER = 1000, 100, 10
+#: ``scale-wide``: issue 16's HARFE shape, fewer iterations (a pass at m = 10^7
+#: builds 10^11 feature entries, about 7 minutes on 2 cores here)
+WIDE_N, WIDE_S, WIDE_ITER = 10_000, 500, 3
 #: HARFE's ridge shift m * lam (HARFE Table 2's 1e-3), pinned like ``s``
 HARFE_SHIFT = 1e-3
 RIDGE_N = 300
@@ -201,13 +206,36 @@ def _summary(passes):
           "pass, total time and peak worker memory against m, on --scheduler or a LocalCluster",
           "quick: ~30 s; full (m = 1e5, 1e6, 1e7, HARFE N = 1000): ~20 min on 2 cores")
 def run(ctx):
+    return _run(ctx, ("harfe", "shrimp", "ridge"), HARFE_N, HARFE_S, MAX_ITER, "scale.json")
+
+
+@register("scale-wide",
+          "HARFE at issue 16's shape (N = 1e4, s = 500, q = 2, d = 20) on Dask arrays at m = 1e5, "
+          "1e6, 1e7 (the feature matrix would be 800 GB at 1e7): time per pass, total time, peak "
+          "worker memory",
+          f"quick: ~10 s; full ({WIDE_ITER} HARFE iterations): ~50 min on 2 cores")
+def run_wide(ctx):
+    """``scale``'s HARFE rows at N = :data:`WIDE_N` features, s = :data:`WIDE_S`.
+
+    ``scale`` keeps N = 1000 so that its three models at m = 10^7 fit in 20
+    minutes; the cost of a pass is m N feature entries, so this run at the
+    issue's N shows the same linearity where one pass at m = 10^7 builds
+    10^11 entries.  :data:`WIDE_ITER` iterations (the time per pass is their
+    median); SHRIMP and ridge do not depend on HARFE's N and are left to
+    ``scale``.
+    """
+    return _run(ctx, ("harfe",), WIDE_N, WIDE_S, WIDE_ITER, "scale_wide.json")
+
+
+def _run(ctx, models, n, s, max_iter, json_name):
+    """The ``scale`` table for ``models`` (``"harfe"``, ``"shrimp"``, ``"ridge"``)."""
     from rflite.htp import HARFERegressor
     from rflite.imp import SHRIMPRegressor
     from rflite.ridge import RandomFeatureRidge
 
     sizes = QUICK_SIZES if ctx.quick else SIZES
-    n = QUICK["n"] if ctx.quick else HARFE_N
-    s = QUICK["s"] if ctx.quick else HARFE_S
+    n = QUICK["n"] if ctx.quick else n
+    s = QUICK["s"] if ctx.quick else s
     ridge_n = QUICK["ridge_n"] if ctx.quick else RIDGE_N
     shrimp_n = QUICK["shrimp_n"] if ctx.quick else SHRIMP_N
     rows = max(1000, CHUNK_ENTRIES // n)
@@ -221,7 +249,7 @@ def run(ctx):
         where = "synchronous scheduler" if client is None else \
             f"{workers} workers at {client.scheduler.address}"
         ctx.log(f"scheduler: {where}; chunk rows {rows}; HARFE N = {n}, s = {s}, "
-                f"{MAX_ITER} iterations; SHRIMP N = {shrimp_n} ([cos, sin]: "
+                f"{max_iter} iterations; SHRIMP N = {shrimp_n} ([cos, sin]: "
                 f"{2 * shrimp_n} columns, one TSQR + refit); ridge N = {ridge_n}")
         ctx.log(f"{'m':>10} {'model':>6} {'chunks':>6} {'pass s':>8} {'overhead':>8} "
                 f"{'total s':>8} {'peak MB/worker':>14} {'added MB':>8} {'client MB':>9} "
@@ -229,11 +257,11 @@ def run(ctx):
                 "other passes")
         for m in sizes:
             X, y = _data(m, rows, ctx.seed)
-            for name in ("harfe", "shrimp", "ridge"):
+            for name in models:
                 if name == "harfe":
                     # s and lam pinned: the automatic choice would time a 15-point grid
                     est = HARFERegressor(n_features=n, s=s, lam=HARFE_SHIFT / m, q=Q,
-                                         max_iter=MAX_ITER, tol=0.0, random_state=ctx.seed)
+                                         max_iter=max_iter, tol=0.0, random_state=ctx.seed)
                 elif name == "shrimp":
                     est = SHRIMPRegressor(n_features=shrimp_n, q=Q, subsets="random",
                                           random_state=ctx.seed)
@@ -273,6 +301,6 @@ def run(ctx):
         ctx.log(f"HARFE total time vs m: log-log slope {slope:.2f} (1 = linear; small m is "
                 "dominated by per-task overhead)")
     result = dict(rows=rows_out, kernel_ns_per_entry=t_entry * 1e9, quick=ctx.quick)
-    with atomic_path(ctx.out / "scale.json") as tmp:
+    with atomic_path(ctx.out / json_name) as tmp:
         tmp.write_text(json.dumps(result, indent=1, default=float))
     return result

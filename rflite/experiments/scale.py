@@ -248,9 +248,12 @@ def _run(ctx, models, n, s, max_iter, json_name):
     with _scheduler(ctx) as (client, workers):
         where = "synchronous scheduler" if client is None else \
             f"{workers} workers at {client.scheduler.address}"
-        ctx.log(f"scheduler: {where}; chunk rows {rows}; HARFE N = {n}, s = {s}, "
-                f"{max_iter} iterations; SHRIMP N = {shrimp_n} ([cos, sin]: "
-                f"{2 * shrimp_n} columns, one TSQR + refit); ridge N = {ridge_n}")
+        settings = {"harfe": f"HARFE N = {n}, s = {s}, {max_iter} iterations",
+                    "shrimp": f"SHRIMP N = {shrimp_n} ([cos, sin]: {2 * shrimp_n} columns, "
+                              "one TSQR + refit)",
+                    "ridge": f"ridge N = {ridge_n}"}
+        ctx.log(f"scheduler: {where}; chunk rows {rows}; "
+                + "; ".join(settings[name] for name in models))
         ctx.log(f"{'m':>10} {'model':>6} {'chunks':>6} {'pass s':>8} {'overhead':>8} "
                 f"{'total s':>8} {'peak MB/worker':>14} {'added MB':>8} {'client MB':>9} "
                 f"{'train MSE':>10}  "

@@ -17,7 +17,8 @@ import numpy as np
 
 from rflite import _dask
 from rflite._numerics import (
-    check_array, check_bool, check_rng, check_sample_weight, check_targets, center_and_weight,
+    check_array, check_bool, check_memory, check_rng, check_sample_weight, check_targets,
+    center_and_weight, r2_score,
 )
 from rflite._estimator import EstimatorMixin, FeatureNamesWarning, feature_names
 from rflite.features import FeatureMap, random_feature_map, variable_usage
@@ -216,6 +217,13 @@ class RandomFeatureModel(EstimatorMixin):
                 f"is repeated k times); got non-integer weights such as "
                 f"{w[k != w][0]!r}"
             )
+        # before the cast: weights like 1e9 (or 1e300, past int64) would
+        # otherwise fail inside NumPy's allocation or cast
+        total = float(k.sum())
+        check_memory((total, X.shape[1] + Y.shape[1]), np.float64,
+                     f"X and y with every row repeated sample_weight times ({total:.4g} rows)",
+                     f"{type(self).__name__} repeats rows of integer weight; use smaller "
+                     "integer weights")
         k = k.astype(np.int64)
         return np.repeat(X, k, axis=0), np.repeat(Y, k, axis=0)
 
@@ -434,13 +442,14 @@ class RandomFeatureModel(EstimatorMixin):
         pred = A @ self.coef_ + self.intercept_
         return pred.real if self.feature_map_.is_complex else pred
 
-    def score(self, X, y) -> float:
-        """Coefficient of determination :math:`R^2` on ``(X, y)`` (mean over outputs)."""
-        y = check_array(y, "y", ndim=(1, 2))
-        pred = self.predict(X).reshape(y.shape)
-        resid = ((y - pred) ** 2).sum(axis=0)
-        total = ((y - y.mean(axis=0)) ** 2).sum(axis=0)
-        return float(np.mean(1.0 - resid / total))
+    def score(self, X, y, sample_weight=None) -> float:
+        """Coefficient of determination :math:`R^2` on ``(X, y)`` (uniform mean over outputs).
+
+        scikit-learn's ``r2_score`` (:func:`rflite._numerics.r2_score`):
+        ``y`` of shape (n,) or (n, 1) for a single output, weighted by
+        ``sample_weight``; 1 / 0 for constant ``y`` (exact / not).
+        """
+        return r2_score(y, self.predict(X), sample_weight)
 
     @property
     def n_nonzero_(self) -> int:

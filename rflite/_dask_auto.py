@@ -41,6 +41,7 @@ import numpy as np
 from rflite._dask_operator import DaskFeatureOperator
 from rflite._dask_split import splitmix64
 from rflite._dask_solvers import harfe_dask
+from rflite._numerics import shifted_eigenvalues
 
 
 class _RowSplit:
@@ -409,7 +410,7 @@ def choose_ridge_lam(est, fmap, X, Y, W, folds, grid, rule, fit_intercept):
         H = V.T @ Gv @ V
         h = V.T @ Bv
         for j, lam in enumerate(grid):
-            Z = b / (e + n_t * lam)[:, None]
+            Z = b / shifted_eigenvalues(e, n_t * lam)[:, None]
             sse = yy - 2 * np.einsum("ij,ij->j", Z, h) + np.einsum("ij,ij->j", Z, H @ Z)
             scores[i, j] = np.maximum(sse, 0.0) / n_v
     base = _baselines(folds, st, fold_ids)

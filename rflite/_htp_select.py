@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from rflite._numerics import center_and_weight, ridge_fit
+from rflite._numerics import center_and_weight, ridge_fit, shifted_eigenvalues
 
 
 #: Columns per block when a matrix-free fit forms the m x m Gram matrix of
@@ -90,7 +90,7 @@ def _dual_ridge(K, Kte, y, shifts):
     e = np.maximum(e.real, 0.0)
     b = U.conj().T @ y
     P = Kte @ U
-    return [(P @ (b / (e + sh)[:, None])).real for sh in shifts]
+    return [(P @ (b / shifted_eigenvalues(e, sh)[:, None])).real for sh in shifts]
 
 
 def _ridge_predictions(A, B, Y, shifts):
@@ -110,7 +110,7 @@ def _ridge_predictions(A, B, Y, shifts):
     e = np.maximum(e.real, 0.0)
     b = V.conj().T @ (AH @ Y)
     P = B @ V
-    return [(P @ (b / (e + sh)[:, None])).real for sh in shifts]
+    return [(P @ (b / shifted_eigenvalues(e, sh)[:, None])).real for sh in shifts]
 
 
 def _ridge_all_columns(A, y, shift):

@@ -353,20 +353,9 @@ def _kfold_ridge_errors(fmap, S, X, y, w, splits, lams, fit_intercept, y_scale):
 
 def _center_weight_rows(A, Y, w, fit_intercept):
     """:meth:`rflite._base.RandomFeatureModel._center_and_weight` as a function (for fold workers)."""
-    from rflite._numerics import weighted_mean
+    from rflite._numerics import center_and_weight
 
-    a_mean = None
-    y_mean = np.zeros(Y.shape[1])
-    if fit_intercept:
-        y_mean = weighted_mean(Y, w)
-        Y = Y - y_mean
-        a_mean = weighted_mean(A, w)
-        A -= a_mean
-    if w is not None:
-        sw = np.sqrt(w)[:, None]
-        A *= sw
-        Y = Y * sw
-    return A, Y, a_mean, y_mean
+    return center_and_weight(A, Y, w, fit_intercept=fit_intercept)
 
 
 def _mean_baseline(Y, w, tr, te) -> float:

@@ -299,21 +299,38 @@ def _check_memory_for(est, m, d, n_weights):
         est.n_features = saved
 
 
-def _fold_splits(cv, X, Y, sample_weight, n_rows):
+def _n_rows(X):
+    """Rows of ``X`` as passed (before zero-weight rows are dropped), or None.
+
+    ``len`` of a SciPy sparse matrix raises ``TypeError``: None then, and the
+    fit's own validation refuses the sparse input with its clear message.
+    """
+    try:
+        return len(X)
+    except TypeError:
+        return None
+
+
+def _fold_splits(cv, X, Y, sample_weight, n_rows, rng):
     """The folds on the fitted rows.
 
-    An int (or None) is K-fold over the rows kept after dropping zero
-    weights (a zero weight is a dropped row).  A splitter or a list of splits
-    indexes the rows the caller passed, as in scikit-learn: its folds are
-    mapped to the kept rows, and folds left without test or training rows
-    are skipped.
+    ``None``: :func:`rflite.ridge.grouped_splits`, 5 folds over the distinct
+    rows drawn from ``rng`` (as every CV estimator's ``cv=None``), so that a
+    row of integer weight k and k repeated rows fall in the same fold.  An
+    int is K-fold over the rows kept after dropping zero weights (a zero
+    weight is a dropped row).  A splitter or a list of splits indexes the
+    rows the caller passed, as in scikit-learn: its folds are mapped to the
+    kept rows, and folds left without test or training rows are skipped.
     """
     from rflite._cv import cv_splits
     from rflite._numerics import check_sample_weight
+    from rflite.ridge import DEFAULT_FOLDS, grouped_splits
 
+    if cv is None:
+        return grouped_splits(X, DEFAULT_FOLDS, rng)
     y1 = Y[:, 0] if Y.shape[1] == 1 else Y
     cv = _as_splitter(cv)
-    if cv is None or isinstance(cv, (int, np.integer)) or sample_weight is None \
+    if isinstance(cv, (int, np.integer)) or sample_weight is None \
             or n_rows is None or n_rows == X.shape[0]:
         return cv_splits(cv, X, y1)
     keep = check_sample_weight(sample_weight, n_rows) > 0

@@ -61,6 +61,8 @@ __all__ = [
     "ridge_on_columns",
     "ridge_fit",
     "min_norm_solve",
+    "r2_score",
+    "UndefinedMetricWarning",
 ]
 
 #: Reciprocal condition number below which the Cholesky ridge solve is replaced
@@ -343,7 +345,11 @@ def check_bool(value, name: str) -> bool:
 
 def check_choice(value, name: str, options) -> str:
     """Validate that ``value`` is one of ``options``."""
-    if value not in options:
+    try:  # an array compares elementwise (ambiguous, or a 1-element array "equal")
+        known = not isinstance(value, np.ndarray) and value in options
+    except (TypeError, ValueError):
+        known = False
+    if not known:
         raise ValueError(f"{name} must be one of {sorted(map(repr, options))}, got {value!r}")
     return value
 
@@ -934,8 +940,7 @@ def center_and_weight(A, Y, w, *, fit_intercept: bool, center_features: bool = T
     a_mean = None
     y_mean = np.zeros(Y.shape[1])
     if fit_intercept:
-        y_mean = weighted_mean(Y, w)
-        Y = Y - y_mean
+        Y, y_mean = centered_targets(Y, w)
         if center_features and A is not None:
             a_mean = weighted_mean(A, w)
             A -= a_mean
@@ -945,6 +950,85 @@ def center_and_weight(A, Y, w, *, fit_intercept: bool, center_features: bool = T
         if A is not None:
             A *= sw
     return A, Y, a_mean, y_mean
+
+
+def shifted_eigenvalues(e: np.ndarray, shift: float) -> np.ndarray:
+    r"""Denominators :math:`e + \lambda` of a ridge solve by eigendecomposition.
+
+    ``e`` are the (non-negative) eigenvalues of a Gram matrix.  For
+    :math:`\lambda > 0` simply ``e + shift``; at :math:`\lambda = 0` (a 0 in a
+    user's grid: the unregularised, minimum-norm least-squares fit)
+    eigenvalues at rounding level of the largest (at most ``len(e) * eps *
+    max(e)``) become ``inf``, so that dividing by them gives 0 as the
+    pseudo-inverse does, instead of ``inf`` / NaN predictions and a
+    divide-by-zero warning.
+    """
+    d = e + shift
+    if shift > 0:
+        return d
+    cut = e.size * np.finfo(np.float64).eps * max(float(e.max(initial=0.0)), 0.0)
+    return np.where(d > cut, d, np.inf)
+
+
+class UndefinedMetricWarning(UserWarning):
+    """A score is not defined for the given targets (scikit-learn's warning of that name)."""
+
+
+def r2_score(y, pred, sample_weight=None) -> float:
+    r"""Coefficient of determination, as scikit-learn's ``r2_score`` computes it.
+
+    :math:`R^2_k = 1 - \sum_i w_i (y_{ik} - \hat y_{ik})^2 / \sum_i w_i
+    (y_{ik} - \bar y_k)^2` per output ``k`` (:math:`\bar y_k` the weighted
+    mean), averaged uniformly over the outputs.  A 1-d ``y`` or ``pred`` is a
+    single output, so ``(n,)`` and ``(n, 1)`` compare; other shapes must
+    agree (``ValueError`` naming both, never a silent broadcast or reshape).
+    An output with constant ``y`` scores 1 when predicted exactly and 0
+    otherwise (scikit-learn's ``force_finite``); fewer than two rows give NaN
+    and an :class:`UndefinedMetricWarning`.  ``sample_weight`` as in ``fit``
+    (:func:`check_sample_weight`).
+    """
+    y = check_array(y, "y", ndim=(1, 2))
+    pred = np.asarray(pred)
+    y2 = y[:, None] if y.ndim == 1 else y
+    p2 = pred[:, None] if pred.ndim == 1 else pred
+    if y2.shape[0] != p2.shape[0]:
+        raise ValueError(f"y has {y2.shape[0]} rows but the predictions have {p2.shape[0]} "
+                         f"(y.shape={y.shape}, predictions {pred.shape})")
+    if y2.shape[1] != p2.shape[1]:
+        raise ValueError(f"y has {y2.shape[1]} outputs but the predictions have {p2.shape[1]} "
+                         f"(y.shape={y.shape}, predictions {pred.shape})")
+    w = check_sample_weight(sample_weight, y2.shape[0])
+    if y2.shape[0] < 2:
+        warnings.warn("R^2 score is not well-defined with less than two samples.",
+                      UndefinedMetricWarning, stacklevel=3)
+        return float("nan")
+    wc = np.ones((y2.shape[0], 1)) if w is None else w[:, None]
+    resid = (wc * np.abs(y2 - p2) ** 2).sum(axis=0)
+    total = (wc * np.abs(y2 - weighted_mean(y2, w)) ** 2).sum(axis=0)
+    scores = np.where(resid == 0.0, 1.0, 0.0)
+    defined = total != 0.0
+    scores[defined] = 1.0 - resid[defined] / total[defined]
+    return float(np.mean(scores))
+
+
+def centered_targets(Y: np.ndarray, w: np.ndarray | None):
+    r"""``(Y - mean, mean)`` with the (weighted) column means by two passes.
+
+    The mean of :math:`y + c` is rounded to about :math:`u|c|`, so one pass
+    leaves the centred targets a common offset of that size; on a large
+    offset (:math:`c = 10^6` on unit-scale targets) SHRIMP's minimum-norm
+    solves on centred, numerically rank-deficient features fitted it with
+    coefficients large enough to ruin the model (test :math:`R^2` 0.99 ->
+    0).  The second pass (the mean of the centred values, added to the
+    first) leaves an offset of :math:`u` times the spread of the targets
+    instead (the corrected two-pass algorithm, Chan, Golub and LeVeque,
+    "Algorithms for computing the sample variance", Am. Stat. 37, 1983).
+    """
+    mean = weighted_mean(Y, w)
+    Yc = Y - mean
+    delta = weighted_mean(Yc, w)
+    Yc -= delta
+    return Yc, mean + delta
 
 
 def weighted_mean(A: np.ndarray, w: np.ndarray | None) -> np.ndarray:

@@ -166,6 +166,7 @@ from rflite._imp_select import (  # noqa: F401 - public here; the selection mach
     _check_qs,
     _check_rates,
     _fold_splits,
+    _n_rows,
     _shrimp_map,
     _cv_fold_scores,
     _fit_candidate,
@@ -642,6 +643,12 @@ class SHRIMPRegressor(RandomFeatureModel):
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
         state = dict(best[1].__dict__)
         state["q"], state["random_state"] = self.q, self.random_state
+        # fitted attributes (scikit-learn's "name_") of an earlier fit that this
+        # one does not set (feature_names_in_ after a DataFrame) must not
+        # survive it; other attributes (set by a caller) stay
+        for name in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")
+                     and k not in state]:
+            delattr(self, name)
         self.__dict__.update(state)
         self.q_scores_ = dict(zip(qs, scores))
         return self
@@ -933,7 +940,9 @@ class SHRIMPCV(RandomFeatureModel):
     cv : int, None or splitter, default 5
         Folds (:func:`rflite._cv.check_cv`: an int is unshuffled K-fold as in
         scikit-learn; any object with ``split(X, y)``, or an iterable of
-        ``(train, test)`` index pairs).
+        ``(train, test)`` index pairs); ``None``: 5 folds over the distinct
+        rows drawn from ``random_state``, so that integer ``sample_weight``
+        equals repeated rows.
     rule : {"min", "1se"}, default "min"
     mean_factor : float, default :data:`MEAN_FACTOR`
     refit : {"auto", "min_norm", "ridge"}, default "auto"
@@ -1013,12 +1022,11 @@ class SHRIMPCV(RandomFeatureModel):
             from rflite._dask_shrimpcv import fit_shrimpcv
 
             return fit_shrimpcv(self, X, y, sample_weight)
-        n_rows = len(X) if hasattr(X, "__len__") else None
+        n_rows = _n_rows(X)
         X, Y, w = self._validate_fit(X, y, sample_weight)
         m, d = X.shape
         qs, rates, mean_factor, refit = self._check_params(d)
         progress = Progress(self.verbose, "SHRIMPCV")
-        splits = _fold_splits(self.cv, X, Y, sample_weight, n_rows)
         n_distinct = _collapse_rows(X, Y, None)[0].shape[0]
         n_weights = [self.n_features if self.n_features is not None
                      else _auto_n_features(n_distinct, d, q) for q in qs]
@@ -1030,6 +1038,9 @@ class SHRIMPCV(RandomFeatureModel):
         for q, s_, n_w in zip(qs, streams, n_weights):
             self._n_weights = n_w
             fmaps.append(_shrimp_map(self, d, q, s_))
+        # cv=None draws its folds from the stream after the features (as the
+        # Dask fit and the other CV estimators do); other cv draw nothing
+        splits = _fold_splits(self.cv, X, Y, sample_weight, n_rows, rng)
         grid = self._grid(fmaps, rates)
         fold = functools.partial(
             _cv_fold_scores, X=X, Y=Y, w=w, fmaps=fmaps, rates=rates, n_steps=self.n_steps,

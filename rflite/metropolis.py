@@ -131,6 +131,7 @@ from rflite._numerics import (
     check_int,
     check_real,
     check_rng,
+    r2_score,
 )
 from rflite._reexport import reexport
 from rflite.features import FeatureMap
@@ -535,6 +536,8 @@ class _ARFFBase(RandomFeatureModel):
         None leaves it as it is (the classifier's one-hot targets).
         """
         check_choice(self.method, "method", ("metropolis", "fixed"))
+        # checked whatever the method (only "fixed" uses it), as every parameter is
+        check_real(self.scale, "scale", minimum=0.0, strict=True)
         early = check_bool(self.early_stopping, "early_stopping")
         if early:
             # a canonical row order before anything is computed from the rows
@@ -901,13 +904,9 @@ class ARFFRegressor(_ARFFBase):
         out = self._decision(X)
         return out.real if np.iscomplexobj(out) else out
 
-    def score(self, X, y) -> float:
-        """:math:`R^2` (averaged uniformly over outputs for a 2-d ``y``)."""
-        y = check_array(y, "y", ndim=(1, 2))
-        pred = self.predict(X)
-        resid = ((y - pred) ** 2).sum(axis=0)
-        total = ((y - y.mean(axis=0)) ** 2).sum(axis=0)
-        return float(np.mean(1.0 - resid / total))
+    def score(self, X, y, sample_weight=None) -> float:
+        """:math:`R^2` of the real predictions, as :meth:`rflite._base.RandomFeatureModel.score`."""
+        return r2_score(y, self.predict(X), sample_weight)
 
 
 class ARFFClassifier(_ARFFBase):

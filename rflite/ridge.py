@@ -46,7 +46,9 @@ import numpy as np
 from rflite import _dask
 from rflite._base import RandomFeatureModel
 from rflite._cv import CVSearch, Progress, SplitList, choose, cross_validate_grid, cv_splits
-from rflite._numerics import blas_threads, check_int, check_real, check_rng, ridge_fit
+from rflite._numerics import (
+    blas_threads, check_int, check_real, check_rng, ridge_fit, shifted_eigenvalues,
+)
 
 __all__ = ["RandomFeatureRidge", "RandomFeatureRidgeCV", "LAMBDA_GRID", "SCALE_GRID",
            "row_folds", "scaled_map", "stacked_map"]
@@ -74,12 +76,19 @@ def row_folds(X, n_folds, rng) -> np.ndarray:
     behaves like k copies of it, which K-fold over row positions cannot do.
     """
     X = np.asarray(X, dtype=float)
+    n_folds = check_int(n_folds, "n_folds", minimum=1)
     rng = check_rng(rng)
     g = rng.standard_normal(X.shape[1])
     v = X @ g
     _, first, inv = np.unique(v, return_index=True, return_inverse=True)
+    inv = inv.ravel()
+    if not np.array_equal(X, X[first[inv]]):
+        # distinct rows whose projections rounded to the same value (entries
+        # far apart in magnitude): group by the rows themselves instead
+        _, first, inv = np.unique(X, axis=0, return_index=True, return_inverse=True)
+        inv = inv.ravel()
     order = rng.permutation(first.size)
-    return (order[inv.ravel()] % n_folds).astype(np.int64)
+    return (order[inv] % n_folds).astype(np.int64)
 
 
 def grouped_splits(X, n_folds, rng) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -183,7 +192,7 @@ def _ridge_grid_predict(A_tr, Y_tr, w_tr, A_te, shifts, fit_intercept):
     e = np.maximum(e.real, 0.0)
     out = np.empty((len(shifts), A_te.shape[0], Y_tr.shape[1]))
     for k, sh in enumerate(shifts):
-        pred = P @ (b / (e + sh)[:, None])
+        pred = P @ (b / shifted_eigenvalues(e, sh)[:, None])
         out[k] = pred.real + ym
     return out
 

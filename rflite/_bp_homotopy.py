@@ -180,9 +180,11 @@ class _Segment:
     On the segment :math:`\lambda \to \lambda - t` (``0 <= t <=
     min(t_join, t_drop)``): :math:`c_S(t) = c_S + t d`, :math:`r(t) = r - t v`,
     :math:`A^T r(t) = g - t a`.  After the generator is exhausted, ``end``
-    says why: ``"zero"`` (lambda reached 0), ``"steps"`` (breakpoint cap),
-    ``"empty"`` (support emptied) or ``"full"`` (a join with ``m`` columns
-    in the support), with ``t`` the step taken on the last segment.
+    says why: ``"zero"`` (lambda reached 0), ``"steps"`` (breakpoint cap) or
+    ``"empty"`` (support emptied), with ``t`` the step taken on the last
+    segment.  (A join with ``m`` columns in the support is refused as
+    numerically dependent, not an end: the path used to stop there, on
+    duplicated columns well above the requested residual.)
     """
 
     __slots__ = ("S", "z", "cS", "d", "r", "v", "a", "lam", "lam0", "t_join", "t_drop",
@@ -242,6 +244,21 @@ def _lasso_segments(P, op, y, max_steps):
         zS = np.asarray(z)
         u = scipy.linalg.solve_triangular(R, zS, trans="T", check_finite=False)
         d = scipy.linalg.solve_triangular(R, u, check_finite=False)
+        if just_added and len(S) > 1 and d[-1] * z[-1] < 0:
+            # the column that just joined would move against its sign: it
+            # cannot be on the path (a joiner's coefficient grows with the sign
+            # of its correlation, Efron et al. 2004, Lemma 5).  This happens
+            # when it duplicates (up to sign) a column that just left: equal
+            # correlations, the same direction that made the other leave.
+            # Kept out like a numerically dependent column, until the next drop
+            jr = S.pop()
+            z.pop()
+            Q, R = scipy.linalg.qr_delete(Q, R, len(S), which="col", overwrite_qr=True,
+                                          check_finite=False)
+            Q, R = Q[:, :R.shape[1]], R[:R.shape[1]]
+            refused.append(jr)
+            just_added = False
+            continue
         qy = Q.T @ y
         cS = scipy.linalg.solve_triangular(R, qy, check_finite=False) - lam * d
         v = Q @ u
@@ -292,11 +309,13 @@ def _lasso_segments(P, op, y, max_steps):
                 seg.end = "empty"
                 return
         else:
-            if len(S) >= m:
-                seg.end = "full"
-                return
             colj = _columns(op, np.array([j_join]))[:, 0]
             try:
+                if len(S) >= m:
+                    # m independent columns span R^m: every other column is
+                    # in their span (an exact duplicate of a support column,
+                    # whose correlation follows its twin's, joins here at t = 0)
+                    raise np.linalg.LinAlgError("full support")
                 Q, R = scipy.linalg.qr_insert(Q, R, colj, len(S), which="col",
                                               rcond=HOMOTOPY_RCOND,
                                               overwrite_qru=True, check_finite=False)
@@ -307,7 +326,10 @@ def _lasso_segments(P, op, y, max_steps):
                 in_S[j_join] = True
                 refused.append(j_join)
                 excluded = -1
-                just_added = False
+                # S is unchanged: a column that joined just before is still
+                # at 0 up to rounding (its drop is not a candidate yet), else
+                # a rounding-level wrong sign dropped it at t ~ 1e-16 and the
+                # path went on from a point that is not on it
                 continue
             S.append(j_join)
             z.append(1.0 if g[j_join] > 0 else -1.0)
@@ -358,9 +380,7 @@ def _homotopy(P, op, y, *, sigma, tau, max_steps):
             return coef, w, seg.steps, "done"
     if seg is None:  # A^T y = 0
         return coef, None, 0, "done"
-    if seg.end == "full":
-        coef[seg.S] = seg.cS + seg.t * seg.d
-    elif seg.end == "steps":
+    if seg.end == "steps":
         coef[seg.S] = seg.cS
     return coef, None, seg.steps, "stalled"
 

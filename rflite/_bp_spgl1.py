@@ -209,6 +209,13 @@ def _solve_path(op, y, cplx, *, sigma, tau, tol, max_iter, x0, polish,
     n_hom = 0
     best_hom = None
     dual_lb = -math.inf  # best dual objective seen (a lower bound on the optimal l1)
+    if cplx and not single and float(np.abs(P.AH(y)).max(initial=0.0)) == 0.0:
+        # y orthogonal to every column: c = 0 is a least-squares solution and
+        # ||y|| > sigma its residual (the barrier would divide by A^* y = 0;
+        # the real path reaches the same verdict through _certify)
+        if ynorm <= feas:
+            return L1Result(zero, ynorm, 0.0, 0.0, 0, P.count, 0.0, "zero_solution")
+        return L1Result(zero, ynorm, 0.0, math.inf, 0, P.count, 0.0, "sigma_unreachable")
     if cplx and not single and method == "auto" and x0 is None:
         # complex BPDN is a second-order cone program: the dual barrier
         # method certifies it (SPGL1's root test stopped at gaps ~1e-3 and
@@ -344,8 +351,14 @@ def _solve_path(op, y, cplx, *, sigma, tau, tol, max_iter, x0, polish,
 
         if single:
             gap = rgap
-            if rgap <= tol or rnorm < tol * ynorm:
+            if rgap <= tol:
                 stop = "optimal"
+            elif rnorm < tol * ynorm:
+                # (almost) interpolation: the dual point 0 bounds the optimum
+                # below by 0, a gap of f itself; certified only when that is
+                # within tol (the label said "optimal" with gaps of 3e-5)
+                gap = min(rgap, f / max(1.0, f))
+                stop = "optimal" if gap <= tol else "bp_solution"
         else:
             if rnorm <= sigma * (1.0 + FEAS_TOL) + BP_TOL * ynorm:
                 gap = _bpdn_gap(y, r, gnorm, _l1(x), sigma)
@@ -494,13 +507,18 @@ def _certify(P, y, coef, w, sigma, tau):
         f = 0.5 * rnorm**2
         gap = abs(2.0 * f - _vdot(r, y) + tau * float(np.abs(g).max())) / max(1.0, f)
         return L1Result(coef, rnorm, l1, float(gap), 0, 0, float(tau), "homotopy")
+    feasible = rnorm <= sigma * (1.0 + FEAS_TOL) + BP_TOL * float(np.linalg.norm(y))
     if l1 == 0.0:
-        return L1Result(coef, rnorm, 0.0, 0.0, 0, 0, 0.0, "zero_solution")
+        # c = 0 is the answer only when it meets the bound; the path also
+        # ends at 0 when A^T y = 0 (y orthogonal to every column), where
+        # least squares cannot get below ||y|| either
+        return L1Result(coef, rnorm, 0.0, 0.0 if feasible else math.inf, 0, 0, 0.0,
+                        "zero_solution" if feasible else "homotopy")
     h = P.AH(w)
     scale = max(1.0, float(np.abs(h).max()))
     dual = (_vdot(y, w) - sigma * float(np.linalg.norm(w))) / scale
     gap = (l1 - dual) / l1
-    if rnorm > sigma * (1.0 + FEAS_TOL) + BP_TOL * float(np.linalg.norm(y)):
+    if not feasible:
         gap = math.inf
     return L1Result(coef, rnorm, l1, float(gap), 0, 0, l1, "homotopy")
 

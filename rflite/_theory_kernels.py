@@ -102,6 +102,10 @@ def _check_nonzero_columns(norms, name="A"):
         )
 
 
+#: Columns whose largest entry is below this are rescaled before the norms
+#: (squares of ~1e-154 and below underflow).
+_TINY_COLUMN = 1e-140
+
 #: Target size, in entries, of one block of the Gram matrix in
 #: :func:`coherence` (32 MB of float64): the block has
 #: ``max(1, BLOCK_ENTRIES // N)`` rows.
@@ -121,6 +125,13 @@ def _gram_blocks(A, block_size, *, upper):
     if block_size is None:
         block_size = max(1, BLOCK_ENTRIES // N)
     block_size = check_int(block_size, "block_size", minimum=1)
+    if not _is_operator(A) and A.size:
+        # coherence is invariant to column scaling: columns of entries below
+        # ~1e-140 are rescaled first, else their squared norms (and the Gram
+        # entries) underflow to 0 and a nonzero column reads as a zero one
+        amax = np.abs(A).max(axis=0)
+        if np.any((amax > 0.0) & (amax < _TINY_COLUMN)):
+            A = A / np.where(amax > 0.0, amax, 1.0)
     norms = _column_norms(A)
     _check_nonzero_columns(norms)
     inv = 1.0 / norms

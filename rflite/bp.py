@@ -512,24 +512,42 @@ ETA_FRACTIONS = tuple(np.concatenate([np.linspace(0.95, 0.5, 10),
 VALIDATION_FRACTION = HOLDOUT_FRACTION
 
 
-def _srfe_by_path(A, y, eta, s, refit, lam) -> SRFEResult:
+def _srfe_by_path(A, y, eta, s, refit, lam, *, certify=None) -> SRFEResult:
     """SRFE at one ``eta`` by :func:`bpdn_path` (the final fit of the automatic choice).
 
     The same homotopy point the choice scored, without :func:`bpdn`'s SPGL1
     fallback (which can run ``max_iter`` iterations on tall, badly
-    conditioned matrices: 220 s on a 2000 x 1000 fold of ccpp).  Not
-    certified by a duality gap: ``stop_reason`` is ``"path"`` (or
-    ``"sigma_unreachable"`` when the path ended above ``sigma``, at the
-    least-squares point), ``duality_gap`` NaN.
+    conditioned matrices: 220 s on a 2000 x 1000 fold of ccpp).
+
+    ``certify`` (a dict of :func:`_srfe`'s ``tol`` and ``max_iter``; the
+    in-memory estimator passes it): the point's relative duality gap is
+    computed (one product with :math:`A^T`); within ``tol`` the result is
+    certified (``stop_reason="homotopy"``), otherwise -- the path ended
+    before ``sigma`` or its point is not optimal -- the certified solver
+    :func:`_srfe` refits at this ``eta``.  ``None`` (the Dask fit, where the
+    product is one more pass): ``stop_reason`` is ``"path"`` (or
+    ``"sigma_unreachable"`` when the path ended above ``sigma``),
+    ``duality_gap`` NaN, not certified.
     """
     m = A.shape[0]
     sigma = eta * math.sqrt(m)
     path = bpdn_path(A, y, [sigma])
     coef = path.coefs[:, 0]
-    rnorm = float(np.linalg.norm(A @ coef - y))
-    reason = "path" if path.reached[0] else "sigma_unreachable"
-    res = L1Result(coef, rnorm, _l1(coef), math.nan, path.n_steps, 2 * path.n_steps + 1,
-                   _l1(coef), reason)
+    r = y - A @ coef
+    rnorm = float(np.linalg.norm(r))
+    l1 = _l1(coef)
+    if certify is not None:
+        feasible = rnorm <= sigma * (1.0 + FEAS_TOL) + BP_TOL * float(np.linalg.norm(y))
+        gap = _bpdn_gap(y, r, float(np.abs(A.T @ r).max(initial=0.0)), l1, sigma)
+        if not (path.reached[0] and feasible and gap <= certify["tol"]):
+            return _srfe(A, y, eta=eta, s=s, refit=refit, lam=lam, tol=certify["tol"],
+                         max_iter=certify["max_iter"], polish=True)
+        res = L1Result(coef, rnorm, l1, float(gap), path.n_steps, 2 * path.n_steps + 2, l1,
+                       "homotopy")
+    else:
+        reason = "path" if path.reached[0] else "sigma_unreachable"
+        res = L1Result(coef, rnorm, l1, math.nan, path.n_steps, 2 * path.n_steps + 1, l1,
+                       reason)
     final = _threshold_refit(A, y, coef, s, refit, lam)
     return SRFEResult(final, np.flatnonzero(final), res)
 
@@ -777,7 +795,8 @@ class SRFERegressor(AutoChoice, RandomFeatureModel):
             # sigma = eta * sqrt(rows) in the solver: make it eta * sqrt(sum w)
             eta_eff = eta * math.sqrt(total / m)
             if search is not None:
-                res = _srfe_by_path(A, Yc[:, k], eta_eff, s_final, self.refit, self.lam)
+                res = _srfe_by_path(A, Yc[:, k], eta_eff, s_final, self.refit, self.lam,
+                                    certify=dict(tol=self.tol, max_iter=self.max_iter))
             else:
                 res = _srfe(A, Yc[:, k], eta=eta_eff, s=s_final, refit=self.refit,
                             lam=self.lam, tol=self.tol, max_iter=self.max_iter, polish=True)

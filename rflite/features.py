@@ -192,6 +192,26 @@ class Uniform:
         return rng.uniform(self.low, self.high, size)
 
 
+def _check_distinct_rows(supports):
+    """``ValueError`` unless every row of ``supports`` has distinct entries.
+
+    A repeated input in a row gave different features on the two transform
+    paths (the dense BLAS weights keep one of the values, the sparse gather
+    adds both).  One pass when the rows are sorted (what
+    :func:`random_feature_map` draws); a sort only otherwise.
+    """
+    if supports.shape[1] < 2:
+        return
+    steps = np.diff(supports, axis=1)
+    if np.all(steps > 0):
+        return
+    sorted_rows = np.sort(supports, axis=1)
+    bad = np.flatnonzero((np.diff(sorted_rows, axis=1) == 0).any(axis=1))
+    if bad.size:
+        raise ValueError(f"supports must be distinct within each row; row {int(bad[0])} "
+                         f"repeats an input: {supports[bad[0]].tolist()}")
+
+
 def _check_distribution(distribution):
     if isinstance(distribution, (Normal, Uniform)):
         return distribution
@@ -286,7 +306,10 @@ class FeatureMap:
     def __init__(self, supports, values, bias, activation: str, n_inputs: int):
         self.n_inputs = check_int(n_inputs, "n_inputs", minimum=1)
         self.activation = check_choice(activation, "activation", ACTIVATIONS)
-        supports = np.ascontiguousarray(supports, dtype=np.int64)
+        raw = np.asarray(supports)
+        if raw.size and not np.issubdtype(raw.dtype, np.integer):
+            raise ValueError(f"supports must be integer input indices, got dtype {raw.dtype}")
+        supports = np.ascontiguousarray(raw, dtype=np.int64)
         values = np.ascontiguousarray(check_array(values, "values", ndim=2, min_rows=0))
         bias = np.ascontiguousarray(check_array(bias, "bias", ndim=1, min_rows=0))
         if supports.ndim != 2 or supports.shape != values.shape:
@@ -298,6 +321,7 @@ class FeatureMap:
             raise ValueError(f"bias must have length N={supports.shape[0]}, got {bias.shape[0]}")
         if supports.size and (supports.min() < 0 or supports.max() >= self.n_inputs):
             raise ValueError(f"supports must lie in [0, {self.n_inputs}), got out-of-range index")
+        _check_distinct_rows(supports)
         self.supports = supports
         self.values = values
         self.bias = bias
@@ -428,10 +452,13 @@ class FeatureMap:
 
     def _check_columns(self, columns) -> np.ndarray:
         columns = np.asarray(columns)
+        if columns.dtype == bool:
+            if columns.shape != (self.n_columns,):
+                raise ValueError(f"a boolean columns mask must have shape ({self.n_columns},), "
+                                 f"got {columns.shape}")
+            columns = np.flatnonzero(columns)
         if columns.size == 0:
             columns = columns.astype(np.int64).reshape(0)
-        if columns.dtype == bool:
-            columns = np.flatnonzero(columns)
         if columns.ndim != 1 or not np.issubdtype(columns.dtype, np.integer):
             raise ValueError("columns must be a 1-d array of integer indices")
         columns = columns.astype(np.int64, copy=False)

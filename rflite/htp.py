@@ -354,6 +354,7 @@ def top_s(a: np.ndarray, s: int) -> np.ndarray:
     >>> top_s(np.array([0.5, 2.0, 0.5, 1.0]), 3)
     array([0, 1, 3])
     """
+    s = check_int(s, "s", minimum=1)
     n = a.shape[0]
     if s >= n:
         return np.arange(n)
@@ -363,6 +364,9 @@ def top_s(a: np.ndarray, s: int) -> np.ndarray:
     if above.size == s:
         return above
     ties = np.flatnonzero(a == thr)[: s - above.size]
+    if above.size + ties.size < s:  # only NaN compares false both ways
+        raise ValueError(f"a contains NaN ({int(np.isnan(a).sum())} entries); top_s needs "
+                         "comparable values")
     return np.sort(np.concatenate([above, ties]))
 
 

@@ -1023,12 +1023,20 @@ def centered_targets(Y: np.ndarray, w: np.ndarray | None):
     first) leaves an offset of :math:`u` times the spread of the targets
     instead (the corrected two-pass algorithm, Chan, Golub and LeVeque,
     "Algorithms for computing the sample variance", Am. Stat. 37, 1983).
+    The correction is applied to the outputs whose residual mean exceeds the
+    rounding of the centred values (``4 eps max|Y - mean|``); below that it
+    would only move last bits, and the fits whose results follow last bits
+    (GFC's descents, SHRIMP's exactly representable paths) keep them.
     """
     mean = weighted_mean(Y, w)
     Yc = Y - mean
     delta = weighted_mean(Yc, w)
-    Yc -= delta
-    return Yc, mean + delta
+    big = np.abs(delta) > 4.0 * np.finfo(np.float64).eps * np.max(np.abs(Yc), axis=0)
+    if np.any(big):
+        delta = np.where(big, delta, 0.0)
+        Yc -= delta
+        mean = mean + delta
+    return Yc, mean
 
 
 def weighted_mean(A: np.ndarray, w: np.ndarray | None) -> np.ndarray:

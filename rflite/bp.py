@@ -613,9 +613,11 @@ class SRFERegressor(AutoChoice, RandomFeatureModel):
     standard deviation of ``y`` (0.95 ... 1/1000 of it), takes the lowest
     validation MSE (:func:`rflite._cv.choose`, rule ``"min"``) and refits on
     all rows by the same path, stopped at ``eta_`` (:func:`_srfe_by_path`:
-    the exact homotopy point, ``result_.bpdn.stop_reason == "path"``, not
-    certified by a duality gap; pass ``eta=model.eta_`` to refit with the
-    certified :func:`bpdn`); :class:`SRFECV` is the K-fold version.  A
+    the exact homotopy point, certified by its duality gap against ``tol``,
+    ``result_.bpdn.stop_reason == "homotopy"``; when the path's point fails
+    that check the certified :func:`bpdn` refits at ``eta_`` instead; on
+    Dask arrays the point is not checked, ``stop_reason == "path"``);
+    :class:`SRFECV` is the K-fold version.  A
     fold's path stops once its validation error has risen clearly past its
     minimum (:data:`PATH_STOP_FACTOR`), so small ``eta`` values that only
     fit noise cost nothing.  The papers' settings are explicit values: the

@@ -20,7 +20,7 @@ import numpy as np
 
 from rflite._imp_factor import _compact_rows, _MinNormSolver
 from rflite._numerics import (blas_threads, check_array, check_bool, check_choice, check_int,
-                              check_real, check_rng)
+                              check_real, check_rng, refuse_plain_operator)
 from rflite.features import FeatureOperator
 
 __all__ = ["METHODS", "SCHEDULES", "MAX_PRUNE_STEPS", "TIE_RTOL", "VAL_TIE_RTOL",
@@ -263,6 +263,7 @@ def _paper_step_count(n0: int, p: float, min_features: int) -> int:
 
 def _transposed_copy(A, name: str) -> np.ndarray:
     """A private C-contiguous copy of ``A.T`` (n x m): columns of ``A`` as rows."""
+    refuse_plain_operator(A, name, "SHRIMP's minimum-norm path")
     if isinstance(A, FeatureOperator):
         m, n = A.shape
         if A.fmap.is_complex:

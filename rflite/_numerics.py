@@ -145,6 +145,18 @@ def spawn_streams(rng: np.random.Generator, n: int) -> list[np.random.Generator]
 
 
 # -------------------------------------------------------------------- validation
+def refuse_plain_operator(A, name: str, needs: str) -> None:
+    """``TypeError`` for a matrix-free operator (``matvec`` but no ``columns``).
+
+    rflite's solvers take NumPy arrays or a :class:`rflite.features.FeatureOperator`;
+    a SciPy ``LinearOperator`` gives products only, and without this check it
+    failed as "A must be numeric: float() argument ... not 'MatrixLinearOperator'".
+    """
+    if not isinstance(A, np.ndarray) and hasattr(A, "matvec") and not hasattr(A, "columns"):
+        raise TypeError(f"{name} is a {type(A).__name__} without columns(S), which {needs} "
+                        f"needs; pass a NumPy array or an rflite FeatureOperator")
+
+
 class DataConversionWarning(UserWarning):
     """An input was converted to the expected layout (e.g. a column-vector ``y``)."""
 

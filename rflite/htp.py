@@ -93,6 +93,7 @@ from rflite._numerics import (
     check_bool,
     check_int,
     check_real,
+    refuse_plain_operator,
 )
 from rflite._reexport import reexport
 
@@ -440,6 +441,7 @@ class _Wrapped:
 
 
 def _as_operator(A):
+    refuse_plain_operator(A, "A", "HARFE's support solves")
     if isinstance(A, np.ndarray) or not all(
         hasattr(A, name) for name in ("shape", "rmatvec", "columns")
     ):

@@ -155,3 +155,15 @@ def test_coherence_of_tiny_columns_is_scale_invariant():
     assert coherence(A * 1e-200) == pytest.approx(coherence(A), rel=1e-15)
     with pytest.raises(ValueError, match="zero column"):
         coherence(np.array([[1.0, 0.0], [1.0, 0.0]]))
+
+
+def test_plain_linear_operator_is_refused_by_name():
+    sla = pytest.importorskip("scipy.sparse.linalg")
+    from rflite.imp import shrimp_path
+    from rflite.htp import harfe
+
+    A = sla.aslinearoperator(np.ones((5, 4)))
+    with pytest.raises(TypeError, match="without columns"):
+        harfe(A, np.ones(5), s=2, lam=0.1)
+    with pytest.raises(TypeError, match="without columns"):
+        shrimp_path(A, np.ones(5))

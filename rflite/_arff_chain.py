@@ -100,6 +100,7 @@ class _Chain:
         self.accept = np.empty(K, dtype=np.bool_)
         self.parallel_accept = K >= _arff_kernels.PARALLEL_MIN_FEATURES
         self.fresh = True  # beta solves the current frequencies' problem
+        self.n_refits = 0  # the validation monitor scores each refitted state once
 
     def step(self, omega_p, u, gamma, omega_max) -> int:
         """Proposal amplitudes, the accept test, and the swap; returns the accept count."""
@@ -147,6 +148,7 @@ class _Chain:
         self.G = _refresh_gram(self.G, self.S, self.stale)
         self.beta = _solve(self.G, self.rhs, self.shift)
         self.fresh = True
+        self.n_refits += 1
 
     def train_error(self) -> float:
         return _train_error(self.S, self.beta, self.Y)
@@ -305,15 +307,19 @@ class _ValidationMonitor:
         self.best_iteration = 0
         self.best_omega = None
         self.no_change = 0
+        self.scored_refits = -1
 
     def __call__(self, i, chain) -> bool:
         train_error = chain.train_error()
-        if not chain.fresh:
+        if not chain.fresh or chain.n_refits == self.scored_refits:
             # between refits the amplitudes mix several solves and do not form a
             # model (their training error swings by orders of magnitude): only
-            # the refitted states are scored
+            # the refitted states are scored, each once (a step that accepts
+            # nothing leaves the last refit's state "fresh"; scoring it again
+            # counted as a check without improvement and stopped runs early)
             self.progress.line(f"iteration {i}/{self.n_iter}  train {train_error:.4g}")
             return False
+        self.scored_refits = chain.n_refits
         return self.record(i, chain.omega, chain.beta, train_error, chain.G, chain.rhs,
                            chain.X.shape[0])
 

@@ -96,6 +96,7 @@ class _DaskChain(_Chain):
         self.beta = _arff_kernels._solve(self.G, self.rhs, shift)
         self.stale = False
         self.fresh = True
+        self.n_refits = 0
 
     def _sum(self, out, kind):
         t0 = time.perf_counter()
@@ -136,6 +137,7 @@ class _DaskChain(_Chain):
             self.stale = False
         self.beta = _solve(self.G, self.rhs, self.shift)
         self.fresh = True
+        self.n_refits += 1
 
     def train_error(self) -> float:
         import dask.array as da

@@ -963,7 +963,12 @@ class ARFFClassifier(_ARFFBase):
             raise ValueError(
                 f"y must be 1-d with one label per row of X, got X {X.shape} and y {y.shape}"
             )
-        classes, codes = np.unique(y, return_inverse=True)
+        try:
+            classes, codes = np.unique(y, return_inverse=True)
+        except TypeError:  # labels that cannot be ordered, e.g. a mix of str and int
+            kinds = sorted({type(v).__name__ for v in np.asarray(y, dtype=object).ravel()})
+            raise ValueError(f"y: class labels must be of one orderable type, got {kinds}") \
+                from None
         if classes.size < 2:
             raise ValueError(f"y must contain at least 2 classes, got {classes.size}")
         T = np.zeros((X.shape[0], classes.size))

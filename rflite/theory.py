@@ -1082,9 +1082,14 @@ def shrimp_thm5_max_sparsity(mu: float) -> int:
     mu = check_real(mu, "mu", minimum=0.0, maximum=1.0)
     if mu == 0.0:
         raise ValueError("mu must be > 0 (every s satisfies the requirement), got 0.0")
-    s = ((4 / (_sqrt(41) * _D(mu)) + 1) / 2 + Decimal("1e-12")).to_integral_value(
-        rounding=decimal.ROUND_FLOOR)
-    return max(0, int(s))
+    s = int(((4 / (_sqrt(41) * _D(mu)) + 1) / 2 + Decimal("1e-12")).to_integral_value(
+        rounding=decimal.ROUND_FLOOR))
+    # the tolerance above lets a mu at a boundary count as meeting it; the
+    # answer must meet the requirement as shrimp_thm5_coherence_requirement
+    # (and shrimp_thm5_conditions) evaluate it, a mu one ulp above does not
+    while s >= 1 and _float(4 / (_sqrt(41) * (2 * s - 1))) < mu:
+        s -= 1
+    return max(0, s)
 
 
 def _min_variance(s, d) -> Decimal:

@@ -167,3 +167,43 @@ def test_plain_linear_operator_is_refused_by_name():
         harfe(A, np.ones(5), s=2, lam=0.1)
     with pytest.raises(TypeError, match="without columns"):
         shrimp_path(A, np.ones(5))
+
+
+# ------------------------------------------ second audit: ARFF, GFC, theory
+def test_arff_early_stopping_scores_each_refit_once():
+    """A step accepting nothing left the last refit "fresh": it was scored again
+    at non-refit iterations, each repeat counted as a check without improvement."""
+    from rflite.metropolis import ARFFRegressor
+
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((80, 3))
+    y = np.sin(2 * X[:, 0]) + 0.3 * rng.standard_normal(80)
+    est = ARFFRegressor(2, n_iter=300, refit_every=10, gamma=40.0, delta=1.0,
+                        n_iter_no_change=5, random_state=0).fit(X, y)
+    its = np.asarray(est.validation_iterations_)
+    assert np.all(np.diff(its) > 0)
+    assert np.all((its % 10 == 0) | (its == est.n_iter_)), its
+    assert len(est.validation_scores_) == its.size
+
+
+def test_thm5_max_sparsity_meets_the_requirement_at_boundaries():
+    from rflite.theory import shrimp_thm5_coherence_requirement, shrimp_thm5_max_sparsity
+
+    for s in (1, 2, 7, 1000):
+        edge = shrimp_thm5_coherence_requirement(s)  # correctly rounded
+        assert shrimp_thm5_max_sparsity(edge) == s
+        above = float(np.nextafter(edge, 1.0))
+        got = shrimp_thm5_max_sparsity(above)
+        assert got == s - 1
+        assert got == 0 or shrimp_thm5_coherence_requirement(got) >= above
+
+
+def test_gfc_transform_before_fit_and_arff_mixed_labels():
+    from rflite._base import NotFittedError
+    from rflite.greedy import GFCRegressor
+    from rflite.metropolis import ARFFClassifier
+
+    with pytest.raises(NotFittedError):
+        GFCRegressor().transform(np.ones((3, 2)))
+    with pytest.raises(ValueError, match="one orderable type"):
+        ARFFClassifier().fit(np.ones((60, 2)), np.array([1, "a"] * 30, dtype=object))

@@ -355,8 +355,10 @@ def _target_index(C, Yb):
 
 def _check_auto_input(est, fmap, what):
     if fmap.is_complex:
+        fix = ("use RandomFeatureRidge with an explicit lam" if what.startswith("the ")
+               else f"pass {what.split('=')[0]} explicitly")
         raise ValueError(f"{what} on Dask input needs real features, got activation="
-                         f"{est.activation!r}; pass {what.split('=')[0]} explicitly")
+                         f"{est.activation!r}; {fix}")
 
 
 def choose_ridge_lam(est, fmap, X, Y, W, folds, grid, rule, fit_intercept):
@@ -382,7 +384,8 @@ def choose_ridge_lam(est, fmap, X, Y, W, folds, grid, rule, fit_intercept):
     from rflite._cv import choose
     from rflite.ridge import cv_results_per_output
 
-    _check_auto_input(est, fmap, "lam='auto'")
+    # the CV class has no lam (it searches lams): name what the user can change
+    _check_auto_input(est, fmap, "the lams search" if hasattr(est, "lams") else "lam='auto'")
     st, op = group_stats(fmap, X, Y, W, folds, with_features=True, gram=True)
     n, k = fmap.n_columns, Y.shape[1]
     fold_ids = _usable_folds(folds, st, range(folds.n_folds))

@@ -372,6 +372,11 @@ def _k_weighted(Xb, Wb, *rest, kernel, **kwargs):
 
 
 def _k_predict(Xb, state, S, C, intercept, real):
+    # predict's X is checked chunk by chunk as the chunk is computed (the
+    # in-memory predict refuses NaN / inf up front; a lazy one cannot)
+    if not np.isfinite(Xb).all():
+        raise ValueError("X contains NaN or infinite values (in a row chunk of the Dask X "
+                         "given to predict)")
     B = state.features(Xb, S)
     out = B @ C + intercept
     return out.real if real and np.iscomplexobj(out) else out

@@ -250,6 +250,7 @@ __all__ = [
     "BP_TOL",
     "CERTIFIED",
     "SigmaUnreachableWarning",
+    "InfeasibleResultWarning",
     "bpdn",
     "lasso",
     "basis_pursuit",
@@ -271,8 +272,26 @@ class SigmaUnreachableWarning(RuntimeWarning):
     """
 
 
+class InfeasibleResultWarning(RuntimeWarning):
+    """A BPDN solve stopped, uncertified, at a point that misses ``‖A c - y‖ <= sigma``.
+
+    E.g. ``max_iter`` on a matrix-free (Dask) operator, where the
+    least-squares test that would say ``"sigma_unreachable"`` is not run:
+    sigma may be unreachable, or the solver may need more iterations.
+    """
+
+
 def _warn_unreachable(res, sigma, m):
-    """Issue :class:`SigmaUnreachableWarning` for a ``"sigma_unreachable"`` result."""
+    """Issue :class:`SigmaUnreachableWarning` for a ``"sigma_unreachable"`` result,
+    :class:`InfeasibleResultWarning` for an uncertified point clearly above sigma."""
+    if (res.stop_reason != "sigma_unreachable" and not res.certified and sigma > 0
+            and res.residual_norm > sigma * (1.0 + 1e-3)):
+        warnings.warn(
+            f"BPDN stopped ({res.stop_reason!r}, not certified) at residual "
+            f"{res.residual_norm:.6g} above sigma = {sigma:.6g}: the coefficients do not "
+            "meet the constraint; sigma may be below the least-squares residual "
+            "(not tested on an operator) or the solve needs a larger max_iter",
+            InfeasibleResultWarning, stacklevel=3)
     if res.stop_reason == "sigma_unreachable":
         warnings.warn(
             f"sigma = {sigma:.6g} is below the least-squares residual "

@@ -868,10 +868,15 @@ class SHRIMPRegressor(RandomFeatureModel):
 
 
 def _predict_checked(est, X):
-    """``RandomFeatureModel.predict`` plus the :class:`MagnitudeWarning` check."""
+    """``RandomFeatureModel.predict`` plus the :class:`MagnitudeWarning` check.
+
+    The check needs the values: it runs on in-memory predictions only; a
+    Dask ``X`` gets its lazy predictions unchecked (checking them computed
+    every chunk inside ``predict``, and again when the result was used).
+    """
     pred = RandomFeatureModel.predict(est, X)
     scale = getattr(est, "target_scale_", None)
-    if scale is not None and pred.size:
+    if scale is not None and pred.size and isinstance(pred, np.ndarray):
         dev = np.abs(pred - est.intercept_)
         dev = dev.max(axis=0) if dev.ndim == 2 else dev.max()
         limit = MAGNITUDE_RATIO * np.maximum(scale, np.finfo(float).tiny)

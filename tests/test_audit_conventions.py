@@ -164,3 +164,31 @@ def test_arff_scale_checked_whatever_the_method(scale):
     X, y = _data(30)
     with pytest.raises(ValueError, match="scale"):
         ARFFRegressor(n_features=8, n_iter=5, scale=scale, random_state=0).fit(X, y)
+
+
+# ------------------------------------------------------------ Dask predict
+def test_dask_predict_is_lazy_and_refuses_nan_chunks():
+    da = pytest.importorskip("dask.array")
+    dask = pytest.importorskip("dask")
+    X, y = _data(200)
+    computed = []
+
+    def spy(block):
+        computed.append(block.shape[0])
+        return block
+
+    with dask.config.set(scheduler="synchronous"):
+        for est in (SHRIMPRegressor(n_features=30, random_state=0),
+                    SHRIMPCV(n_features=30, random_state=0),
+                    RandomFeatureRidge(30, lam=1e-4, random_state=0)):
+            est.fit(X, y)
+            Xd = da.from_array(X, chunks=(50, 4)).map_blocks(spy, dtype=float,
+                                                             meta=np.empty((0, 0)))
+            computed.clear()
+            pred = est.predict(Xd)
+            assert computed == [], (type(est).__name__, computed)  # nothing computed yet
+            np.testing.assert_allclose(pred.compute(), est.predict(X), rtol=1e-12, atol=1e-12)
+            bad = X.copy()
+            bad[3, 1] = np.nan
+            with pytest.raises(ValueError, match="X contains NaN"):
+                est.predict(da.from_array(bad, chunks=(50, 4))).compute()

@@ -207,3 +207,19 @@ def test_gfc_transform_before_fit_and_arff_mixed_labels():
         GFCRegressor().transform(np.ones((3, 2)))
     with pytest.raises(ValueError, match="one orderable type"):
         ARFFClassifier().fit(np.ones((60, 2)), np.array([1, "a"] * 30, dtype=object))
+
+
+def test_uncertified_infeasible_bpdn_on_an_operator_warns():
+    """On an operator the least-squares test behind "sigma_unreachable" is not
+    run: a max_iter stop far above sigma came back without any warning (a Dask
+    SRFE fit with complex features, 121 s, residual twice eta)."""
+    from rflite.bp import InfeasibleResultWarning
+    from rflite.features import random_feature_map
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (60, 3))
+    y = np.sin(3 * X[:, 0]) + 0.3 * rng.standard_normal(60)
+    op = random_feature_map(3, 8, activation="exp", rng=0).operator(X)
+    with pytest.warns(InfeasibleResultWarning, match="not certified"):
+        res = bpdn(op, y.astype(complex), 0.01, max_iter=20)
+    assert not res.certified and res.residual_norm > 0.01

@@ -322,9 +322,10 @@ def _candidates(A_W, y, z, h_W, c_W, slack, keep, sigma, feas):
             yield sel, c_S
 
 
-def _socp_bpdn(P, op, y, *, sigma, tol, feas, columns):
+def _socp_bpdn(P, op, y, *, sigma, tol, feas, columns, h_full=None):
     """Certified complex BPDN (``sigma >= 0``) by the dual barrier method with column generation.
 
+    ``h_full`` is :math:`A^* y` when the caller has it (not recomputed).
     Returns ``(coef, rnorm, l1, gap, rounds, newton)`` for the best feasible
     point found (``gap`` its relative duality gap on the whole dictionary),
     or ``None`` when no feasible point came out.
@@ -332,7 +333,8 @@ def _socp_bpdn(P, op, y, *, sigma, tol, feas, columns):
     m, n = op.shape
     dtype = y.dtype
     ynorm = float(np.linalg.norm(y))
-    h_full = P.AH(y)
+    if h_full is None:
+        h_full = P.AH(y)
     if n <= max(2 * SOCP_WS * m, SOCP_FULL):
         W = np.arange(n)
     else:

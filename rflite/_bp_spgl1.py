@@ -209,7 +209,8 @@ def _solve_path(op, y, cplx, *, sigma, tau, tol, max_iter, x0, polish,
     n_hom = 0
     best_hom = None
     dual_lb = -math.inf  # best dual objective seen (a lower bound on the optimal l1)
-    if cplx and not single and float(np.abs(P.AH(y)).max(initial=0.0)) == 0.0:
+    h_y = P.AH(y) if cplx and not single else None  # (the barrier's first product)
+    if h_y is not None and float(np.abs(h_y).max(initial=0.0)) == 0.0:
         # y orthogonal to every column: c = 0 is a least-squares solution and
         # ||y|| > sigma its residual (the barrier would divide by A^* y = 0;
         # the real path reaches the same verdict through _certify)
@@ -220,7 +221,8 @@ def _solve_path(op, y, cplx, *, sigma, tau, tol, max_iter, x0, polish,
         # complex BPDN is a second-order cone program: the dual barrier
         # method certifies it (SPGL1's root test stopped at gaps ~1e-3 and
         # its iterations at max_iter on complex exponential features)
-        sol = _socp_bpdn(P, op, y, sigma=sigma, tol=tol, feas=feas, columns=_columns)
+        sol = _socp_bpdn(P, op, y, sigma=sigma, tol=tol, feas=feas, columns=_columns,
+                         h_full=h_y)
         if sol is not None:
             c_b, rn_b, l1_b, gap_b, rounds_b, newton_b = sol
             res_b = L1Result(c_b, rn_b, l1_b, float(gap_b), newton_b, P.count, l1_b, "barrier")

@@ -45,6 +45,11 @@ def as_linear_operator(op):
         def column_norms(self):
             return op.column_norms()
 
+        def full_gram(self, y):
+            # A^* A and A^* y in one pass: BPDN's least-squares test on tall data
+            G, b = op.full_gram(np.ravel(y))
+            return G, b[:, 0]
+
     return _Client()
 
 

@@ -40,8 +40,17 @@ The solver
   :math:`\max \mathrm{Re}\,y^*z - \sigma\|z\|` s.t. :math:`|a_j^*z| \le 1`
   (``2m`` reals) is solved by a log-barrier Newton method with column
   generation (``rflite._bp_socp``), whose central path gives a feasible
-  primal point; certified by the duality gap on the whole dictionary
-  (``stop_reason="barrier"``).
+  primal point; Newton's method on the KKT system of that point's support
+  (``rflite._bp_socp._kkt_newton``) then gives the support's exact
+  solution, so the coefficients do not depend on ``tol`` or on the path
+  that found them (a Dask operator and a dense matrix agree to 1e-14, where
+  the central-path point alone agreed to ``tol``); certified by the duality
+  gap on the whole dictionary (``stop_reason="barrier"``).  Known limit: on
+  ill-conditioned dictionaries with a small ``sigma``, whose solutions have
+  large l1 norms (240 x 60 exponential features, condition 9e3, at
+  ``eta`` = 0.5 .. 1: l1 norms 2,000-5,000 against ``‖y‖`` = 78), the dual
+  barrier's Newton steps stall and the result is SPGL1's uncertified point
+  (``"max_iter"``, gaps 0.2 .. 0.4, reported as such, 20-35 s).
 
 Why the homotopy is the default: random-feature matrices are very badly
 conditioned (condition numbers of 1e8 and more on the SHRIMP problems), and
@@ -138,8 +147,9 @@ Honest results: a result is certified (:attr:`L1Result.certified`) only when
 a feasible point's gap was checked; anything else keeps the stop reason of the
 solver that stopped (``"max_iter"``, ``"root_found"``, ...) and the point's own
 gap (``inf`` if infeasible).  When ``sigma`` is below the least-squares
-residual (decided up front for tall dense ``A``, where it is one solve, and
-after the path otherwise), the least-squares fit is returned with
+residual (decided up front for a tall dense ``A``, where it is one solve,
+or a tall operator with ``full_gram`` -- the Dask operator, one Gram pass --
+and after the path otherwise), the least-squares fit is returned with
 ``stop_reason="sigma_unreachable"`` and a :class:`SigmaUnreachableWarning`.
 
 Numerical limits: columns that are (numerically) in the span of the current
@@ -275,9 +285,11 @@ class SigmaUnreachableWarning(RuntimeWarning):
 class InfeasibleResultWarning(RuntimeWarning):
     """A BPDN solve stopped, uncertified, at a point that misses ``‖A c - y‖ <= sigma``.
 
-    E.g. ``max_iter`` on a matrix-free (Dask) operator, where the
-    least-squares test that would say ``"sigma_unreachable"`` is not run:
-    sigma may be unreachable, or the solver may need more iterations.
+    E.g. ``max_iter`` on a wide matrix-free operator, where the
+    least-squares test that would say ``"sigma_unreachable"`` is not run
+    (it is run for dense matrices and for tall operators with a Gram, such
+    as the Dask operator): sigma may be unreachable, or the solver may need
+    more iterations.
     """
 
 
@@ -290,7 +302,7 @@ def _warn_unreachable(res, sigma, m):
             f"BPDN stopped ({res.stop_reason!r}, not certified) at residual "
             f"{res.residual_norm:.6g} above sigma = {sigma:.6g}: the coefficients do not "
             "meet the constraint; sigma may be below the least-squares residual "
-            "(not tested on an operator) or the solve needs a larger max_iter",
+            "(not tested on a wide operator) or the solve needs a larger max_iter",
             InfeasibleResultWarning, stacklevel=3)
     if res.stop_reason == "sigma_unreachable":
         warnings.warn(

@@ -141,3 +141,28 @@ def test_real_bpdn_fallbacks_after_the_homotopy(with_nnls, monkeypatch):
     res = bpdn(A, y, sigma)
     assert res.stop_reason == ("lasso_nnls" if with_nnls else "barrier") and res.certified
     assert_allclose(res.l1_norm, ref.l1_norm, rtol=1e-6)
+
+
+def test_complex_bpdn_is_the_exact_support_solution_whatever_tol():
+    """The barrier's point was only tol-optimal (gap 5e-9, coefficients 6e-6
+    from the optimum), and tol=1e-12 ended at max_iter with gap 2.9e-6:
+    Newton on the support's KKT system now gives the exact solution."""
+    from rflite.datasets import make_friedman1
+    from rflite.features import random_feature_map
+
+    X, y = make_friedman1(120, d=6, noise=0.1, rng=0)
+    A = random_feature_map(6, 200, q=2, activation="exp", rng=0).transform(X)
+    A /= np.linalg.norm(A, axis=0)
+    yc = y.astype(complex)
+    sigma = 0.1 * np.linalg.norm(y)
+    loose, tight = bpdn(A, yc, sigma), bpdn(A, yc, sigma, tol=1e-12)
+    for res in (loose, tight):
+        assert res.stop_reason == "barrier" and res.duality_gap <= 1e-13
+        np.testing.assert_allclose(res.residual_norm, sigma, rtol=1e-12)
+    np.testing.assert_allclose(tight.coef, loose.coef, rtol=0, atol=1e-12 * np.abs(loose.coef).max())
+    # the KKT conditions themselves: A_S^* r = lambda c_S / |c_S|, |a_j^* r| <= lambda off S
+    S = np.flatnonzero(loose.coef)
+    h = A.conj().T @ (yc - A @ loose.coef)
+    lam = np.abs(h[S]).mean()
+    np.testing.assert_allclose(h[S], lam * loose.coef[S] / np.abs(loose.coef[S]), rtol=1e-10)
+    assert np.abs(np.delete(h, S)).max() <= lam * (1 + 1e-10)

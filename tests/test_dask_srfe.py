@@ -136,3 +136,43 @@ def test_weighted_operator_products_are_one_matrix(data, sync):
         np.testing.assert_allclose(op.columns([1, 7]).compute(), A[:, [1, 7]], rtol=1e-12,
                                    atol=1e-14)
         np.testing.assert_allclose(op.rmatvec(r), A.T @ r, rtol=1e-12, atol=1e-12)
+
+
+
+@pytest.mark.parametrize("rows,weighted", [(60, False), (70, True), (240, False)])
+def test_complex_srfe_on_dask_equals_in_memory(data, rows, weighted, sync):
+    """Complex features: the barrier's point is only tol-optimal (the two fits
+    agreed to 2.6e-8); both are now their support's exact KKT solution."""
+    X, y, w = data
+    w = w if weighted else None
+    mem = _model(activation="exp", eta=2.0).fit(X, y, sample_weight=w)
+    assert mem.result_.bpdn.stop_reason == "barrier"  # certified
+    assert mem.result_.bpdn.duality_gap < 1e-12
+    Xd, yd, wd = to_dask(X, y, w, rows)
+    dist = _model(activation="exp", eta=2.0).fit(Xd, yd, sample_weight=wd)
+    _assert_same(dist, mem, X)
+
+
+def test_unreachable_eta_on_dask_is_found_up_front(data, sync):
+    """240 rows, 60 complex features, eta below the least-squares residual: in
+    memory "sigma_unreachable" at once; on Dask SPGL1 ran to max_iter (9 min),
+    then warned.  Now one Gram pass decides, and the fits agree."""
+    from rflite.bp import SigmaUnreachableWarning
+
+    X, y, _ = data
+    with pytest.warns(SigmaUnreachableWarning):
+        mem = _model(activation="exp", eta=0.3, max_iter=300).fit(X, y)
+    Xd, yd, _ = to_dask(X, y, None, 70)
+    with pytest.warns(SigmaUnreachableWarning):
+        dist = _model(activation="exp", eta=0.3, max_iter=300).fit(Xd, yd)
+    assert dist.result_.bpdn.stop_reason == mem.result_.bpdn.stop_reason == "sigma_unreachable"
+    assert rel(dist.coef_, mem.coef_) <= RTOL
+
+
+def test_complex_srfe_on_a_local_cluster(data, cluster_client):
+    X, y, w = data
+    mem = _model(activation="exp", eta=2.0).fit(X, y)
+    with cluster_client.as_current(), dask.config.set(scheduler=cluster_client):
+        Xd, yd, _ = to_dask(X, y, None, 70)
+        dist = _model(activation="exp", eta=2.0).fit(Xd, yd)
+        _assert_same(dist, mem, X)

@@ -22,7 +22,7 @@ from numba import njit
 from rflite._bp_homotopy import _columns, _homotopy_ws, _Products
 from rflite._bp_lp import LP_MAX_ENTRIES, _bp_linprog
 from rflite._bp_nnls import _nnls_bpdn
-from rflite._bp_socp import _kkt_newton, _socp_bpdn
+from rflite._bp_socp import _continuation, _kkt_newton, _socp_bpdn
 from rflite._numerics import min_norm_solve, shifted_eigenvalues
 
 #: Stop reasons that come with a checked duality gap (:attr:`L1Result.certified`).
@@ -267,6 +267,17 @@ def _solve_path(op, y, cplx, *, sigma, tau, tol, max_iter, x0, polish,
             dual_lb = l1_b * (1.0 - gap_b)
             x0 = c_b
             best_hom = res_b._replace(stop_reason="max_iter")
+        if sigma > 0.0:
+            # the barrier stalled (ill-conditioned dictionary, large l1 norm):
+            # follow the solution path down from ||y|| instead
+            res_c = _certified_point(P, y, _continuation(P, op, y, sigma, _columns, h_y),
+                                     sigma, feas, dual_lb, "homotopy")
+            if res_c is not None:
+                if res_c.duality_gap <= tol:
+                    return res_c
+                if best_hom is None or res_c.l1_norm < best_hom.l1_norm:
+                    x0 = res_c.coef
+                    best_hom = res_c._replace(stop_reason="max_iter")
     if method == "homotopy" or (method == "auto" and not cplx and x0 is None):
         if cplx:
             raise ValueError("method='homotopy' needs real A and y; use method='spgl1'")
@@ -533,6 +544,22 @@ def _solve_path(op, y, cplx, *, sigma, tau, tol, max_iter, x0, polish,
             res = res._replace(duality_gap=float(gap_lb),
                                stop_reason="optimal" if gap_lb <= tol else res.stop_reason)
     return res
+
+
+def _certified_point(P, y, coef, sigma, feas, dual_lb, reason):
+    """:class:`L1Result` of a BPDN point, its gap from the better of its own dual
+    point and ``dual_lb``; ``None`` for no point or an infeasible one."""
+    if coef is None:
+        return None
+    r = y - P.A(coef)
+    rn = float(np.linalg.norm(r))
+    if rn > feas:
+        return None
+    l1 = _l1(coef)
+    gap = _bpdn_gap(y, r, float(np.abs(P.AH(r)).max()), l1, sigma)
+    if dual_lb > -math.inf and l1 > 0.0:
+        gap = min(gap, (l1 - dual_lb) / l1)
+    return L1Result(coef, rn, l1, float(gap), 0, P.count, l1, reason)
 
 
 def _certify(P, y, coef, w, sigma, tau):

@@ -45,12 +45,18 @@ The solver
   solution, so the coefficients do not depend on ``tol`` or on the path
   that found them (a Dask operator and a dense matrix agree to 1e-14, where
   the central-path point alone agreed to ``tol``); certified by the duality
-  gap on the whole dictionary (``stop_reason="barrier"``).  Known limit: on
+  gap on the whole dictionary (``stop_reason="barrier"``).  On
   ill-conditioned dictionaries with a small ``sigma``, whose solutions have
-  large l1 norms (240 x 60 exponential features, condition 9e3, at
-  ``eta`` = 0.5 .. 1: l1 norms 2,000-5,000 against ``‖y‖`` = 78), the dual
-  barrier's Newton steps stall and the result is SPGL1's uncertified point
-  (``"max_iter"``, gaps 0.2 .. 0.4, reported as such, 20-35 s).
+  large l1 norms (240 x 60 exponential features, condition 9e3, at ``eta``
+  = 0.5 .. 1: l1 norms 1,400-4,100 against ``‖y‖`` = 78), the dual
+  barrier's Newton steps stall (SPGL1 then stopped uncertified, 25% above
+  the optimum, after 20-35 s); the barrier gives up after two uncentred
+  steps and the solution path is followed down from :math:`\|y\|`
+  (``rflite._bp_socp._continuation``: each piece the KKT system of a fixed
+  support solved by Newton, columns joining and leaving where the dual
+  conditions say), certified by the same gap (``stop_reason="homotopy"``;
+  gaps 1e-13 .. 1e-12, 3.5-7 s there; supports up to
+  ``CONT_MAX_SUPPORT`` columns).
 
 Why the homotopy is the default: random-feature matrices are very badly
 conditioned (condition numbers of 1e8 and more on the SHRIMP problems), and

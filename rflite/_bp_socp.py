@@ -81,7 +81,7 @@ import warnings
 import numpy as np
 import scipy.linalg
 
-from rflite._numerics import blas_threads
+from rflite._numerics import blas_threads, min_norm_solve
 
 #: Working set used when the dictionary has more than ``SOCP_WS * m`` columns.
 SOCP_WS = 6
@@ -682,8 +682,7 @@ def _follow_path(P, op, y, sigma, columns, h_full, max_solves):
 
 def _ls_residual(A_S, y):
     """Least-squares residual norm of ``y`` on the columns ``A_S``."""
-    c = np.linalg.lstsq(A_S, y, rcond=None)[0]
-    return float(np.linalg.norm(y - A_S @ c))
+    return float(np.linalg.norm(y - A_S @ min_norm_solve(A_S, y)))
 
 
 def _kkt_converged(A_S, y, c_S, sigma):

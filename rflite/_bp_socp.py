@@ -422,7 +422,7 @@ def _barrier(A, y, sigma, z, t, tol, n_newton, outside=None, give_up=None):
         l1 = float(np.abs(c).sum())
         uncentred = 0 if centred else uncentred + 1
         if give_up is not None and uncentred >= give_up:
-            stalled = True
+            stalled = "gave_up"  # truthy, and tells the caller why
             break
         if 2.0 * k / t <= 0.1 * tol * max(l1, 1e-300) or t > SOCP_T_MAX:
             break
@@ -451,10 +451,14 @@ def _candidates(A_W, y, z, h_W, c_W, slack, keep, sigma, feas):
             yield sel, c_S
 
 
-def _socp_bpdn(P, op, y, *, sigma, tol, feas, columns, h_full=None):
+def _socp_bpdn(P, op, y, *, sigma, tol, feas, columns, h_full=None, patient=False,
+               info=None):
     """Certified complex BPDN (``sigma >= 0``) by the dual barrier method with column generation.
 
     ``h_full`` is :math:`A^* y` when the caller has it (not recomputed).
+    Complex data: the barrier stops at :data:`SOCP_GIVE_UP` uncentred
+    steps in a row (for :func:`_continuation` to take over) unless
+    ``patient``; ``info["gave_up"]`` (a dict, if given) says whether it did.
     Returns ``(coef, rnorm, l1, gap, rounds, newton)`` for the best feasible
     point found (``gap`` its relative duality gap on the whole dictionary),
     or ``None`` when no feasible point came out.
@@ -505,7 +509,9 @@ def _socp_bpdn(P, op, y, *, sigma, tol, feas, columns, h_full=None):
             z, t, c_W, newton, stalled = _barrier(
                 A_W, y, sigma, z, t, target, newton,
                 outside=None if W.size == n else _violated,
-                give_up=SOCP_GIVE_UP if refine else None)
+                give_up=SOCP_GIVE_UP if refine and not patient else None)
+        if stalled == "gave_up" and info is not None:
+            info["gave_up"] = True
         # primal points: the central-path point with its dust (entries whose
         # total l1 is below SOCP_DUST * tol * l1) dropped, else all of it;
         # each made feasible on its support, the one with the smaller gap kept

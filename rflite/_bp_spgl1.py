@@ -184,9 +184,9 @@ def _ls_point(op, P, y):
     Gram by its eigendecomposition, refined once by the same solve on
     :math:`A^* r` (the Gram squares the condition number); the residual
     reported is that of the returned ``c`` (one more product), not the
-    Gram's estimate of it.  Without this test a Dask
-    fit with an unreachable ``sigma`` ran SPGL1 to ``max_iter`` (9 minutes
-    for 240 x 60 complex features) before saying so.
+    Gram's estimate of it.  Without this test a Dask fit with an unreachable
+    ``sigma`` ran SPGL1 to ``max_iter`` (2-3 minutes a fit for 240 x 60
+    complex features) before saying so.
     """
     m, n = op.shape
     if isinstance(op, np.ndarray):

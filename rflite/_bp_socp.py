@@ -567,8 +567,7 @@ def _refined(P, op, y, best, sigma, feas, dual, columns):
     The barrier's point is only ``tol``-optimal (6e-6 from the optimum in
     relative terms at gap 5e-9 on a 120 x 200 exponential-feature problem);
     :func:`_kkt_newton` on its support gives the exact solution (gap 1e-15
-    there), checked here on the whole dictionary with the better of two dual
-    points: the barrier's and :math:`r / \\|A^* r\\|_\\infty` (one product).
+    there), checked by :func:`_checked` on the whole dictionary.
     """
     coef = best[0]
     S = np.flatnonzero(coef)
@@ -580,18 +579,28 @@ def _refined(P, op, y, best, sigma, feas, dual, columns):
         return best
     new = np.zeros_like(coef)
     new[S] = c_S
-    r = y - P.A(new)
+    chk = _checked(P, y, new, sigma, feas, dual)
+    if chk is not None and chk[3] <= best[3]:
+        return chk + (best[4],)
+    return best
+
+
+def _checked(P, y, coef, sigma, feas, dual):
+    r"""``(coef, rnorm, l1, gap)`` of a BPDN point on the whole dictionary, ``None`` if infeasible.
+
+    The relative gap uses the better of two dual points: the caller's value
+    ``dual`` (any dual-feasible value; ``-inf`` for none) and
+    :math:`r / \|A^* r\|_\infty` (one product).
+    """
+    r = y - P.A(coef)
     rn = float(np.linalg.norm(r))
     if rn > feas:
-        return best
-    l1 = float(np.abs(c_S).sum())
+        return None
+    l1 = float(np.abs(coef).sum())
     scale = float(np.abs(P.AH(r)).max())
     if scale > 0.0:
         dual = max(dual, (float(np.vdot(y, r).real) - sigma * rn) / scale)
-    gap = (l1 - dual) / max(l1, 1e-300)
-    if gap <= best[3]:
-        return (new, rn, l1, gap, best[4])
-    return best
+    return coef, rn, l1, (l1 - dual) / max(l1, 1e-300)
 
 
 def _continuation(P, op, y, sigma, columns, h_full, max_solves=CONT_SOLVES):
@@ -613,7 +622,9 @@ def _continuation(P, op, y, sigma, columns, h_full, max_solves=CONT_SOLVES):
     accepted one.  Used where the dual barrier stalls (ill-conditioned
     dictionaries whose solutions have large l1 norms).  Returns the
     coefficients at ``sigma`` or ``None`` (budget of ``max_solves`` Newton
-    solves spent, or a step below rounding); the caller certifies.
+    solves spent, a step below rounding, a support above
+    :data:`CONT_MAX_SUPPORT`, or least squares on every column above
+    ``sigma``); the caller certifies.
     """
     with blas_threads(1):  # many small Newton systems: BLAS threads only thrash
         return _follow_path(P, op, y, sigma, columns, h_full, max_solves)

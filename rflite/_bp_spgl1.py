@@ -22,7 +22,7 @@ from numba import njit
 from rflite._bp_homotopy import _columns, _homotopy_ws, _Products
 from rflite._bp_lp import LP_MAX_ENTRIES, _bp_linprog
 from rflite._bp_nnls import _nnls_bpdn
-from rflite._bp_socp import _continuation, _kkt_newton, _socp_bpdn
+from rflite._bp_socp import _checked, _continuation, _kkt_newton, _socp_bpdn
 from rflite._numerics import min_norm_solve, shifted_eigenvalues
 
 #: Stop reasons that come with a checked duality gap (:attr:`L1Result.certified`).
@@ -566,18 +566,13 @@ def _barrier_result(sol, n_products):
 
 
 def _certified_point(P, y, coef, sigma, feas, dual_lb, reason):
-    """:class:`L1Result` of a BPDN point, its gap from the better of its own dual
-    point and ``dual_lb``; ``None`` for no point or an infeasible one."""
-    if coef is None:
+    """:class:`L1Result` of a BPDN point (:func:`rflite._bp_socp._checked`: its gap
+    from the better of its own dual point and ``dual_lb``); ``None`` for no point
+    or an infeasible one."""
+    chk = None if coef is None else _checked(P, y, coef, sigma, feas, dual_lb)
+    if chk is None:
         return None
-    r = y - P.A(coef)
-    rn = float(np.linalg.norm(r))
-    if rn > feas:
-        return None
-    l1 = _l1(coef)
-    gap = _bpdn_gap(y, r, float(np.abs(P.AH(r)).max()), l1, sigma)
-    if dual_lb > -math.inf and l1 > 0.0:
-        gap = min(gap, (l1 - dual_lb) / l1)
+    coef, rn, l1, gap = chk
     return L1Result(coef, rn, l1, float(gap), 0, P.count, l1, reason)
 
 

@@ -159,7 +159,7 @@ def _project(x, tau):
     return out
 
 
-def _reachable(P, op, y, sigma, ynorm) -> bool:
+def _reachable(P, op, y, sigma, ynorm, ls=None) -> bool:
     """Whether the least-squares residual of ``A`` is within ``sigma``.
 
     The homotopy can end above ``sigma`` although the level is attainable
@@ -168,8 +168,11 @@ def _reachable(P, op, y, sigma, ynorm) -> bool:
     the SPGL1 path takes over instead of reporting ``"sigma_unreachable"``.
     For an operator without a dense matrix or a Gram (:func:`_ls_point`) the
     least-squares residual is not computed and the homotopy's verdict stands.
+    ``ls``: :func:`_ls_point`'s result when the caller has it (tall problems
+    compute it up front; not recomputed).
     """
-    ls = _ls_point(op, P, y)
+    if ls is None:
+        ls = _ls_point(op, P, y)
     if ls is None:
         return False
     return ls[1] <= sigma * (1.0 + FEAS_TOL) + BP_TOL * ynorm
@@ -230,6 +233,7 @@ def _solve_path(op, y, cplx, *, sigma, tau, tol, max_iter, x0, polish,
         return L1Result(zero, ynorm, 0.0, 0.0, 0, 0, 0.0 if not single else tau, "zero_solution")
 
     feas = sigma * (1.0 + FEAS_TOL) + BP_TOL * ynorm
+    ls = None
     if not single and m > n:
         # More rows than columns: whether sigma is reachable at all is decided
         # up front by the least-squares residual (one dense solve, O(m n^2),
@@ -303,7 +307,7 @@ def _solve_path(op, y, cplx, *, sigma, tau, tol, max_iter, x0, polish,
             if status == "done" and hom.duality_gap <= tol:
                 return hom._replace(n_iter=n_hom, n_products=P.count)
             if (not single and hom.residual_norm > sigma * (1.0 + FEAS_TOL) + BP_TOL * ynorm
-                    and not _reachable(P, op, y, sigma, ynorm)):
+                    and not _reachable(P, op, y, sigma, ynorm, ls)):
                 # the path reached lambda = 0 above sigma and least squares
                 # confirms that no coefficient vector gets below sigma
                 return hom._replace(n_iter=n_hom, n_products=P.count,

@@ -174,6 +174,7 @@ from rflite._dask_operator import (  # noqa: F401 - the operator, checks and ker
     check_dask_X,
     check_dask_y,
     is_dask_array,
+    reports_passes,
 )
 from rflite._numerics import MAX_ABS, check_bool, check_int, check_real, ridge_solve
 from rflite._reexport import reexport
@@ -354,6 +355,7 @@ def _column_scale(first, a_mean, total, normalize):
     return scale
 
 
+@reports_passes
 def fit_harfe(est, X, y, sample_weight=None):
     """:meth:`rflite.htp.HARFERegressor.fit` on a Dask ``X`` (and ``y``).
 
@@ -437,6 +439,7 @@ def fit_harfe(est, X, y, sample_weight=None):
     return est._finish(fmap, supports, coefs, a_mean, y_mean)
 
 
+@reports_passes
 def fit_ridge(est, X, y, sample_weight=None):
     """:meth:`rflite.ridge.RandomFeatureRidge.fit` on a Dask ``X`` (and ``y``).
 

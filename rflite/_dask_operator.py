@@ -17,7 +17,9 @@ re-exports these names (and forwards the two constants set there).
 
 from __future__ import annotations
 
+import contextvars
 import copy
+import functools
 import math
 import sys
 import time
@@ -199,6 +201,35 @@ def _broadcast(obj):
     if client is not None:
         return dask.delayed(client.scatter(obj, broadcast=True, hash=False)), client
     return dask.delayed(obj, pure=True), None
+
+
+#: The :class:`rflite._cv.Progress` of the fit running in this context (see
+#: :func:`reports_passes`): every distributed pass prints a line through it.
+_PROGRESS = contextvars.ContextVar("rflite_dask_progress", default=None)
+
+
+def reports_passes(fit):
+    """Decorate a Dask ``fit(est, ...)``: one line per distributed pass if ``est.verbose``.
+
+    A pass at m = 10^7 rows can take minutes; without this a long Dask fit
+    is silent until it ends.  The lines go through the estimator's
+    :class:`rflite._cv.Progress` (stderr), e.g. ``[HARFERegressor] pass 3:
+    gradient, 745 chunks, 512.3 s  1534.0 s`` (the last figure: time since
+    the fit started).
+    """
+    @functools.wraps(fit)
+    def wrapper(est, *args, **kwargs):
+        from rflite._cv import Progress
+
+        progress = Progress(getattr(est, "verbose", False), type(est).__name__)
+        progress.passes = 0  # numbered across the fit's operators
+        token = _PROGRESS.set(progress)
+        try:
+            return fit(est, *args, **kwargs)
+        finally:
+            _PROGRESS.reset(token)
+
+    return wrapper
 
 
 def _n_threads():
@@ -468,8 +499,13 @@ class DaskFeatureOperator:
             token=f"rflite-{name.strip('_')}")
         t0 = time.perf_counter()
         total = out.sum(axis=0, split_every=self.split_every).compute()
-        self.pass_seconds.append((name[3:], time.perf_counter() - t0))
+        seconds = time.perf_counter() - t0
+        self.pass_seconds.append((name[3:], seconds))
         self.n_passes += 1
+        progress = _PROGRESS.get()
+        if progress:
+            progress.passes += 1
+            progress.line(f"pass {progress.passes}: {name[3:]}, {nb} chunks, {seconds:.1f} s")
         return np.asarray(total)
 
     # -- products --------------------------------------------------------------

@@ -11,7 +11,7 @@ import time
 
 import numpy as np
 
-from rflite._dask_operator import SPLIT_EVERY, DaskFeatureOperator
+from rflite._dask_operator import SPLIT_EVERY, DaskFeatureOperator, reports_passes
 from rflite._numerics import MAX_ABS, check_bool, ridge_fit
 
 def _qr_r(M, L):
@@ -143,6 +143,7 @@ def _validation_split(row_chunks, W, frac, rng):
     return V, n_val, da.flatnonzero(~V[:, 0]), da.flatnonzero(V[:, 0])
 
 
+@reports_passes
 def fit_shrimp(est, X, y, sample_weight=None):
     r""":meth:`rflite.imp.SHRIMPRegressor.fit` on a Dask ``X``: one TSQR, then the path on the client.
 

@@ -40,6 +40,7 @@ import time
 import numpy as np
 
 from rflite._dask import DaskFeatureOperator, _prepare
+from rflite._dask_operator import reports_passes
 from rflite._numerics import check_bool, ridge_fit, spawn_streams
 
 __all__ = ["fit_shrimpcv"]
@@ -112,6 +113,7 @@ def _kfold_ridge_errors(factors, S, n, kk, lams, w_all):
     return np.vstack(rows).mean(axis=0), np.all(np.vstack(oks), axis=0)
 
 
+@reports_passes
 def fit_shrimpcv(est, X, y, sample_weight=None):
     """:meth:`rflite.imp.SHRIMPCV.fit` on a Dask ``X`` (and ``y``, ``sample_weight``).
 

@@ -42,9 +42,11 @@ import numpy as np
 
 from rflite._dask import (
     DaskFeatureOperator, _centring, _prepare, _weighted_rows, as_linear_operator)
-from rflite._numerics import check_bool, check_int, check_real
+from rflite._dask_operator import reports_passes
+from rflite._numerics import check_bool
 
 
+@reports_passes
 def fit_srfe(est, X, y, sample_weight=None):
     """:meth:`rflite.bp.SRFERegressor.fit` on a Dask ``X`` (and ``y``, ``sample_weight``).
 

@@ -19,6 +19,7 @@ distributed = pytest.importorskip("distributed")
 
 from rflite import _dask  # noqa: E402
 from rflite._dask import DaskFeatureOperator  # noqa: E402
+from rflite.bp import SRFERegressor  # noqa: E402
 from rflite.datasets import make_friedman1  # noqa: E402
 from rflite.features import random_feature_map  # noqa: E402
 from rflite.htp import HARFERegressor, harfe  # noqa: E402
@@ -230,6 +231,27 @@ def test_harfe_regressor_options(sync, data):
         assert rel(est.coef_, ref.coef_) < RTOL
         assert rel(est.intercept_ + 1, ref.intercept_ + 1) < RTOL
         assert est.predict(Xd).shape == (240, 2)
+
+
+def test_verbose_dask_fits_report_every_pass(sync, data, capsys):
+    """A long Dask fit is not silent: one numbered line per distributed pass."""
+    X, y = data
+    Xd, yd = to_dask(X, y, 70)
+    kw = dict(n_features=120, s=12, lam=1e-4, max_iter=2, tol=0.0, random_state=1)
+    est = HARFERegressor(**kw, verbose=1).fit(Xd, yd)
+    lines = [ln for ln in capsys.readouterr().err.splitlines() if "pass" in ln]
+    kinds = [ln.split(":")[1].split(",")[0].strip() for ln in lines]
+    # validation + means first, then one A^T r pass per iteration (and support Grams)
+    assert kinds[0] == "first" and kinds.count("gradient") == 2
+    assert kinds == [kind for kind, _ in est.dask_passes_]
+    assert all(ln.startswith("[HARFERegressor] pass ") and "4 chunks" in ln for ln in lines)
+    assert [int(ln.split()[2].rstrip(":")) for ln in lines] == list(range(1, len(lines) + 1))
+    for cls, kw2 in ((RandomFeatureRidge, dict(n_features=50, lam=1e-3)),
+                     (SRFERegressor, dict(n_features=50, eta=0.5))):
+        cls(**kw2, random_state=0, verbose=1).fit(Xd, yd)
+        assert f"[{cls.__name__}] pass 1: first" in capsys.readouterr().err
+    HARFERegressor(**kw).fit(Xd, yd)
+    assert capsys.readouterr().err == ""
 
 
 def test_same_seed_same_result(sync, data):

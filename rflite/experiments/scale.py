@@ -17,11 +17,11 @@ one thread each.
 For every m it prints
 
 * the time of one full pass (the HARFE gradient :math:`A^*(y - A_S c_S)`,
-  median over the iterations) and its overhead against the single-machine
-  feature kernel: ``pass / (m N t_kernel / workers)``, where ``t_kernel`` is
-  the measured single-thread time per entry of building a chunk of features
-  and multiplying it by a vector on this client (1.0 would be perfect
-  scaling with no distribution cost);
+  median over the iterations) and its overhead against the feature kernel:
+  ``pass / (m N t_kernel / workers)``, where ``t_kernel`` is the time per
+  entry of building a 2000-row block of features and multiplying it by a
+  vector, measured on every worker at once (:func:`_kernel_floor`; 1.0
+  would be no distribution cost at all);
 * the times of the other passes (validation + means + column sums of
   squares in one, support Gram rows, and ridge's Gram pass);
 * the total fit time and the peak memory per worker (process memory of the
@@ -83,9 +83,18 @@ RIDGE_N = 300
 #: SHRIMP weights (``[cos, sin]``: 2x as many columns, one TSQR of m x 200)
 SHRIMP_N = 100
 QUICK = dict(n=400, s=40, ridge_n=100, shrimp_n=50)
-#: Feature entries per chunk (chunk_rows = CHUNK_ENTRIES // N): 64 MB of
-#: float64 features per task, so a worker's memory does not depend on m.
-CHUNK_ENTRIES = 1 << 23
+#: Feature entries per chunk at most (chunk rows <= CHUNK_ENTRIES // N): a
+#: task builds its features in 32 MB row blocks (``_State.blocks``), so its
+#: memory is one block and the chunk of X whatever the chunk size, and a
+#: chunk is about a second of kernel time.  Smaller chunks cost more than
+#: they give: here a distributed task costs ~20 ms of scheduling on top of
+#: its kernel (m = 10^5 regenerated in 2.4 s at 100 chunks, 0.33 s at 10),
+#: which made 1000-row chunks of N = 10^4 run at 13-16 ns an entry a
+#: worker against 9-10 at 5000-10000 rows.
+CHUNK_ENTRIES = 1 << 27
+#: ... and at least this many chunks per worker (load balance at small m).
+CHUNKS_PER_WORKER = 8
+MIN_CHUNK_ROWS = 1000
 NOISE = 0.1
 
 
@@ -179,7 +188,7 @@ def _rss():
 
 
 def _kernel_seconds_per_entry(n, rows, seed):
-    """Single-thread time per feature entry of one chunk's features and ``A^T r`` (client)."""
+    """Single-thread time per feature entry of one block's features and ``A^T r`` (here)."""
     from rflite.features import random_feature_map
 
     rng = np.random.default_rng(seed)
@@ -194,6 +203,28 @@ def _kernel_seconds_per_entry(n, rows, seed):
         A.T @ r
         best = min(best, time.perf_counter() - t0)
     return best / (rows * n)
+
+
+def _chunk_rows(m, n, workers):
+    """Rows per chunk: :data:`CHUNK_ENTRIES` feature entries, but
+    :data:`CHUNKS_PER_WORKER` chunks a worker at least (and
+    :data:`MIN_CHUNK_ROWS` rows)."""
+    return max(MIN_CHUNK_ROWS, min(CHUNK_ENTRIES // n, m // (CHUNKS_PER_WORKER * workers)))
+
+
+def _kernel_floor(client, n, rows, seed):
+    """Time per feature entry of the chunk kernel with every worker running it at once.
+
+    On the workers themselves (``client.run``, all at the same time), since
+    cores that share a chip's memory and clock do not each keep their
+    single-core speed: on this 2-core machine two processes each build
+    features at 8-12 ns an entry where one alone takes 6.  The mean over
+    the workers; this process's single-thread time without a cluster.
+    """
+    if client is None:
+        return _kernel_seconds_per_entry(n, rows, seed)
+    times = client.run(_kernel_seconds_per_entry, n, rows, seed)
+    return float(np.mean(list(times.values())))
 
 
 def _summary(passes):
@@ -241,33 +272,38 @@ def _run(ctx, models, n, s, max_iter, json_name):
     s = QUICK["s"] if ctx.quick else s
     ridge_n = QUICK["ridge_n"] if ctx.quick else RIDGE_N
     shrimp_n = QUICK["shrimp_n"] if ctx.quick else SHRIMP_N
-    rows = max(1000, CHUNK_ENTRIES // n)
-    if ctx.quick:
-        rows = 1500
-    t_entry = _kernel_seconds_per_entry(n, min(rows, 20_000), ctx.seed)
-    ctx.log(f"single-thread feature kernel + A^T r on the client: {t_entry * 1e9:.2f} ns "
+    t_alone = _kernel_seconds_per_entry(n, 2000, ctx.seed)
+    ctx.log(f"single-thread feature kernel + A^T r on the client: {t_alone * 1e9:.2f} ns "
             f"per entry (N = {n}, q = {Q}, d = {D})")
     rows_out = []
     with _scheduler(ctx) as (client, workers):
+        t_entry = _kernel_floor(client, n, 2000, ctx.seed)
+        ctx.log(f"the same kernel on every worker at once: {t_entry * 1e9:.2f} ns per entry "
+                "(the floor the overhead column divides by)")
         where = "synchronous scheduler" if client is None else \
             f"{workers} workers at {client.scheduler.address}"
         settings = {"harfe": f"HARFE N = {n}, s = {s}, {max_iter} iterations",
                     "shrimp": f"SHRIMP N = {shrimp_n} ([cos, sin]: {2 * shrimp_n} columns, "
                               "one TSQR + refit)",
                     "ridge": f"ridge N = {ridge_n}"}
-        ctx.log(f"scheduler: {where}; chunk rows {rows}; "
+        chunking = "chunk rows 1500" if ctx.quick else (
+            f"chunks of {MIN_CHUNK_ROWS} to {CHUNK_ENTRIES // n} rows "
+            f"({CHUNKS_PER_WORKER} a worker at least)")
+        ctx.log(f"scheduler: {where}; {chunking}; "
                 + "; ".join(settings[name] for name in models))
         ctx.log(f"{'m':>10} {'model':>6} {'chunks':>6} {'pass s':>8} {'overhead':>8} "
                 f"{'total s':>8} {'peak MB/worker':>14} {'added MB':>8} {'client MB':>9} "
                 f"{'train MSE':>10}  "
                 "other passes")
         for m in sizes:
+            rows = 1500 if ctx.quick else _chunk_rows(m, n, workers)
             X, y = _data(m, rows, ctx.seed)
             for name in models:
                 if name == "harfe":
                     # s and lam pinned: the automatic choice would time a 15-point grid
                     est = HARFERegressor(n_features=n, s=s, lam=HARFE_SHIFT / m, q=Q,
-                                         max_iter=max_iter, tol=0.0, random_state=ctx.seed)
+                                         max_iter=max_iter, tol=0.0, random_state=ctx.seed,
+                                         verbose=not ctx.quick)
                 elif name == "shrimp":
                     est = SHRIMPRegressor(n_features=shrimp_n, q=Q, subsets="random",
                                           random_state=ctx.seed)

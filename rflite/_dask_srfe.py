@@ -56,7 +56,7 @@ def fit_srfe(est, X, y, sample_weight=None):
     order of the sums over rows.  Sets what the in-memory fit sets, plus
     ``dask_passes_`` and ``dask_fit_seconds_``.
     """
-    from rflite.bp import _srfe, _srfe_by_path, _warn_unreachable
+    from rflite.bp import _srfe, _srfe_by_path, _warn_uncertified, _warn_unreachable
 
     X, Y, one_d, W, total = _prepare(est, X, y, sample_weight, weights=True)
     m = X.shape[0]
@@ -93,6 +93,7 @@ def fit_srfe(est, X, y, sample_weight=None):
             res = _srfe(A, Yc[:, k], eta=eta_eff, s=s_k, refit=est.refit, lam=est.lam,
                         tol=est.tol, max_iter=est.max_iter, polish=True)
         _warn_unreachable(res.bpdn, eta * math.sqrt(total), total)
+        _warn_uncertified(est, res.bpdn, eta_eff * math.sqrt(m))
         coef = res.coef * scale
         support = np.flatnonzero(coef)
         results.append(res)

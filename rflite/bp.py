@@ -271,6 +271,7 @@ __all__ = [
     "CERTIFIED",
     "SigmaUnreachableWarning",
     "InfeasibleResultWarning",
+    "UncertifiedResultWarning",
     "bpdn",
     "lasso",
     "basis_pursuit",
@@ -301,6 +302,40 @@ class InfeasibleResultWarning(RuntimeWarning):
     as the Dask operator): sigma may be unreachable, or the solver may need
     more iterations.
     """
+
+
+class UncertifiedResultWarning(RuntimeWarning):
+    """An estimator's BPDN solve stopped at a feasible point it could not certify.
+
+    Issued by :class:`SRFERegressor` and :class:`SRFECV` (in memory and on
+    Dask) when the final solve ends with one of :data:`UNCERTIFIED_STOPS`:
+    the coefficients meet ``‖A c - y‖ <= sigma`` but their relative duality
+    gap (``result_.bpdn.duality_gap``) is above ``tol``, so they may be far
+    from l1-optimal.  Seen on numerically rank-deficient dictionaries with a
+    small ``eta`` (200 rows of 300 centred sin features, condition 1e14, at
+    ``eta`` = 0.01: l1 norm 3e7, gap 0.69).  The functions (:func:`bpdn`,
+    :func:`srfe`) do not warn: their result's ``stop_reason`` and
+    :attr:`L1Result.certified` say it.
+    """
+
+
+#: Stop reasons of a solver that ran out of iterations or stopped on a
+#: heuristic test (``"path"``, the Dask search's exact homotopy point whose
+#: gap is not computed, and ``"sigma_unreachable"`` have warnings of their own
+#: or none).
+UNCERTIFIED_STOPS = frozenset({"max_iter", "line_search", "lp_inexact", "root_found",
+                               "bp_solution"})
+
+
+def _warn_uncertified(est, res, sigma):
+    """:class:`UncertifiedResultWarning` for an estimator's feasible, uncertified BPDN result."""
+    if res.stop_reason in UNCERTIFIED_STOPS and res.residual_norm <= sigma * (1.0 + 1e-3):
+        warnings.warn(
+            f"{type(est).__name__}: BPDN stopped ({res.stop_reason!r}) at a feasible point "
+            f"with relative duality gap {res.duality_gap:.3g} above tol = {est.tol:g}: the "
+            "coefficients meet the constraint but are not certified l1-optimal "
+            "(result_.bpdn); a larger eta, fewer features or a larger max_iter may help",
+            UncertifiedResultWarning, stacklevel=3)
 
 
 def _warn_unreachable(res, sigma, m):
@@ -844,6 +879,7 @@ class SRFERegressor(AutoChoice, RandomFeatureModel):
                 res = _srfe(A, Yc[:, k], eta=eta_eff, s=s_final, refit=self.refit,
                             lam=self.lam, tol=self.tol, max_iter=self.max_iter, polish=True)
             _warn_unreachable(res.bpdn, eta * math.sqrt(total), total)
+            _warn_uncertified(self, res.bpdn, eta_eff * math.sqrt(m))
             coef = res.coef if scale is None else res.coef * scale
             support = np.flatnonzero(coef)
             results.append(res)

@@ -180,3 +180,37 @@ def test_complex_srfe_on_a_local_cluster(data, cluster_client):
         Xd, yd, _ = to_dask(X, y, None, 70)
         dist = _model(activation="exp", eta=2.0).fit(Xd, yd)
         _assert_same(dist, mem, X)
+
+
+def test_uncertified_srfe_warns_in_memory_and_on_dask(sync, monkeypatch):
+    """200 rows of 300 sin features at eta = 0.05: the homotopy cannot
+    certify (the centred dictionary's condition is ~1e14) and SPGL1 stops on
+    its root test, gap 7.7e-5 against tol 1e-6.  The estimator returned that
+    point silently (the gap only in ``result_``); now it warns, and a
+    certified fit does not.  On Dask the same check follows the final solve
+    (shown on a certified solve relabelled as stopped at ``max_iter``: the
+    uncertified solve itself takes ~25 s on the synchronous scheduler)."""
+    from rflite import bp
+    from rflite.bp import UncertifiedResultWarning
+    from rflite.datasets import make_friedman1
+
+    X, y = make_friedman1(200, d=5, noise=0.1, rng=0)
+    kw = dict(n_features=300, eta=0.05, random_state=0)
+    with pytest.warns(UncertifiedResultWarning, match="root_found"):
+        mem = SRFERegressor(**kw).fit(X, y)
+    assert not mem.result_.bpdn.certified and mem.result_.bpdn.duality_gap > mem.tol
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UncertifiedResultWarning)
+        ok = SRFERegressor(**dict(kw, eta=0.5)).fit(X, y)
+        assert ok.result_.bpdn.certified
+        Xd, yd = da.from_array(X, chunks=(70, -1)), da.from_array(y, chunks=70)
+        SRFERegressor(**dict(kw, eta=0.5)).fit(Xd, yd)
+    solve = bp._srfe
+
+    def stopped(*args, **kwargs):
+        res = solve(*args, **kwargs)
+        return res._replace(bpdn=res.bpdn._replace(stop_reason="max_iter"))
+
+    monkeypatch.setattr(bp, "_srfe", stopped)
+    with pytest.warns(UncertifiedResultWarning, match="max_iter"):
+        SRFERegressor(**dict(kw, eta=0.5)).fit(Xd, yd)

@@ -92,8 +92,11 @@ QUICK = dict(n=400, s=40, ridge_n=100, shrimp_n=50)
 #: which made 1000-row chunks of N = 10^4 run at 13-16 ns an entry a
 #: worker against 9-10 at 5000-10000 rows.
 CHUNK_ENTRIES = 1 << 27
-#: ... and at least this many chunks per worker (load balance at small m).
-CHUNKS_PER_WORKER = 8
+#: ... and at least this many chunks per worker at the smallest m (load
+#: balance).  Every m of a run uses the same chunk rows, so that a worker's
+#: memory can be compared across m (a SHRIMP TSQR task holds its chunk's
+#: features at once: 265 MB a worker at 6,250-row chunks, 1.1 GB at 134,217).
+CHUNKS_PER_WORKER = 2
 MIN_CHUNK_ROWS = 1000
 NOISE = 0.1
 
@@ -205,11 +208,11 @@ def _kernel_seconds_per_entry(n, rows, seed):
     return best / (rows * n)
 
 
-def _chunk_rows(m, n, workers):
+def _chunk_rows(m_min, n, workers):
     """Rows per chunk: :data:`CHUNK_ENTRIES` feature entries, but
-    :data:`CHUNKS_PER_WORKER` chunks a worker at least (and
-    :data:`MIN_CHUNK_ROWS` rows)."""
-    return max(MIN_CHUNK_ROWS, min(CHUNK_ENTRIES // n, m // (CHUNKS_PER_WORKER * workers)))
+    :data:`CHUNKS_PER_WORKER` chunks a worker at least at the smallest m,
+    ``m_min`` (and :data:`MIN_CHUNK_ROWS` rows)."""
+    return max(MIN_CHUNK_ROWS, min(CHUNK_ENTRIES // n, m_min // (CHUNKS_PER_WORKER * workers)))
 
 
 def _kernel_floor(client, n, rows, seed):
@@ -286,9 +289,10 @@ def _run(ctx, models, n, s, max_iter, json_name):
                     "shrimp": f"SHRIMP N = {shrimp_n} ([cos, sin]: {2 * shrimp_n} columns, "
                               "one TSQR + refit)",
                     "ridge": f"ridge N = {ridge_n}"}
-        chunking = "chunk rows 1500" if ctx.quick else (
-            f"chunks of {MIN_CHUNK_ROWS} to {CHUNK_ENTRIES // n} rows "
-            f"({CHUNKS_PER_WORKER} a worker at least)")
+        rows = 1500 if ctx.quick else _chunk_rows(min(sizes), n, workers)
+        chunking = f"chunk rows {rows}" + ("" if ctx.quick else (
+            f" (at most {CHUNK_ENTRIES} feature entries, {CHUNKS_PER_WORKER} chunks a worker "
+            f"at m = {min(sizes)})"))
         ctx.log(f"scheduler: {where}; {chunking}; "
                 + "; ".join(settings[name] for name in models))
         ctx.log(f"{'m':>10} {'model':>6} {'chunks':>6} {'pass s':>8} {'overhead':>8} "
@@ -296,7 +300,6 @@ def _run(ctx, models, n, s, max_iter, json_name):
                 f"{'train MSE':>10}  "
                 "other passes")
         for m in sizes:
-            rows = 1500 if ctx.quick else _chunk_rows(m, n, workers)
             X, y = _data(m, rows, ctx.seed)
             for name in models:
                 if name == "harfe":

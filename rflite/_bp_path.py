@@ -214,8 +214,8 @@ def _srfe_fold_scores(train, test, A, Y, w, etas, ss, fit_intercept, normalize, 
         A_te = A_te * scale
     w_te = None if w is None else w[test]
 
-    def val_error(k, c):
-        return weighted_mse(Y[test, k], A_te @ c + y_mean[k], w_te)
+    def val_error(k, c):  # the real part: what predict returns (complex features)
+        return weighted_mse(Y[test, k], (A_te @ c).real + y_mean[k], w_te)
 
     return _path_scores(At, Yc, total, etas, ss, refit, lam, val_error)
 
@@ -227,6 +227,9 @@ def _path_scores(At, Yc, total, etas, ss, refit, lam, val_error):
     scaled training rows of total weight ``total``; ``val_error(k, c)`` is the
     validation MSE of output k's coefficients ``c`` (in ``At``'s columns).
     Shared by the in-memory folds and the Dask ones (:mod:`rflite._dask_srfe`).
+    Complex ``At`` (``activation="exp"``) has no piecewise-linear path: the
+    grid is solved point by point instead (:func:`_solve_grid`), with the
+    same early stop.
     """
     n_s = len(ss)
     # per output and grid point: squared errors (inf where the path stopped)
@@ -246,9 +249,47 @@ def _path_scores(At, Yc, total, etas, ss, refit, lam, val_error):
             state["best"] = min(state["best"], cur)
             return state["bad"] >= PATH_PATIENCE
 
-        with blas_threads(1):  # many small QR updates
-            path = bpdn_path(At, yk, sigmas, callback=score)
+        if np.dtype(At.dtype).kind == "c":
+            path = _solve_grid(At, yk, sigmas, score)
+        else:
+            with blas_threads(1):  # many small QR updates
+                path = bpdn_path(At, yk, sigmas, callback=score)
         for e in np.flatnonzero(~path.reached):
             if not np.isfinite(err[e * n_s, k]) and np.any(path.coefs[:, e]):
                 score(int(e), path.coefs[:, e])  # ended above sigma: its last point
     return list(err.ravel())  # grid-major, one error per output
+
+
+def _solve_grid(A, y, sigmas, callback):
+    r"""BPDN at every ``sigma`` (largest first) by certified solves, as a :class:`BPDNPath`.
+
+    For complex dictionaries, whose BPDN path is piecewise smooth, not
+    piecewise linear (:func:`bpdn_path` is real only): one :func:`rflite.bp.bpdn`
+    per grid point, from the largest ``sigma`` down, stopping when
+    ``callback(index, coef)`` returns True, as the real path does.  Each
+    solve is certified or says why not (its ``stop_reason``); a point whose
+    ``sigma`` is below the least-squares residual is not reached, and the
+    smaller ones are not tried.
+    """
+    import warnings
+
+    from rflite.bp import bpdn
+
+    n = A.shape[1]
+    coefs = np.zeros((n, len(sigmas)), dtype=np.result_type(A.dtype, np.complex128))
+    reached = np.zeros(len(sigmas), dtype=bool)
+    steps = 0
+    for e in np.argsort(-np.asarray(sigmas), kind="stable"):
+        with warnings.catch_warnings():
+            # an unreachable sigma ends the grid here; the final fit warns
+            warnings.simplefilter("ignore", RuntimeWarning)
+            res = bpdn(A, y, float(sigmas[e]))
+        steps += res.n_iter
+        coefs[:, e] = res.coef
+        if res.stop_reason == "sigma_unreachable":
+            break
+        reached[e] = True
+        if callback is not None and callback(int(e), res.coef):
+            break
+    return BPDNPath(coefs, reached, steps)
+

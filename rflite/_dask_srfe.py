@@ -87,7 +87,7 @@ def fit_srfe(est, X, y, sample_weight=None):
         eta, s_k = chosen[k]
         # sigma = eta * sqrt(rows) in the solver: make it eta * sqrt(sum w)
         eta_eff = eta * math.sqrt(total / m)
-        if search is not None:  # the chosen point of the same path, as in memory
+        if search is not None and not fmap.is_complex:  # the same path's point, as in memory
             res = _srfe_by_path(A, Yc[:, k], eta_eff, s_k, est.refit, est.lam)
         else:
             res = _srfe(A, Yc[:, k], eta=eta_eff, s=s_k, refit=est.refit, lam=est.lam,
@@ -148,7 +148,7 @@ def _choose_eta(est, fmap, X, y, Y, W, rng, grid, is_fraction, s_grid, rule, fit
         plain = DaskFeatureOperator(fmap, X, col_mean=a_mean, col_scale=scale)
 
         def val_error(t, c, plain=plain, y_mean=y_mean, W_v=W_v, n_v=n_v):
-            r = plain.matvec(c) + (y_mean[t] - Y[:, t])
+            r = plain.matvec(c).real + (y_mean[t] - Y[:, t])  # predict's real part
             return float((da.sum(W_v[:, 0] * r * r) / n_v).compute())
 
         scores.append(_path_scores(as_linear_operator(op), Yc, n_t, etas, s_grid, est.refit,

@@ -8,6 +8,8 @@ at gaps ~1e-3, and on complex exponential features and for ``sigma = 0`` it
 stopped at ``max_iter`` (infeasible for basis pursuit, gap 4e-3 for sigma > 0).
 """
 
+import warnings
+
 import numpy as np
 import pytest
 from numpy.testing import assert_allclose
@@ -188,3 +190,52 @@ def test_complex_bpdn_where_the_barrier_stalls_follows_the_path(m, n, d, eta):
     assert np.linalg.norm(A @ res.coef - yc) <= sigma * (1 + bp.FEAS_TOL)
     assert_allclose(res.l1_norm, np.abs(res.coef).sum(), rtol=1e-12)
     assert_allclose(res.l1_norm, naive.complex_bpdn_dual(A, yc, sigma), rtol=1e-10)
+
+
+class _ThirdFolds:
+    """Rows i with i % 3 == f are fold f's test rows (a splitter without scikit-learn)."""
+
+    def split(self, X, y=None):
+        idx = np.arange(len(X))
+        for f in range(3):
+            yield idx[idx % 3 != f], idx[idx % 3 == f]
+
+
+def complex_auto_data():
+    from rflite.datasets import make_friedman1
+
+    return make_friedman1(120, d=5, noise=0.1, rng=0)
+
+
+def test_complex_srfe_chooses_eta_itself():
+    """eta="auto" / SRFECV with complex features raised ValueError (the
+    choice followed the real homotopy path only).  Now each fold solves the
+    grid point by point, largest eta first, with the real path's early stop;
+    the fold errors equal certified bpdn solves at the same eta by hand, and
+    the default estimator fits."""
+    from rflite.bp import SRFECV, SRFERegressor
+
+    X, y = complex_auto_data()
+    cv = SRFECV(n_features=30, activation="exp", cv=_ThirdFolds(), random_state=0).fit(X, y)
+    A = cv.feature_map_.transform(X)
+    etas = cv.cv_results_["eta"]
+    for f, (tr, te) in enumerate(_ThirdFolds().split(X)):
+        a_mean, y_mean = A[tr].mean(axis=0), y[tr].mean()
+        errs = cv.cv_results_[f"split{f}_test_mse"]
+        done = np.flatnonzero(np.isfinite(errs))
+        # the largest etas first, stopped past the minimum (not the whole grid)
+        assert done[0] == 0 and 3 <= done.size < etas.size
+        assert np.all(np.diff(done) == 1)
+        for e in [*done[:-1:4], done[-1]]:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", bp.SigmaUnreachableWarning)
+                res = bpdn(A[tr] - a_mean, y[tr] - y_mean, etas[e] * np.sqrt(tr.size))
+            # below the fold's least-squares residual the grid ends with that fit
+            assert res.certified or (res.stop_reason == "sigma_unreachable" and e == done[-1])
+            pred = ((A[te] - a_mean) @ res.coef).real + y_mean
+            assert_allclose(errs[e], np.mean((pred - y[te]) ** 2), rtol=1e-8)
+    assert cv.eta_ == etas[np.argmin(cv.cv_results_["mean_test_mse"])]
+    assert cv.result_.bpdn.certified
+    est = SRFERegressor(n_features=30, activation="exp", random_state=0).fit(X, y)
+    assert est.eta_ in est.cv_results_["eta"] and est.result_.bpdn.certified
+    assert est.score(X, y) > 0.8

@@ -214,3 +214,18 @@ def test_uncertified_srfe_warns_in_memory_and_on_dask(sync, monkeypatch):
     monkeypatch.setattr(bp, "_srfe", stopped)
     with pytest.warns(UncertifiedResultWarning, match="max_iter"):
         SRFERegressor(**dict(kw, eta=0.5)).fit(Xd, yd)
+
+
+def test_complex_srfecv_on_dask_chooses_like_in_memory(sync):
+    """Complex features with the automatic eta (a ValueError before): the
+    Dask folds solve the same grid as memory and choose the same eta."""
+    from test_bp_complex import _ThirdFolds, complex_auto_data
+
+    X, y = complex_auto_data()
+    kw = dict(n_features=30, activation="exp", cv=_ThirdFolds(), random_state=0)
+    mem = SRFECV(**kw).fit(X, y)
+    dist = SRFECV(**kw).fit(da.from_array(X, chunks=(50, -1)), da.from_array(y, chunks=50))
+    np.testing.assert_allclose(dist.eta_, mem.eta_, rtol=1e-12)  # the grid's sd: rounding
+    np.testing.assert_allclose(dist.cv_results_["mean_test_mse"],
+                               mem.cv_results_["mean_test_mse"], rtol=1e-8)
+    _assert_same(dist, mem, X)

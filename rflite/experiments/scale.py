@@ -51,8 +51,8 @@ counts are chosen so that m = 10^7 (10^10 HARFE feature entries per pass,
 80 GB if materialised) runs on a 2-core machine; the issue's HARFE shape
 (N = 10^4, s = 500) at m = 10^5 is ``benchmarks/bench_dask.py``, and at
 m = 10^5 .. 10^7 (800 GB if materialised) the experiment ``scale-wide``
-(HARFE only, :data:`WIDE_ITER` iterations; about 2.5 hours on 2 cores, for
-a cluster); the cost per
+(HARFE only, :data:`WIDE_ITER` iterations; about 1 hour on 2 cores, 53
+minutes of it at m = 10^7); the cost per
 pass is linear in N as well (one ``A^* r`` over m x N entries).
 """
 
@@ -74,8 +74,7 @@ QUICK_SIZES = (4000, 16000)
 D, Q = 20, 2
 HARFE_N, HARFE_S, MAX_ITER = 1000, 100, 10
 #: ``scale-wide``: issue 16's HARFE shape, fewer iterations (a pass at m = 10^7
-#: builds 10^11 feature entries: about 19 minutes on 2 cores here, from 112 s
-#: at m = 10^6)
+#: builds 10^11 feature entries: 650 s on 2 cores here, the fit 53 minutes)
 WIDE_N, WIDE_S, WIDE_ITER = 10_000, 500, 3
 #: HARFE's ridge shift m * lam (HARFE Table 2's 1e-3), pinned like ``s``
 HARFE_SHIFT = 1e-3
@@ -249,8 +248,8 @@ def run(ctx):
           "HARFE at issue 16's shape (N = 1e4, s = 500, q = 2, d = 20) on Dask arrays at m = 1e5, "
           "1e6, 1e7 (the feature matrix would be 800 GB at 1e7): time per pass, total time, peak "
           "worker memory",
-          f"quick: ~10 s; full ({WIDE_ITER} HARFE iterations): ~2.5 h on 2 cores, m = 1e7 "
-          "about 2 h of it")
+          f"quick: ~10 s; full ({WIDE_ITER} HARFE iterations): ~1 h on 2 cores, m = 1e7 "
+          "53 min of it")
 def run_wide(ctx):
     """``scale``'s HARFE rows at N = :data:`WIDE_N` features, s = :data:`WIDE_S`.
 

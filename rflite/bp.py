@@ -327,18 +327,19 @@ UNCERTIFIED_STOPS = frozenset({"max_iter", "line_search", "lp_inexact", "root_fo
                                "bp_solution"})
 
 
-def _warn_uncertified(est, res, sigma):
-    """:class:`UncertifiedResultWarning` for an estimator's feasible, uncertified BPDN result."""
+def _warn_uncertified(est, res, sigma, stacklevel=3):
+    """:class:`UncertifiedResultWarning` for an estimator's feasible, uncertified BPDN result
+    (``stacklevel`` 3: the caller of the function that calls this)."""
     if res.stop_reason in UNCERTIFIED_STOPS and res.residual_norm <= sigma * (1.0 + 1e-3):
         warnings.warn(
             f"{type(est).__name__}: BPDN stopped ({res.stop_reason!r}) at a feasible point "
             f"with relative duality gap {res.duality_gap:.3g} above tol = {est.tol:g}: the "
             "coefficients meet the constraint but are not certified l1-optimal "
             "(result_.bpdn); a larger eta, fewer features or a larger max_iter may help",
-            UncertifiedResultWarning, stacklevel=3)
+            UncertifiedResultWarning, stacklevel=stacklevel)
 
 
-def _warn_unreachable(res, sigma, m):
+def _warn_unreachable(res, sigma, m, stacklevel=3):
     """Issue :class:`SigmaUnreachableWarning` for a ``"sigma_unreachable"`` result,
     :class:`InfeasibleResultWarning` for an uncertified point clearly above sigma."""
     if (res.stop_reason != "sigma_unreachable" and not res.certified and sigma > 0
@@ -348,7 +349,7 @@ def _warn_unreachable(res, sigma, m):
             f"{res.residual_norm:.6g} above sigma = {sigma:.6g}: the coefficients do not "
             "meet the constraint; sigma may be below the least-squares residual "
             "(not tested on a wide operator) or the solve needs a larger max_iter",
-            InfeasibleResultWarning, stacklevel=3)
+            InfeasibleResultWarning, stacklevel=stacklevel)
     if res.stop_reason == "sigma_unreachable":
         warnings.warn(
             f"sigma = {sigma:.6g} is below the least-squares residual "
@@ -356,7 +357,7 @@ def _warn_unreachable(res, sigma, m):
             f"so the least-squares fit ({int(np.count_nonzero(res.coef))} nonzero "
             f"coefficients) was returned; use sigma >= {res.residual_norm:.6g} "
             f"(eta >= {res.residual_norm / math.sqrt(m):.6g}) for a sparse solution",
-            SigmaUnreachableWarning, stacklevel=3)
+            SigmaUnreachableWarning, stacklevel=stacklevel)
 
 
 class SRFEResult(NamedTuple):

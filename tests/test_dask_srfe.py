@@ -167,8 +167,10 @@ def test_unreachable_eta_on_dask_is_found_up_front(data, sync):
     with pytest.warns(SigmaUnreachableWarning):
         mem = _model(activation="exp", eta=0.3, max_iter=300).fit(X, y)
     Xd, yd, _ = to_dask(X, y, None, 70)
-    with pytest.warns(SigmaUnreachableWarning):
+    with pytest.warns(SigmaUnreachableWarning) as record:
         dist = _model(activation="exp", eta=0.3, max_iter=300).fit(Xd, yd)
+    # attributed to the user's fit call, as in memory (was rflite's decorator)
+    assert record[0].filename == __file__
     assert dist.result_.bpdn.stop_reason == mem.result_.bpdn.stop_reason == "sigma_unreachable"
     assert rel(dist.coef_, mem.coef_) <= RTOL
 
@@ -196,8 +198,9 @@ def test_uncertified_srfe_warns_in_memory_and_on_dask(sync, monkeypatch):
 
     X, y = make_friedman1(200, d=5, noise=0.1, rng=0)
     kw = dict(n_features=300, eta=0.05, random_state=0)
-    with pytest.warns(UncertifiedResultWarning, match="root_found"):
+    with pytest.warns(UncertifiedResultWarning, match="root_found") as record:
         mem = SRFERegressor(**kw).fit(X, y)
+    assert record[0].filename == __file__
     assert not mem.result_.bpdn.certified and mem.result_.bpdn.duality_gap > mem.tol
     with warnings.catch_warnings():
         warnings.simplefilter("error", UncertifiedResultWarning)
@@ -212,8 +215,9 @@ def test_uncertified_srfe_warns_in_memory_and_on_dask(sync, monkeypatch):
         return res._replace(bpdn=res.bpdn._replace(stop_reason="max_iter"))
 
     monkeypatch.setattr(bp, "_srfe", stopped)
-    with pytest.warns(UncertifiedResultWarning, match="max_iter"):
+    with pytest.warns(UncertifiedResultWarning, match="max_iter") as record:
         SRFERegressor(**dict(kw, eta=0.5)).fit(Xd, yd)
+    assert record[0].filename == __file__
 
 
 def test_complex_srfecv_on_dask_chooses_like_in_memory(sync):

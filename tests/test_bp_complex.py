@@ -224,19 +224,25 @@ def test_complex_path_predicts_its_leave_events(monkeypatch):
     """The continuation starts each step from the tangent's prediction and
     drops a coefficient the prediction takes through 0 at once: on 100 x 40
     the path used 630 Newton solves (zero-order starts, halving towards each
-    leave event), now 172, with the same certified optimum."""
+    leave event), now 172, with the same certified optimum; and each Newton
+    run stops when it no longer contracts."""
     from rflite import _bp_socp
 
-    calls = []
-    newton = _bp_socp._kkt_newton
+    calls, steps = [], []
+    newton, solve = _bp_socp._kkt_newton, _bp_socp._kkt_solve
     monkeypatch.setattr(_bp_socp, "_kkt_newton",
                         lambda *a, **k: calls.append(1) or newton(*a, **k))
+    monkeypatch.setattr(_bp_socp, "_kkt_solve",
+                        lambda *a, **k: steps.append(1) or solve(*a, **k))
     A, yc = _stalling_problem(100, 40, 6)
     sigma = 0.5 * np.sqrt(100)
     res = bpdn(A, yc, sigma)
     assert res.stop_reason == "homotopy" and res.duality_gap <= 1e-10
     assert_allclose(res.l1_norm, naive.complex_bpdn_dual(A, yc, sigma), rtol=1e-10)
     assert len(calls) <= 300
+    # Newton stops at its rounding floor and where it does not contract
+    # (KKT_FLOOR, KKT_STALL): 1,926 Jacobian solves before, 953 after
+    assert len(steps) <= 1300
 
 
 class _ThirdFolds:

@@ -264,26 +264,29 @@ def _solve_grid(A, y, sigmas, callback):
     r"""BPDN at every ``sigma`` (largest first) by certified solves, as a :class:`BPDNPath`.
 
     For complex dictionaries, whose BPDN path is piecewise smooth, not
-    piecewise linear (:func:`bpdn_path` is real only): one :func:`rflite.bp.bpdn`
-    per grid point, from the largest ``sigma`` down, stopping when
-    ``callback(index, coef)`` returns True, as the real path does.  Each
-    solve is certified or says why not (its ``stop_reason``); a point whose
-    ``sigma`` is below the least-squares residual is not reached, and the
-    smaller ones are not tried.
+    piecewise linear (:func:`bpdn_path` is real only): one solve of
+    :func:`rflite.bp.bpdn` per grid point, from the largest ``sigma`` down,
+    stopping when ``callback(index, coef)`` returns True, as the real path
+    does.  The grid follows one solution path
+    (``rflite._bp_socp._continuation``, the dual barrier only where it
+    fails): each grid point resumes the path where the previous one left it
+    instead of starting a solve from scratch.  Each solve is certified or says why not (its
+    ``stop_reason``); a point whose ``sigma`` is below the least-squares
+    residual is not reached, and the smaller ones are not tried.
     """
-    import warnings
+    from rflite._bp_socp import PathPoint
+    from rflite.bp import OPT_TOL, _check_problem, _options, _solve
 
-    from rflite.bp import bpdn
-
+    op, yy, cplx = _check_problem(A, y)
+    opts = _options(op, OPT_TOL, None, None, True)
+    resume = PathPoint()
     n = A.shape[1]
     coefs = np.zeros((n, len(sigmas)), dtype=np.result_type(A.dtype, np.complex128))
     reached = np.zeros(len(sigmas), dtype=bool)
     steps = 0
     for e in np.argsort(-np.asarray(sigmas), kind="stable"):
-        with warnings.catch_warnings():
-            # an unreachable sigma ends the grid here; the final fit warns
-            warnings.simplefilter("ignore", RuntimeWarning)
-            res = bpdn(A, y, float(sigmas[e]))
+        # (an unreachable sigma ends the grid here; the final fit warns)
+        res = _solve(op, yy, cplx, sigma=float(sigmas[e]), tau=None, resume=resume, **opts)
         steps += res.n_iter
         coefs[:, e] = res.coef
         if res.stop_reason == "sigma_unreachable":

@@ -653,7 +653,7 @@ def _checked(P, y, coef, sigma, feas, dual):
     return coef, rn, l1, (l1 - dual) / max(l1, 1e-300)
 
 
-def _continuation(P, op, y, sigma, columns, h_full, max_solves=CONT_SOLVES):
+def _continuation(P, op, y, sigma, columns, h_full, max_solves=CONT_SOLVES, resume=None):
     r"""Complex BPDN by following its solution path down from ``sigma = ‖y‖`` (homotopy).
 
     The real LASSO homotopy's path is piecewise linear; the complex one is
@@ -670,19 +670,35 @@ def _continuation(P, op, y, sigma, columns, h_full, max_solves=CONT_SOLVES):
     :data:`CONT_EVENT`, the smallest coefficient leaves (it was passing
     through 0); failing that the step is halved, and doubled after each
     accepted one.  Used where the dual barrier stalls (ill-conditioned
-    dictionaries whose solutions have large l1 norms).  Returns the
-    coefficients at ``sigma`` or ``None`` (budget of ``max_solves`` Newton
+    dictionaries whose solutions have large l1 norms).  ``resume`` (a
+    :class:`PathPoint`, for a grid of decreasing ``sigma`` on one dictionary)
+    starts from the lowest point of an earlier call above ``sigma`` instead
+    of from :math:`\|y\|`, and keeps this call's last accepted point.
+    Returns the coefficients at ``sigma`` or ``None`` (budget of ``max_solves`` Newton
     solves spent, a step below rounding, a support above
     :data:`CONT_MAX_SUPPORT`, or least squares on every column above
     ``sigma``); the caller certifies.
     """
     with blas_threads(1):  # many small Newton systems: BLAS threads only thrash
-        return _follow_path(P, op, y, sigma, columns, h_full, max_solves)
+        return _follow_path(P, op, y, sigma, columns, h_full, max_solves,
+                            resume if resume is not None else PathPoint())
 
 
-def _follow_path(P, op, y, sigma, columns, h_full, max_solves):
-    """:func:`_continuation`'s loop."""
-    m, n = op.shape
+class PathPoint:
+    """The lowest accepted point of :func:`_continuation` (support, coefficients,
+    their columns, sigma and the path's tangent there); empty until one is
+    accepted."""
+
+    def __init__(self):
+        self.point = None
+
+    def start(self, sigma):
+        """``(S, c_S, A_S, s_cur, tangent)`` to start from above ``sigma``, or None."""
+        return self.point if self.point is not None and self.point[3] > sigma else None
+
+
+def _path_top(op, y, columns, h_full):
+    r"""The one-column solution just below :math:`\|y\|` (the path's first point)."""
     ynorm = float(np.linalg.norm(y))
     j0 = int(np.argmax(np.abs(h_full)))
     S = np.array([j0])
@@ -693,10 +709,15 @@ def _follow_path(P, op, y, sigma, columns, h_full, max_solves):
     # |y - beta u a|^2 = s^2 with u the phase of a^* y: the smaller root
     disc = abs(hj) ** 2 - an2 * (ynorm**2 - s_cur**2)
     beta = (abs(hj) - math.sqrt(max(disc, 0.0))) / an2
-    c_S = np.array([beta * hj / abs(hj)], dtype=y.dtype)
+    return S, np.array([beta * hj / abs(hj)], dtype=y.dtype), A_S, s_cur, None
+
+
+def _follow_path(P, op, y, sigma, columns, h_full, max_solves, resume):
+    """:func:`_continuation`'s loop."""
+    m, n = op.shape
+    S, c_S, A_S, s_cur, tangent = resume.start(sigma) or _path_top(op, y, columns, h_full)
     step = s_cur - sigma
     solves = 0
-    tangent = None
     while solves < max_solves:
         s_new = max(sigma, s_cur - step)
         S_t, c_t, A_t = S, c_S, A_S
@@ -752,6 +773,7 @@ def _follow_path(P, op, y, sigma, columns, h_full, max_solves):
         if accepted is not None:
             S, c_S, A_S, s_cur = S_t, accepted, A_t, s_new
             tangent = _kkt_tangent(A_S, y, c_S, s_cur)
+            resume.point = (S, c_S, A_S, s_cur, tangent)
             if s_cur <= sigma:
                 coef = np.zeros(n, dtype=y.dtype)
                 coef[S] = c_S

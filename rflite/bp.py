@@ -1070,7 +1070,8 @@ def _options(op, tol, max_iter, x0, polish, method="auto"):
 # =========================================================================
 # internals: the SPGL1 loop
 # =========================================================================
-def _solve(op, y, cplx, *, sigma, tau, tol, max_iter, x0, polish, method) -> L1Result:
+def _solve(op, y, cplx, *, sigma, tau, tol, max_iter, x0, polish, method,
+           resume=None) -> L1Result:
     """Dispatch: column-generation LPs for large real basis pursuit, else :func:`_solve_path`.
 
     Real basis pursuit on dictionaries above ``LP_MAX_ENTRIES`` (with more
@@ -1112,5 +1113,5 @@ def _solve(op, y, cplx, *, sigma, tau, tol, max_iter, x0, polish, method) -> L1R
             return lp_res._replace(n_products=res.n_products)
         return res
     return _solve_path(op, y, cplx, sigma=sigma, tau=tau, tol=tol, max_iter=max_iter, x0=x0,
-                       polish=polish, method=method)
+                       polish=polish, method=method, resume=resume)
 

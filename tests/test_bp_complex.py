@@ -245,6 +245,38 @@ def test_complex_path_predicts_its_leave_events(monkeypatch):
     assert len(steps) <= 1300
 
 
+def test_complex_sigma_grid_follows_one_path(monkeypatch):
+    """The complex eta grid of SRFE (``_solve_grid``) resumes one solution path
+    from grid point to grid point: the path starts at ||y|| once and the dual
+    barrier is not run (it ran at every point, each solve from scratch), with
+    every point the certified optimum of an independent ``bpdn``."""
+    from rflite import _bp_path, _bp_socp
+
+    calls = {"top": 0, "barrier": 0}
+    top, barrier = getattr(_bp_socp, "_path_top", None), _bp_socp._socp_bpdn
+
+    def counted_top(*a, **k):
+        calls["top"] += 1
+        return top(*a, **k)
+
+    def counted_barrier(*a, **k):
+        calls["barrier"] += 1
+        return barrier(*a, **k)
+
+    monkeypatch.setattr(_bp_socp, "_path_top", counted_top, raising=False)
+    monkeypatch.setattr("rflite._bp_spgl1._socp_bpdn", counted_barrier)
+    A, yc = _stalling_problem(100, 40, 6)
+    sigmas = np.array([20.0, 5.0, 30.0, 8.0, 6.0, 12.0])  # solved largest first
+    path = _bp_path._solve_grid(A, yc, sigmas, None)
+    assert path.reached.all()
+    assert calls == {"top": 1, "barrier": 0}
+    monkeypatch.undo()
+    for e, sigma in enumerate(sigmas):
+        ref = bpdn(A, yc, sigma)
+        assert ref.certified
+        assert_allclose(path.coefs[:, e], ref.coef, rtol=0, atol=1e-9 * np.abs(ref.coef).max())
+
+
 class _ThirdFolds:
     """Rows i with i % 3 == f are fold f's test rows (a splitter without scikit-learn)."""
 

@@ -277,6 +277,33 @@ def test_complex_sigma_grid_follows_one_path(monkeypatch):
         assert_allclose(path.coefs[:, e], ref.coef, rtol=0, atol=1e-9 * np.abs(ref.coef).max())
 
 
+def test_uncertifiable_grid_point_skips_spgl1(monkeypatch):
+    """A grid point that neither the path nor the barrier certifies is scored
+    at their best point: SPGL1's last resort (1,000 products without
+    improving the gap 0.8 at one point per fold of a complex SRFECV; 60 s a
+    fold on a Dask operator) runs for single solves only."""
+    from rflite import _bp_socp, _bp_spgl1
+    from rflite.bp import _check_problem, _options, _solve
+
+    barrier = _bp_socp._socp_bpdn
+
+    def uncertified(*a, **k):  # the barrier's point, its gap made 0.5
+        sol = barrier(*a, **k)
+        return None if sol is None else (*sol[:3], 0.5, *sol[4:])
+
+    monkeypatch.setattr(_bp_spgl1, "_continuation", lambda *a, **k: None)
+    monkeypatch.setattr(_bp_spgl1, "_socp_bpdn", uncertified)
+    A, yc = _stalling_problem(60, 20, 5)
+    op, y, cplx = _check_problem(A, yc)
+    opts = _options(op, bp.OPT_TOL, None, None, True)
+    sigma = float(np.sqrt(60))
+    grid = _solve(op, y, cplx, sigma=sigma, tau=None, resume=_bp_socp.PathPoint(), **opts)
+    assert grid.stop_reason == "max_iter" and grid.duality_gap == 0.5
+    assert grid.n_products < 50
+    single = _solve(op, y, cplx, sigma=sigma, tau=None, **opts)  # SPGL1 from that point
+    assert single.n_products > 100
+
+
 class _ThirdFolds:
     """Rows i with i % 3 == f are fold f's test rows (a splitter without scikit-learn)."""
 

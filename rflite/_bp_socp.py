@@ -792,11 +792,25 @@ def _ls_residual(A_S, y):
 
 
 def _kkt_converged(A_S, y, c_S, sigma):
-    """Whether ``c_S`` solves the support's BPDN KKT system to 1e-8 (relative)."""
+    r"""Whether ``c_S`` solves the support's BPDN KKT system to 1e-8 (relative),
+    or to its rounding floor where that is higher.
+
+    The floor: :math:`r = y - A_S c` carries an error up to
+    :math:`\epsilon \sum_j \|a_j\| |c_j|`, so :math:`A_S^* r` one up to
+    that times :math:`\max_j \|a_j\|`; relative to :math:`\lambda` this
+    worst case overstates the actual rounding 30-100x (measured), and a
+    tenth of it is accepted.  On 120 x 200 exponential features at
+    ``eta`` = 0.05 (l1 norm 5e4) Newton's best was 1.1e-8 .. 1.9e-8 there,
+    the path stalled and the solve ended uncertified.  Every point the path
+    returns is certified on the whole dictionary all the same.
+    """
     r = y - A_S @ c_S
     g = A_S.conj().T @ r
     lam = float(np.abs(g).mean())
     if not (np.all(np.isfinite(g)) and lam > 0.0):
         return False
     kkt = float(np.abs(g - lam * c_S / np.abs(c_S)).max()) / lam
-    return kkt <= 1e-8 and abs(float(np.linalg.norm(r)) - sigma) <= 1e-8 * sigma
+    norms = np.linalg.norm(A_S, axis=0)
+    floor = np.finfo(float).eps * float(norms @ np.abs(c_S)) * float(norms.max()) / lam
+    return (kkt <= max(1e-8, 0.1 * floor)
+            and abs(float(np.linalg.norm(r)) - sigma) <= 1e-8 * sigma)

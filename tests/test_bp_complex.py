@@ -304,6 +304,29 @@ def test_uncertifiable_grid_point_skips_spgl1(monkeypatch):
     assert single.n_products > 100
 
 
+def test_complex_path_accepts_points_at_their_rounding_floor():
+    """80 x 130 centred exponential features at eta = 0.02 (l1 norm ~3e3):
+    Newton's KKT residual on the path's supports stops just above 1e-8 (its
+    rounding floor there), so the path stalled and the solve ended at
+    SPGL1's max_iter with gap 0.75; accepting points at the floor certifies
+    it.  Optimality checked here from the returned point alone (weak
+    duality with the dual point r / max|A^* r|)."""
+    from rflite.datasets import make_friedman1
+
+    X, y = make_friedman1(80, d=5, noise=0.1, rng=0)
+    A = random_feature_map(5, 130, q=2, activation="exp", rng=0).transform(X)
+    A = A - A.mean(axis=0)
+    yc = (y - y.mean()).astype(complex)
+    sigma = 0.02 * np.sqrt(80)
+    res = bpdn(A, yc, sigma)
+    assert res.stop_reason == "homotopy" and res.certified
+    r = yc - A @ res.coef
+    assert np.linalg.norm(r) <= sigma * (1 + bp.FEAS_TOL)
+    z = r / np.abs(A.conj().T @ r).max()
+    dual = np.vdot(yc, z).real - sigma * np.linalg.norm(z)
+    assert np.abs(res.coef).sum() <= dual * (1 + 1e-6)
+
+
 class _ThirdFolds:
     """Rows i with i % 3 == f are fold f's test rows (a splitter without scikit-learn)."""
 

@@ -706,10 +706,10 @@ class SRFERegressor(AutoChoice, RandomFeatureModel):
     path of complex BPDN through the grid points, largest ``eta`` first,
     with the same early stop (``rflite._bp_path._solve_grid``), and the
     final fit is :func:`bpdn` at ``eta_``.  Measured on 120 rows with 3
-    folds (:class:`SRFECV`): 30 features 0.2 s in memory, 4.1 s on Dask's
+    folds (:class:`SRFECV`): 30 features 0.3 s in memory, 5.4 s on Dask's
     synchronous scheduler (1.7 s and 7.8 s with a solve from scratch per
     grid point and zero-order path steps); 60 features, whose small-``eta``
-    points lie near the rows' limit, 10-13 s in memory and 23 s on Dask
+    points lie near the rows' limit, 4.2 s in memory and 19 s on Dask
     (89 s and 283 s before); pass ``eta`` to skip the choice.  The papers'
     settings are explicit values: the
     HARFE Table 2 SRFE row is ``SRFERegressor(N, eta=noise_sd, q=2,

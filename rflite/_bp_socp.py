@@ -661,23 +661,24 @@ def _continuation(P, op, y, sigma, columns, h_full, max_solves=CONT_SOLVES, resu
     support (:func:`_kkt_newton`) as ``sigma`` decreases.  Starting from the
     one-column solution just below :math:`\|y\|` (the column of the largest
     :math:`|a_j^* y|`, coefficient in the phase of :math:`a_j^* y`), each
-    step solves at a smaller ``sigma`` from the current point.  A point is
+    step solves at a smaller ``sigma`` from the point the path's tangent
+    predicts (:func:`_kkt_tangent`, the Euler predictor).  A point is
     accepted only when it is optimal: Newton converged on the support
     (:func:`_kkt_converged`) and :math:`|a_j^* r| \le \lambda` off it.
     Otherwise, at the same ``sigma``, coefficients at rounding level leave,
     the most violating columns join (with a tiny coefficient in the phase of
-    :math:`a_j^* r`), and, when Newton fails on a step already below
-    :data:`CONT_EVENT`, the smallest coefficient leaves (it was passing
-    through 0); failing that the step is halved, and doubled after each
-    accepted one.  Used where the dual barrier stalls (ill-conditioned
-    dictionaries whose solutions have large l1 norms).  ``resume`` (a
-    :class:`PathPoint`, for a grid of decreasing ``sigma`` on one dictionary)
-    starts from the lowest point of an earlier call above ``sigma`` instead
-    of from :math:`\|y\|`, and keeps this call's last accepted point.
-    Returns the coefficients at ``sigma`` or ``None`` (budget of ``max_solves`` Newton
-    solves spent, a step below rounding, a support above
-    :data:`CONT_MAX_SUPPORT`, or least squares on every column above
-    ``sigma``); the caller certifies.
+    :math:`a_j^* r`), and, when Newton fails where the tangent takes a
+    coefficient through 0 within the step, or on a step already below
+    :data:`CONT_EVENT`, that (the smallest) coefficient leaves; failing that
+    the step is halved, and doubled after each accepted one.  Used where
+    the dual barrier stalls (ill-conditioned dictionaries whose solutions
+    have large l1 norms).  ``resume`` (a :class:`PathPoint`, for a grid of
+    decreasing ``sigma`` on one dictionary) starts from the lowest point of
+    an earlier call above ``sigma`` instead of from :math:`\|y\|`, and
+    keeps this call's last accepted point.  Returns the coefficients at
+    ``sigma`` or ``None`` (budget of ``max_solves`` Newton solves spent, a
+    step below rounding, a support above :data:`CONT_MAX_SUPPORT`, or least
+    squares on every column above ``sigma``); the caller certifies.
     """
     with blas_threads(1):  # many small Newton systems: BLAS threads only thrash
         return _follow_path(P, op, y, sigma, columns, h_full, max_solves,
@@ -742,8 +743,8 @@ def _follow_path(P, op, y, sigma, columns, h_full, max_solves, resume):
                 # (halving towards a coefficient whose modulus shrinks ever
                 # more slowly crawled: 3,046 solves where 785 do); the
                 # accepted point is checked for optimality all the same
-                event = (S_t is S and leaving is not None and leaving.any()
-                         and S_t.size >= 2)
+                event = (S_t is S  # (still the accepted support, the prediction's)
+                         and leaving is not None and leaving.any() and S_t.size >= 2)
                 if dropped or S_t.size < 2 or not (event or step <= CONT_EVENT * s_cur):
                     break
                 keep = np.ones(S_t.size, dtype=bool)

@@ -60,11 +60,12 @@ The solver
   solves and about 1.2 s on 240 x 60 at ``eta`` = 0.5, 1,419 and 2.6 s with
   zero-order steps; supports up to ``CONT_MAX_SUPPORT`` = 300 columns).
   A decreasing grid of ``sigma`` (SRFE's ``eta="auto"`` and ``SRFECV``
-  with complex features) follows one such path through all its points.  Where the path does not certify
-  either (e.g. 300 x 1000 features at ``eta`` = 0.1, support beyond 300),
-  the barrier is rerun without giving up and SPGL1 starts from the best
-  point, as before (gap 0.92 there, ``"max_iter"``; 190 s on a loaded
-  machine, 120 s before the path was tried).
+  with complex features) follows one such path through all its points.
+  Where the path does not certify either (e.g. 300 x 1000 features at
+  ``eta`` = 0.1, support beyond 300), the barrier is rerun without giving
+  up and SPGL1 starts from the best point, as before (gap 0.92 there,
+  ``"max_iter"``; 190 s on a loaded machine, 120 s before the path was
+  tried).
 
 Why the homotopy is the default: random-feature matrices are very badly
 conditioned (condition numbers of 1e8 and more on the SHRIMP problems), and

@@ -170,28 +170,6 @@ def test_complex_bpdn_is_the_exact_support_solution_whatever_tol():
     assert np.abs(np.delete(h, S)).max() <= lam * (1 + 1e-10)
 
 
-@pytest.mark.parametrize("m,n,d,eta", [(60, 20, 5, 1.0), (100, 40, 6, 0.5)])
-def test_complex_bpdn_where_the_barrier_stalls_follows_the_path(m, n, d, eta):
-    """Tall, ill-conditioned (condition 4e3 / 1e4) centred exponential features
-    with a small sigma: the dual barrier's Newton steps stalled and SPGL1
-    stopped uncertified (l1 up to 25% above the optimum on 240 x 60).  The
-    path followed down from ||y|| certifies it; the optimum is checked
-    against SLSQP on the dual (an independent reference)."""
-    from rflite.datasets import make_friedman1
-
-    X, y = make_friedman1(m, d=d, noise=0.1, rng=0)
-    A = random_feature_map(d, n, q=2, activation="exp", rng=0).transform(X)
-    A = A - A.mean(axis=0)
-    A /= np.linalg.norm(A, axis=0)
-    yc = (y - y.mean()).astype(complex)
-    sigma = eta * np.sqrt(m)
-    res = bpdn(A, yc, sigma)
-    assert res.stop_reason == "homotopy" and res.duality_gap <= 1e-10
-    assert np.linalg.norm(A @ res.coef - yc) <= sigma * (1 + bp.FEAS_TOL)
-    assert_allclose(res.l1_norm, np.abs(res.coef).sum(), rtol=1e-12)
-    assert_allclose(res.l1_norm, naive.complex_bpdn_dual(A, yc, sigma), rtol=1e-10)
-
-
 def _stalling_problem(m, n, d):
     from rflite.datasets import make_friedman1
 
@@ -200,6 +178,22 @@ def _stalling_problem(m, n, d):
     A = A - A.mean(axis=0)
     A /= np.linalg.norm(A, axis=0)
     return A, (y - y.mean()).astype(complex)
+
+
+@pytest.mark.parametrize("m,n,d,eta", [(60, 20, 5, 1.0), (100, 40, 6, 0.5)])
+def test_complex_bpdn_where_the_barrier_stalls_follows_the_path(m, n, d, eta):
+    """Tall, ill-conditioned (condition 4e3 / 1e4) centred exponential features
+    with a small sigma: the dual barrier's Newton steps stalled and SPGL1
+    stopped uncertified (l1 up to 25% above the optimum on 240 x 60).  The
+    path followed down from ||y|| certifies it; the optimum is checked
+    against SLSQP on the dual (an independent reference)."""
+    A, yc = _stalling_problem(m, n, d)
+    sigma = eta * np.sqrt(m)
+    res = bpdn(A, yc, sigma)
+    assert res.stop_reason == "homotopy" and res.duality_gap <= 1e-10
+    assert np.linalg.norm(A @ res.coef - yc) <= sigma * (1 + bp.FEAS_TOL)
+    assert_allclose(res.l1_norm, np.abs(res.coef).sum(), rtol=1e-12)
+    assert_allclose(res.l1_norm, naive.complex_bpdn_dual(A, yc, sigma), rtol=1e-10)
 
 
 def test_kkt_tangent_is_the_derivative_of_the_support_path():

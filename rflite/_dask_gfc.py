@@ -214,22 +214,26 @@ def _gfc_dask(X, y, *, n_passes, max_steps, n_workers, nu, eta, eps, n_folds, su
                      cv_mse=cv_mse)
 
 
-def _guard_errors(est, X, y, use_cv, nu, eps):
-    """:meth:`rflite.greedy.GFCRegressor._guard_errors` on Dask: ``(gfc, mean)`` held-out MSEs."""
+def _guard_errors(est, X, y, use_cv, nu, eps, n_estimators):
+    """:meth:`rflite.greedy.GFCRegressor._guard_errors` on Dask: ``(gfc, mean)`` held-out MSEs
+    of the bag of ``n_estimators`` fits on 80 % of the rows and of the mean."""
     import dask
 
     from rflite._dask_split import holdout_rows, take_rows
-    from rflite.greedy import GUARD_FRACTION
+    from rflite.greedy import GUARD_FRACTION, _bag_rngs
 
     rng = est._rng()
     tr, va = holdout_rows(X.chunks[0], X.shape[0], GUARD_FRACTION, rng)
     Xt, yt = take_rows(X, tr), take_rows(y, tr)
-    res = _gfc_dask(Xt, yt, **est._guard_settings(tr.size, use_cv, nu, eps), rng=rng, est=est,
-                    progress=None)
-    a = np.concatenate([[res.intercept], res.coef_cos, res.coef_sin])
     Xv, yv = take_rows(X, va), take_rows(y, va)[:, 0]
-    pred = Xv.map_blocks(_k_model, weights=res.weights, amps=a, drop_axis=1, dtype=np.float64,
-                         meta=np.empty(0), token="rflite-gfc-model")
+    pred = 0.0
+    for r in _bag_rngs(rng, n_estimators):
+        res = _gfc_dask(Xt, yt, **est._guard_settings(tr.size, use_cv, nu, eps), rng=r,
+                        est=est, progress=None)
+        a = np.concatenate([[res.intercept], res.coef_cos, res.coef_sin]) / n_estimators
+        pred = pred + Xv.map_blocks(_k_model, weights=res.weights, amps=a, drop_axis=1,
+                                    dtype=np.float64, meta=np.empty(0),
+                                    token="rflite-gfc-model")
     out = tuple(float(v) for v in dask.compute(((pred - yv) ** 2).mean(),
                                                ((yt[:, 0].mean() - yv) ** 2).mean()))
     est._report_guard(out)
@@ -242,7 +246,7 @@ def fit_gfc(est, X, y, sample_weight=None, executor=None):
     from rflite._dask import _prepare
     from rflite._numerics import MAX_ABS, check_bool, check_int, check_real
     from rflite.greedy import (GFC_INIT_SCALE, GUARD_MIN_ROWS, NU_GRID_ESTIMATOR,
-                               ROWS_PER_STEP, ROWS_PER_WORKER, _intercept_only)
+                               ROWS_PER_STEP, ROWS_PER_WORKER, _bag_rngs, _intercept_only)
 
     import dask
 
@@ -285,24 +289,26 @@ def fit_gfc(est, X, y, sample_weight=None, executor=None):
     Yc = Y - y_mean
     guard = check_bool(est.mean_guard, "mean_guard") and m >= GUARD_MIN_ROWS
     use_cv = nu is None and cv is not None
-    results, guarded, guard_mse = [], [], []
+    n_estimators = check_int(est.n_estimators, "n_estimators", minimum=1)
+    bags, guarded, guard_mse = [], [], []
     for k in range(Yc.shape[1]):
         yk = Yc[:, k:k + 1]
         if guard:
-            mse = _guard_errors(est, X, yk, use_cv, nu, eps)
+            mse = _guard_errors(est, X, yk, use_cv, nu, eps, n_estimators)
             guard_mse.append(mse)
             if mse[0] >= mse[1]:
                 yk_mean, yk_ss = float(exact_means(yk)[0]), float((yk ** 2).mean().compute())
-                results.append(_intercept_only_moments(d, yk_mean, yk_ss, _intercept_only))
+                bags.append([_intercept_only_moments(d, yk_mean, yk_ss, _intercept_only)])
                 guarded.append(True)
                 continue
         guarded.append(False)
-        results.append(_gfc_dask(
+        bags.append([_gfc_dask(
             X, yk, n_passes=n_passes, max_steps=est.max_steps_, n_workers=est.n_workers_,
             nu=nu, eta=est.eta, eps=eps, n_folds=n_folds, subsample=est.subsample,
             cv=cv, nu_grid=NU_GRID_ESTIMATOR, init_scale=GFC_INIT_SCALE,
-            rng=est._rng(), est=est, progress=Progress(est.verbose, "GFC")))
-    return est._store(results, guarded, guard, guard_mse, y_mean)
+            rng=r, est=est, progress=Progress(est.verbose, "GFC"))
+            for r in _bag_rngs(est._rng(), n_estimators, est.verbose)])
+    return est._store(bags, guarded, guard, guard_mse, y_mean)
 
 
 def _intercept_only_moments(d, mean, mean_sq, intercept_only):

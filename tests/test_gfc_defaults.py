@@ -80,7 +80,9 @@ def test_cv_results_and_choice():
     model = GFCRegressor(max_steps=3, random_state=0).fit(X, y)
     cvr = model.cv_results_
     assert_array_equal(cvr["nu"], NU_GRID_ESTIMATOR)
-    assert model.nu_ == NU_GRID_ESTIMATOR[np.argmin(cvr["mean_test_mse"])]
+    # cv_results_ are the first fit's of the bag; nu_ has every fit's choice
+    assert model.nu_[0] == NU_GRID_ESTIMATOR[np.argmin(cvr["mean_test_mse"])]
+    assert model.nu_ == tuple(r.nu for r in model.results_) and len(model.nu_) == 5
     assert_allclose(cvr["mean_test_mse"], cvr["fold_test_mse"].mean(axis=0))
     assert GFCRegressor(nu=0.5, max_steps=1, random_state=0).fit(X, y).cv_results_ is None
 
@@ -107,11 +109,14 @@ def test_verbose_prints_one_line_per_step(capsys):
     model = GFCRegressor(max_steps=3, verbose=1, random_state=0).fit(X, y)
     err = capsys.readouterr().err.strip().splitlines()
     steps = [ln for ln in err if " step " in ln]
-    assert len(steps) == model.result_.n_constructed  # one per constructed feature
+    # one per constructed feature of every fit of the bag
+    assert len(steps) == sum(r.n_constructed for r in model.results_)
     assert all(ln.startswith("[GFC] worker ") and "train" in ln and "validation" in ln
                for ln in steps)
     passes = [ln for ln in err if ln.startswith("[GFC] pass 1/1")]
-    assert len(passes) == 1 and "nu" in passes[0]
+    assert len(passes) == 5 and all("nu" in ln for ln in passes)  # one per fit of the bag
+    fits = [ln for ln in err if " of the bag" in ln]
+    assert [ln.split()[2] for ln in fits] == [f"{j}/5" for j in range(1, 6)]
     GFCRegressor(max_steps=1, random_state=0).fit(X, y)
     assert capsys.readouterr().err == ""
 

@@ -1,6 +1,7 @@
 """GFCRegressor's guard against predicting the mean (issue 14, insulin)."""
 
 import numpy as np
+import pytest
 from numpy.testing import assert_allclose
 
 from rflite.greedy import GFCRegressor
@@ -11,9 +12,8 @@ def test_gfc_mean_guard_fires_on_pure_noise(capsys):
     rng = np.random.default_rng(0)
     X = rng.standard_normal((150, 5))
     y = 3.0 + rng.standard_normal(150)
-    est = GFCRegressor(max_steps=5, random_state=0).fit(X, y)
+    est = GFCRegressor(max_steps=5, verbose=1, random_state=0).fit(X, y)
     assert est.guarded_ and est.guard_mse_[0] >= est.guard_mse_[1]
-    GFCRegressor(max_steps=2, verbose=1, random_state=0).fit(X, y)
     assert "intercept only" in capsys.readouterr().err
     assert est.coef_.size == 0 and est.weights_.shape == (0, 5)
     assert_allclose(est.predict(X), np.full(150, y.mean()))
@@ -37,3 +37,46 @@ def test_gfc_mean_guard_skipped_on_few_rows():
     X = rng.standard_normal((GUARD_MIN_ROWS - 1, 3))
     est = GFCRegressor(max_steps=2, random_state=0).fit(X, rng.standard_normal(len(X)))
     assert est.guard_mse_ is None and not est.guarded_
+
+
+# ------------------------------------------------------------------ the bag
+def test_bag_is_the_average_of_independent_fits_the_first_being_one_fit():
+    """n_estimators fits, the first with random_state's generator itself (so it is
+    the one-fit model), the others from spawned streams; the model is their mean."""
+    from rflite.greedy import gfc_design
+
+    rng = np.random.default_rng(6)
+    X = rng.uniform(size=(200, 4))
+    y = np.sin(4 * X[:, 0]) + X[:, 1] * X[:, 2] + 0.1 * rng.standard_normal(200)
+    kw = dict(max_steps=3, mean_guard=False, random_state=0)
+    bag = GFCRegressor(n_estimators=3, **kw).fit(X, y)
+    one = GFCRegressor(n_estimators=1, **kw).fit(X, y)
+    assert len(bag.results_) == 3 and len(one.results_) == 1
+    np.testing.assert_array_equal(bag.results_[0].weights, one.result_.weights)
+    assert bag.nu_[0] == one.nu_ and isinstance(one.nu_, float)
+    # independent fits: different spectra
+    assert not np.allclose(bag.results_[1].weights[:1], bag.results_[2].weights[:1])
+    Xt = rng.uniform(size=(50, 4))
+    each = [gfc_design(Xt, r.weights) @ np.concatenate([[r.intercept], r.coef_cos, r.coef_sin])
+            for r in bag.results_]
+    assert_allclose(bag.predict(Xt), y.mean() + np.mean(each, axis=0), rtol=1e-12, atol=1e-12)
+    assert bag.weights_.shape[0] == sum(r.weights.shape[0] for r in bag.results_)
+    with pytest.raises(ValueError, match="n_estimators"):
+        GFCRegressor(n_estimators=0).fit(X, y)
+
+
+def test_default_gfc_within_ridge_on_friedman1_d20():
+    """The showcase's Friedman-1 (d = 20, 500 noisy rows): one GFC fit scored
+    1.27 x RidgeCV's test MSE (7.64 against 6.01); the default bag of five
+    fits 0.98 x (measured).  The bound is the issue's 1.1 x."""
+    from sklearn.linear_model import RidgeCV
+
+    from rflite.datasets import make_friedman1, target_friedman1
+
+    X, y = make_friedman1(500, d=20, noise=1.0, rng=0)
+    Xt, _ = make_friedman1(1000, d=20, rng=1)
+    yt = target_friedman1(Xt)
+    ridge = np.mean((RidgeCV(alphas=np.logspace(-6, 6, 25)).fit(X, y).predict(Xt) - yt) ** 2)
+    est = GFCRegressor(random_state=0).fit(X, y)
+    assert len(est.results_) == 5 and not est.guarded_
+    assert np.mean((est.predict(Xt) - yt) ** 2) <= 1.1 * ridge

@@ -219,13 +219,13 @@ def test_gfc_multiple_passes_and_subsample():
 def test_regressor_predict_transform_and_params():
     # the estimator is gfc() on the rows in canonical order (cv=None: gfc's
     # random folds for nu, over the estimator's wider nu grid and smaller
-    # initial spectra)
+    # initial spectra; n_estimators=1: one fit, not the default bag of five)
     from rflite.greedy import GFC_INIT_SCALE, NU_GRID_ESTIMATOR
     from rflite.metropolis import _canonical_order
 
     X, y = _gfc_problem()
-    model = GFCRegressor(n_workers=3, max_steps=3, fit_intercept=False, cv=None,
-                         random_state=11).fit(X, y)
+    model = GFCRegressor(n_workers=3, max_steps=3, n_estimators=1, fit_intercept=False,
+                         cv=None, random_state=11).fit(X, y)
     order = _canonical_order(X, y)
     ref = gfc(X[order], y[order], nu_grid=NU_GRID_ESTIMATOR, init_scale=GFC_INIT_SCALE,
               **GFC_KW)

@@ -791,16 +791,17 @@ class GFCRegressor(RandomFeatureModel):
     One fit's test error varies with the seed as much as between methods
     (propulsion, ``load_uci`` split 0: 0.19 .. 1.9 x RidgeCV's test MSE over
     eight seeds), because every spectrum is fitted on a subsample of
-    ``m / n_workers`` rows; the average of five fits scored, against
-    RidgeCV on the ``load_uci`` splits 0 / 1 / 2 (one fit -> five):
-    Friedman-1 (d = 20, 500 rows) 1.27 / 1.14 / 1.22 -> 1.00 / 0.98 / 1.01,
-    airfoil 1.08 / 1.47 / 1.24 -> 0.93 / 1.01 / 0.98, ccpp 1.10 / 1.04 / 1.14
-    -> 0.95 / 0.94 / 0.94, housing 1.05 / 0.99 / 1.32 -> 0.94 / 0.94 / 0.89,
-    propulsion 0.22 / 1.25 / 1.83 -> 0.09 / 0.66 / 0.27, speech 0.60 / 0.67 /
-    0.74 -> 0.41 / 0.36 / 0.32, insulin 1.17 / 1.08 / 1.15 -> 1.15 / 1.05 /
-    1.12 (the mean: 1.15 / 1.08 / 1.14).  The model keeps every fit's
-    features (five times as many columns) with its amplitudes divided by
-    five; it costs five fits.  ``n_estimators=1`` is one fit.
+    ``m / n_workers`` rows.  Test MSE over RidgeCV's of the default
+    estimator on the ``load_uci`` splits 0 / 1 / 2 (``random_state`` = the
+    split; one fit -> the mean of five): Friedman-1 (d = 20, 500 rows)
+    1.27 / 1.14 / 1.22 -> 0.98 / 1.00 / 0.99, airfoil 1.08 / 1.47 / 1.24 ->
+    0.93 / 0.99 / 1.01, ccpp 1.10 / 1.04 / 1.14 -> 0.97 / 0.94 / 0.94,
+    housing 1.05 / 0.99 / 1.32 -> 0.88 / 0.95 / 0.89, propulsion 0.22 / 1.25
+    / 1.83 -> 0.13 / 0.64 / 0.51, speech 0.60 / 0.67 / 0.74 -> 0.40 / 0.44 /
+    0.32, insulin (the guard's mean) 1.15 / 1.08 / 1.14 -> 1.15 (the mean) /
+    1.05 / 1.14.  The model keeps every fit's features (five times as many
+    columns) with its amplitudes divided by five; it costs five fits (and
+    five in the guard).  ``n_estimators=1`` is one fit.
 
     The guard against the mean (``mean_guard=True``, the default): the
     cross-validation of :math:`\\nu` scores features that were constructed on

@@ -96,7 +96,7 @@ def _kept(model) -> int:
 
 
 @register("showcase", "every method on Friedman-1 d=20 and airfoil (+36 noise inputs)",
-          "~10 s (quick ~5 s), plus JIT on first use", uses_jobs=False)
+          "~40 s (quick ~20 s), plus JIT on first use", uses_jobs=False)
 def showcase(ctx):
     """Fit every method on every problem; print one table; write two figures."""
     problems = _problems(ctx.quick, ctx.seed)

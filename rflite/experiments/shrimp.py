@@ -96,7 +96,7 @@ def _fmt(v):
 @register(
     "shrimp-table2",
     "SHRIMP Table 2: test MSE of SHRIMP and min-l2 on f1-f7, low- and high-dim",
-    "~10 min with the SRFE-S row (quick ~5 s)",
+    "~3 min, ~5 min with the SRFE-S row (quick ~5 s)",
 )
 def shrimp_table2(ctx):
     """Test MSE beside the published Table 2 (every f, low- and high-dim)."""
@@ -330,7 +330,7 @@ LARGE_QMAX = 3
 @register(
     "shrimp-real",
     "SHRIMP Table 3: real UCI data, q and prune rate chosen on 10 % validation, N = 10000",
-    "~16 min on 2 busy cores, 12 of them ccpp (quick ~10 s); docs/runs/shrimp-real.log",
+    "~3 min with --jobs 2 (ccpp 2 of them; ~16 min on 2 busy cores; quick ~10 s); docs/runs/shrimp-real.log",
 )
 def shrimp_real(ctx):
     """Test MSE on the shared UCI splits beside SHRIMP Table 3 (paper's protocol)."""

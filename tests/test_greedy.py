@@ -334,3 +334,24 @@ def test_spawn_seeds_match_spawn_streams():
     streams = spawn_streams(np.random.default_rng(5), 3)
     for s, g in zip(seeds, streams):
         assert np.random.default_rng(s).integers(1 << 30) == g.integers(1 << 30)
+
+
+def test_amplitude_fit_runs_with_one_blas_thread(monkeypatch):
+    """The amplitude fit's Grams and eigendecompositions (a few hundred columns)
+    run at one BLAS thread, as the descents do: with OpenBLAS's threads they
+    were 2-9x slower on the shared 2-core machine (no timing here)."""
+    from threadpoolctl import threadpool_info
+
+    from rflite import greedy
+
+    seen = []
+    real = greedy.gfc_design
+
+    def spy(X, weights):
+        seen.append([i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"])
+        return real(X, weights)
+
+    monkeypatch.setattr(greedy, "gfc_design", spy)
+    X, y = _gfc_problem()
+    gfc(X, y, n_workers=2, max_steps=2, rng=0)
+    assert seen and all(threads and set(threads) == {1} for threads in seen)

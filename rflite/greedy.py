@@ -78,6 +78,7 @@ from rflite._numerics import (
     check_X_y,
     ridge_solve,
     shared_blas_limit,
+    spawn_streams,
 )
 from rflite._parallel import check_executor, executor_scope, map_tasks, spawn_seeds
 from rflite._reexport import reexport
@@ -1134,7 +1135,7 @@ def _bag_rngs(rng, n, verbose=0):
         return
     twin = np.random.Generator(copy.deepcopy(rng.bit_generator))  # rng not advanced
     progress = Progress(verbose, "GFC")
-    for j, r in enumerate([rng] + [np.random.default_rng(s) for s in spawn_seeds(twin, n - 1)]):
+    for j, r in enumerate([rng] + spawn_streams(twin, n - 1)):
         progress.line(f"fit {j + 1}/{n} of the bag")
         yield r
 

@@ -66,15 +66,17 @@ class SHRIMPSelection(NamedTuple):
 
 
 def select_shrimp(X, y, *, qs=(1, 2), prune_rates=(0.2,), n_features=None,
-                  cv=5, rule="min", mean_factor=MEAN_FACTOR, validation_fraction=0.1,
+                  cv=5, rule="1se_ridge", mean_factor=MEAN_FACTOR, validation_fraction=0.1,
                   random_state=None, callback=None, executor=None,
                   **params) -> SHRIMPSelection:
     r"""Choose ``q``, the prune rate and the pruning step (SHRIMP Sec. 4.2), robustly.
 
     By default (``cv=5``) every candidate (q, p, step) is scored by K-fold
     cross-validation and chosen by ``rule`` with the mean guard
-    (:class:`SHRIMPCV`, which this calls: the lowest mean error, or with
-    ``rule="1se"`` the smallest model within one standard error of the best,
+    (:class:`SHRIMPCV`, which this calls: by default, ``"1se_ridge"``, the
+    support of lowest mean error refitted with the strongest ridge penalty
+    within one standard error of it; ``"min"`` the lowest mean error;
+    ``"1se"`` the smallest model within one standard error of the best;
     never one that loses to predicting the mean by ``mean_factor`` on some
     fold).  ``cv="holdout"`` is the paper's
     protocol: every candidate is a :class:`SHRIMPRegressor` fitted with the

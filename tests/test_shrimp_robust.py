@@ -231,6 +231,43 @@ def test_shrimpcv_1se_is_never_larger_than_min_and_guard_excludes():
     assert not bad[b.best_index_]
 
 
+def test_shrimpcv_1se_ridge_takes_the_strongest_penalty_near_the_min_on_its_support():
+    X, y = smooth(60)
+    y = y + np.random.default_rng(1).standard_normal(y.size)
+    kw = dict(n_features=60, qs=(1, 2), random_state=0)
+    a = SHRIMPCV(rule="min", **kw).fit(X, y)
+    b = SHRIMPCV(rule="1se_ridge", **kw).fit(X, y)
+    res = b.cv_results_
+    assert_array_equal(res["mean_test_mse"], a.cv_results_["mean_test_mse"])
+    ia, ib = a.best_index_, b.best_index_
+    key = ("q", "prune_rate", "step")
+    assert all(res[k][ia] == res[k][ib] for k in key)  # the support of the min
+    folds = np.vstack([res[f"split{k}_test_mse"] for k in range(5)])
+    mean, se = res["mean_test_mse"], folds[:, ia].std(ddof=1) / np.sqrt(5)
+    ok = np.all(folds <= imp.MEAN_FACTOR * res["baseline_mse"][:, None], axis=0)
+    same = np.all([res[k] == res[k][ia] for k in key], axis=0)
+    near = same & ok & (res["ridge_rel"] > 0) & (mean <= mean[ia] + se)
+    assert ib != ia  # the case this test is about: a stronger penalty is within one SE
+    assert near[ib] and res["ridge_rel"][ib] == res["ridge_rel"][near].max()
+    assert res["ridge_rel"][ib] > res["ridge_rel"][ia]
+
+
+def test_shrimpcv_default_on_housing_split0_beats_the_mean():
+    """Session 18: the lowest-error point on housing split 0 was the minimum-norm
+    refit of 20 columns (CV 0.553 of the mean's fold error, test MSE 0.646
+    against the mean's 0.443); its strongest penalty within one standard
+    error scores 0.298."""
+    from rflite.datasets import load_uci
+
+    b = load_uci("housing", rng=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = SHRIMPCV(random_state=0).fit(b.X_train, b.y_train)
+    mse = np.mean((model.predict(b.X_test) - b.y_test) ** 2)
+    mean = np.mean((b.y_train.mean() - b.y_test) ** 2)
+    assert mse < 0.8 * mean
+
+
 def test_shrimpcv_same_choice_with_sklearn_and_own_kfold():
     from sklearn.model_selection import KFold as SKFold
 

@@ -113,6 +113,26 @@ def _kfold_ridge_errors(factors, S, n, kk, lams, w_all):
     return np.vstack(rows).mean(axis=0), np.all(np.vstack(oks), axis=0)
 
 
+def _factor_fold_model(fac, n, k, rate, step, penalty, est):
+    """:func:`rflite._imp_select._fold_model` on a fold's factor: ``[(S, c, b)]`` per output."""
+    from rflite._imp_guard import RIDGE_EXPONENTS, _spectral_norm
+    from rflite.imp import shrimp_path
+
+    R, am, ym = fac["R_tr"], fac["a_mean"], fac["y_mean"]
+    out = []
+    for kk in range(k):
+        path = shrimp_path(R[:, :n], R[:, n + kk], prune_rate=rate, n_steps=step,
+                           min_features=min(est.min_features, n), schedule=est.schedule)
+        S = path.supports[-1]
+        if penalty:
+            lam = _spectral_norm(R[:, S]) ** 2 * 10.0 ** -RIDGE_EXPONENTS[penalty - 1]
+            c = ridge_fit(R[:, S], R[:, n + kk], lam)
+        else:
+            c = path.coefs[-1]
+        out.append((S, c, ym[kk] - am[S] @ c if am is not None and S.size else ym[kk]))
+    return out
+
+
 @reports_passes
 def fit_shrimpcv(est, X, y, sample_weight=None):
     """:meth:`rflite.imp.SHRIMPCV.fit` on a Dask ``X`` (and ``y``, ``sample_weight``).
@@ -128,7 +148,8 @@ def fit_shrimpcv(est, X, y, sample_weight=None):
     from rflite._dask_shrimp import _tsqr
     from rflite._imp_guard import (RIDGE_EXPONENTS, _guarded_refit, _spectral_norm,
                                    _warn_magnitude)
-    from rflite.imp import _auto_n_features, _blas_threads, _shrimp_map, shrimp_path
+    from rflite.imp import (_auto_n_features, _average_models, _blas_threads, _shrimp_map,
+                            shrimp_path)
 
     X, Y, one_d, W, _ = _prepare(est, X, y, sample_weight, weights=True)
     m, d = X.shape
@@ -226,11 +247,19 @@ def fit_shrimpcv(est, X, y, sample_weight=None):
     est.ridge_lam_ = lams[0] if one_d else lams
     est._finish(fm, supports, coefs, a_mean, y_mean)
     _warn_magnitude(est)
+    est.n_models_ = 1
     if fit_intercept and not scores[:, best].mean() < baseline.mean():
         # no grid point beats predicting the training mean: the model is that mean
         est.refit_ = "mean" if one_d else ["mean"] * k
         est.ridge_lam_ = None if one_d else [None] * k
         est._finish(fm, [np.zeros(0, np.int64)] * k, [np.zeros(0)] * k, None, y_mean)
+    elif est.average_folds:
+        # the fold models of the chosen point, from the fold factors kept
+        with _blas_threads(n + k):
+            fold_models = [_factor_fold_model(fac, n, k, rates[j], t, pen, est)
+                           for fac in per_map[i]]
+        _average_models(est, fold_models)
+        _warn_magnitude(est)
     est.dask_passes_ = passes
     est.dask_fit_seconds_ = time.perf_counter() - t0
     return est

@@ -224,6 +224,43 @@ def _cv_fold_scores(train, test, *, X, Y, w, fmaps, rates, n_steps, min_features
     return np.concatenate(out)
 
 
+def _fold_model(train, *, X, Y, w, fmap, rate, step, penalty, min_features, schedule,
+                fit_intercept):
+    r"""One fold's model at a grid point: ``[(support, coef, intercept)]`` per output.
+
+    The model the fold scored for (q, p, t, penalty) in :func:`_cv_fold_scores`:
+    the pruning path of prune rate ``rate`` on the fold's training rows to
+    step ``step``, then the minimum-norm coefficients on that support
+    (``penalty`` 0) or ridge with :math:`\sigma_{\max}(A_S)^2 10^{-e_k}`
+    (``penalty`` k, e_k in :data:`RIDGE_EXPONENTS`).  Module level: picklable
+    for an executor.
+    """
+    from rflite._imp_guard import RIDGE_EXPONENTS, _spectral_norm
+    from rflite._numerics import ridge_fit
+    from rflite.imp import shrimp_path
+
+    Xt, Yt, wt = _collapse_rows(X[train], Y[train], None if w is None else w[train])
+    A, Yc, am, ym = _center_weight_rows(fmap.transform(Xt), Yt, wt, fit_intercept)
+    out = []
+    for k in range(Y.shape[1]):
+        path = shrimp_path(A, Yc[:, k], prune_rate=rate, n_steps=step,
+                           min_features=min(min_features, fmap.n_columns), schedule=schedule)
+        S = path.supports[-1]
+        if penalty:
+            lam = _spectral_norm(A[:, S]) ** 2 * 10.0 ** -RIDGE_EXPONENTS[penalty - 1]
+            c = ridge_fit(A[:, S], Yc[:, k], lam)
+        else:
+            c = path.coefs[-1]
+        b = ym[k] - am[S] @ c if am is not None and S.size else ym[k]
+        out.append((S, c, b))
+    return out
+
+
+def _run_fold_model(task):
+    func, train = task
+    return func(train)
+
+
 #: ``subsets="auto"`` uses Def. 3 (every q-subset) only when each subset gets
 #: at least this many weights, ``n_features // C(d, q) >= 5``; otherwise one
 #: random q-subset per weight, with an

@@ -34,6 +34,9 @@ def _assert_same(est, ref):
         (ref.q_, ref.prune_rate_, ref.best_step_, ref.best_index_)
     np.testing.assert_array_equal(est.support_, ref.support_)
     assert est.refit_ == ref.refit_
+    # the fold models of the chosen point, averaged in (average_folds=True)
+    assert est.n_models_ == ref.n_models_ == (1 if est.refit_ == "mean" else len(
+        est.cv_results_["baseline_mse"]) + 1)
     assert rel(est.coef_, ref.coef_) < 1e-9
     np.testing.assert_allclose(est.intercept_, ref.intercept_, rtol=1e-9)
     a, b = est.cv_results_["mean_test_mse"], ref.cv_results_["mean_test_mse"]

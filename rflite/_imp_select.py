@@ -78,7 +78,8 @@ def select_shrimp(X, y, *, qs=(1, 2), prune_rates=(0.2,), n_features=None,
     within one standard error of it; ``"min"`` the lowest mean error;
     ``"1se"`` the smallest model within one standard error of the best;
     never one that loses to predicting the mean by ``mean_factor`` on some
-    fold).  ``cv="holdout"`` is the paper's
+    fold; the model averages the all-rows refit with the chosen point's fold
+    models unless ``average_folds=False`` is passed).  ``cv="holdout"`` is the paper's
     protocol: every candidate is a :class:`SHRIMPRegressor` fitted with the
     *same* seed, hence the same ``validation_fraction`` split, and the lowest
     validation MSE wins.  The paper searches

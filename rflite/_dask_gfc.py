@@ -94,7 +94,7 @@ def _k_model(Xb, weights, amps):
 
 
 def _subsamples(X, rng, n_workers, size, subsample):
-    """Row selections of the pass's descents (:func:`rflite.greedy._gfc_pass`'s draws)."""
+    """Row selections of the pass's descents (:meth:`rflite.greedy._GFCRun.pass_tasks`'s draws)."""
     from rflite._dask_split import (CLIENT_SPLIT_MAX_ROWS, FeistelPermutation, RowSelection,
                                     position_mask)
 
@@ -144,74 +144,130 @@ def _bias_gram(st):
     return G, b, st["yy"][:, 0], n
 
 
-def _gfc_dask(X, y, *, n_passes, max_steps, n_workers, nu, eta, eps, n_folds, subsample, cv,
-              nu_grid, init_scale, rng, est, progress):
-    """:func:`rflite.greedy.gfc` on a Dask ``X`` and (m, 1) ``y`` (checked): a ``GFCResult``."""
+def _gfc_dask_fits(X, y, rngs, *, n_passes, max_steps, n_workers, nu, eta, eps, n_folds,
+                   subsample, cv, nu_grid, init_scale, est, progress):
+    """:func:`rflite.greedy.gfc` on a Dask ``X`` and (m, 1) ``y`` (checked), once per
+    generator of ``rngs`` (a bag): a list of ``GFCResult``.
+
+    The fits go in lock step, as in memory (:func:`rflite.greedy._gfc_fits`):
+    the descents of pass k of every fit are computed together (one
+    ``dask.compute``, up to ``len(rngs) * n_workers`` tasks side by side), and
+    each fit draws only from its own generator, so fit j is the one fit with
+    ``rngs[j]`` alone.
+    """
     import dask
 
-    from rflite._dask_auto import _Folds, _baselines, _usable_folds, group_stats, make_folds
-    from rflite._dask_split import take_rows
-    from rflite._numerics import check_int, check_real, ridge_solve
-    from rflite._parallel import spawn_seeds
-    from rflite.greedy import (ETA_RELATIVE, GFCResult, _choose_nu, _fourier_map,
-                               _kept_columns)
+    from rflite._numerics import check_int, check_real
+    from rflite.greedy import ETA_RELATIVE
 
-    import dask.array as da
-
-    m, d = X.shape
+    m = X.shape[0]
     y_min, y_max = (float(v) for v in dask.compute(y.min(), y.max()))
     if eta is None:
         eta = ETA_RELATIVE * (y_max - y_min)
     eta = check_real(eta, "eta", minimum=0.0)
     size = m // n_workers if subsample is None else check_int(subsample, "subsample", minimum=1,
                                                               maximum=m)
-    descent_folds = n_folds if size >= 2 * n_folds else max(2, size // 2)
-    if nu is None:
-        folds = make_folds(cv, X, y, None, rng, est, n_folds=min(n_folds, m))
-    else:  # one group: the sums over all rows
-        folds = _Folds(da.zeros((m, 1), dtype=np.int64, chunks=(X.chunks[0], (1,))),
-                       np.ones((1, 1), dtype=np.int8))
-    weights, amps, f0 = np.empty((0, d)), np.zeros(1), float(exact_means(y)[0])
-    n_constructed = n_pruned = 0
-    cv_mse = None
+    opts = dict(max_steps=max_steps, n_workers=n_workers, nu=nu, eta=eta, eps=eps,
+                n_folds=n_folds if size >= 2 * n_folds else max(2, size // 2),
+                subsample=subsample, size=size, cv=cv, nu_grid=nu_grid,
+                init_scale=init_scale)
+    runs = [_DaskGFCRun(X, y, r, opts, est, n_folds) for r in rngs]
+    bag = len(runs) > 1
     for k in range(n_passes):
-        samples = _subsamples(X, rng, n_workers, size, subsample)
-        seeds = spawn_seeds(rng, n_workers)
-        tasks = [dask.delayed(_k_descent, pure=False)(
-            take_rows(X, S), take_rows(y, S), weights, amps, f0, max_steps, eps, descent_folds,
-            seed, init_scale) for S, seed in zip(samples, seeds)]
-        new = [r.weights for r in dask.compute(*tasks)]
-        weights = np.vstack([weights, *new])
+        tasks = [run.pass_tasks() for run in runs]
+        results = dask.compute(*[t for ts in tasks for t in ts])
+        start = 0
+        for j, (run, ts) in enumerate(zip(runs, tasks)):
+            cv_mse = run.finish_pass(results[start:start + len(ts)])
+            start += len(ts)
+            if progress:
+                progress.line(f"{f'fit {j + 1}/{len(runs)}: ' if bag else ''}pass "
+                              f"{k + 1}/{n_passes}: {run.weights.shape[0]} features, "
+                              f"nu {run.nu_used:.3g}",
+                              error=float(cv_mse.mean(axis=0).min()) if cv_mse is not None
+                              else None)
+    return [run.result() for run in runs]
+
+
+class _DaskGFCRun:
+    """One Dask GFC fit between passes (:func:`_gfc_dask_fits`); draws from ``rng``
+    in the in-memory order: the folds of nu, then per pass the subsamples and
+    the descents' seeds."""
+
+    def __init__(self, X, y, rng, opts, est, n_folds):
+        import dask.array as da
+
+        from rflite._dask_auto import _Folds, make_folds
+
+        m, d = X.shape
+        self.X, self.y, self.rng, self.opts = X, y, rng, opts
+        if opts["nu"] is None:
+            self.folds = make_folds(opts["cv"], X, y, None, rng, est, n_folds=min(n_folds, m))
+        else:  # one group: the sums over all rows
+            self.folds = _Folds(da.zeros((m, 1), dtype=np.int64, chunks=(X.chunks[0], (1,))),
+                                np.ones((1, 1), dtype=np.int8))
+        self.weights, self.amps = np.empty((0, d)), np.zeros(1)
+        self.f0 = float(exact_means(y)[0])
+        self.n_constructed = self.n_pruned = 0
+        self.cv_mse = self.nu_used = None
+        self.sse = 0.0
+
+    def pass_tasks(self):
+        """The descents of the next pass as ``dask.delayed`` tasks."""
+        import dask
+
+        from rflite._dask_split import take_rows
+        from rflite._parallel import spawn_seeds
+
+        o, X, y = self.opts, self.X, self.y
+        samples = _subsamples(X, self.rng, o["n_workers"], o["size"], o["subsample"])
+        seeds = spawn_seeds(self.rng, o["n_workers"])
+        return [dask.delayed(_k_descent, pure=False)(
+            take_rows(X, S), take_rows(y, S), self.weights, self.amps, self.f0, o["max_steps"],
+            o["eps"], o["n_folds"], seed, o["init_scale"]) for S, seed in zip(samples, seeds)]
+
+    def finish_pass(self, results):
+        """The amplitude fit (one pass of group sums); returns the nu CV errors (or None)."""
+        from rflite._dask_auto import _baselines, _usable_folds, group_stats
+        from rflite._numerics import ridge_solve
+        from rflite.greedy import _choose_nu, _fourier_map, _kept_columns
+
+        o, folds = self.opts, self.folds
+        new = [r.weights for r in results]
+        weights = np.vstack([self.weights, *new])
         L = weights.shape[0]
-        st, _ = group_stats(_fourier_map(weights), X, y, None, folds, with_features=True,
-                            gram=True)
-        if nu is not None:
-            nu_used = nu
+        st, _ = group_stats(_fourier_map(weights), self.X, self.y, None, folds,
+                            with_features=True, gram=True)
+        if o["nu"] is not None:
+            self.nu_used = o["nu"]
         else:
             fold_ids = _usable_folds(folds, st, range(folds.member.shape[1]))
-            errors = _fold_errors(st, folds, fold_ids, nu_grid)
-            if cv is None:  # gfc's random folds: the smallest mean error (_best_nu)
-                nu_used = float(nu_grid[np.argmin(errors.mean(axis=0))])
+            errors = _fold_errors(st, folds, fold_ids, o["nu_grid"])
+            if o["cv"] is None:  # gfc's random folds: the smallest mean error (_best_nu)
+                self.nu_used = float(o["nu_grid"][np.argmin(errors.mean(axis=0))])
             else:
-                cv_mse = errors
-                nu_used = _choose_nu(cv_mse, list(_baselines(folds, st, fold_ids)[:, 0]),
-                                     nu_grid)
+                self.cv_mse = errors
+                self.nu_used = _choose_nu(
+                    errors, list(_baselines(folds, st, fold_ids)[:, 0]), o["nu_grid"])
         G, b, yy, _ = (v.sum(axis=0) for v in _bias_gram(st))
-        a = ridge_solve(G, b, nu_used)
-        keep, cols = _kept_columns(a, L, eta)
-        weights, amps = weights[keep], a[cols]
-        sse = float(amps @ G[np.ix_(cols, cols)] @ amps - 2.0 * amps @ b[cols] + float(yy))
-        n_constructed += sum(len(w) for w in new)
-        n_pruned += int(L - keep.sum())
-        if progress:
-            progress.line(f"pass {k + 1}/{n_passes}: {weights.shape[0]} features, "
-                          f"nu {nu_used:.3g}",
-                          error=float(cv_mse.mean(axis=0).min()) if cv_mse is not None else None)
-    L = weights.shape[0]
-    return GFCResult(weights=weights, intercept=float(amps[0]), coef_cos=amps[1:L + 1].copy(),
-                     coef_sin=amps[L + 1:].copy(), nu=float(nu_used), n_constructed=n_constructed,
-                     n_pruned=n_pruned, train_rmse=float(np.sqrt(max(sse, 0.0) / m)),
-                     cv_mse=cv_mse)
+        a = ridge_solve(G, b, self.nu_used)
+        keep, cols = _kept_columns(a, L, o["eta"])
+        self.weights, self.amps = weights[keep], a[cols]
+        amps = self.amps
+        self.sse = float(amps @ G[np.ix_(cols, cols)] @ amps - 2.0 * amps @ b[cols] + float(yy))
+        self.n_constructed += sum(len(w) for w in new)
+        self.n_pruned += int(L - keep.sum())
+        return self.cv_mse
+
+    def result(self):
+        from rflite.greedy import GFCResult
+
+        L, amps, m = self.weights.shape[0], self.amps, self.X.shape[0]
+        return GFCResult(weights=self.weights, intercept=float(amps[0]),
+                         coef_cos=amps[1:L + 1].copy(), coef_sin=amps[L + 1:].copy(),
+                         nu=float(self.nu_used), n_constructed=self.n_constructed,
+                         n_pruned=self.n_pruned,
+                         train_rmse=float(np.sqrt(max(self.sse, 0.0) / m)), cv_mse=self.cv_mse)
 
 
 def _guard_errors(est, X, y, use_cv, nu, eps, n_estimators):
@@ -227,9 +283,9 @@ def _guard_errors(est, X, y, use_cv, nu, eps, n_estimators):
     Xt, yt = take_rows(X, tr), take_rows(y, tr)
     Xv, yv = take_rows(X, va), take_rows(y, va)[:, 0]
     pred = 0.0
-    for r in _bag_rngs(rng, n_estimators):
-        res = _gfc_dask(Xt, yt, **est._guard_settings(tr.size, use_cv, nu, eps), rng=r,
-                        est=est, progress=None)
+    for res in _gfc_dask_fits(Xt, yt, _bag_rngs(rng, n_estimators),
+                              **est._guard_settings(tr.size, use_cv, nu, eps), est=est,
+                              progress=None):
         a = np.concatenate([[res.intercept], res.coef_cos, res.coef_sin]) / n_estimators
         pred = pred + Xv.map_blocks(_k_model, weights=res.weights, amps=a, drop_axis=1,
                                     dtype=np.float64, meta=np.empty(0),
@@ -302,12 +358,11 @@ def fit_gfc(est, X, y, sample_weight=None, executor=None):
                 guarded.append(True)
                 continue
         guarded.append(False)
-        bags.append([_gfc_dask(
-            X, yk, n_passes=n_passes, max_steps=est.max_steps_, n_workers=est.n_workers_,
-            nu=nu, eta=est.eta, eps=eps, n_folds=n_folds, subsample=est.subsample,
-            cv=cv, nu_grid=NU_GRID_ESTIMATOR, init_scale=GFC_INIT_SCALE,
-            rng=r, est=est, progress=Progress(est.verbose, "GFC"))
-            for r in _bag_rngs(est._rng(), n_estimators, est.verbose)])
+        bags.append(_gfc_dask_fits(
+            X, yk, _bag_rngs(est._rng(), n_estimators), n_passes=n_passes,
+            max_steps=est.max_steps_, n_workers=est.n_workers_, nu=nu, eta=est.eta, eps=eps,
+            n_folds=n_folds, subsample=est.subsample, cv=cv, nu_grid=NU_GRID_ESTIMATOR,
+            init_scale=GFC_INIT_SCALE, est=est, progress=Progress(est.verbose, "GFC")))
     return est._store(bags, guarded, guard, guard_mse, y_mean)
 
 

@@ -470,6 +470,23 @@ def gfc(X, y, *, n_passes=1, max_steps=20, n_workers=5, nu=None, eta=None, eps=0
     >>> res.weights.shape[1]
     10
     """
+    return _gfc_fits(X, y, [rng], n_passes=n_passes, max_steps=max_steps, n_workers=n_workers,
+                     nu=nu, eta=eta, eps=eps, n_folds=n_folds, subsample=subsample, cv=cv,
+                     nu_grid=nu_grid, init_scale=init_scale, executor=executor,
+                     verbose=verbose)[0]
+
+
+def _gfc_fits(X, y, rngs, *, n_passes=1, max_steps=20, n_workers=5, nu=None, eta=None,
+              eps=0.01, n_folds=5, subsample=None, cv=None, nu_grid=NU_GRID, init_scale=1.0,
+              executor=None, verbose=0) -> list:
+    """:func:`gfc` once per generator of ``rngs`` (a bag), the fits in lock step.
+
+    Pass k of every fit runs its descents as tasks of one
+    :func:`~rflite._parallel.map_tasks`, so a bag of B fits keeps up to
+    ``B * n_workers`` descents in flight; each fit draws only from its own
+    generator, in the order :func:`gfc` does, so fit j is exactly
+    ``gfc(X, y, rng=rngs[j], ...)`` whatever runs the tasks.
+    """
     X, y = check_X_y(X, y)
     m, d = X.shape
     n_passes = check_int(n_passes, "n_passes", minimum=1)
@@ -494,7 +511,6 @@ def gfc(X, y, *, n_passes=1, max_steps=20, n_workers=5, nu=None, eta=None, eps=0
     # small samples: fewer, smaller folds rather than an error
     descent_folds = n_folds if size >= 2 * n_folds else max(2, size // 2)
     executor = check_executor(executor)
-    rng = check_rng(rng)
     progress = Progress(verbose, "GFC")
     init_scale = check_real(init_scale, "init_scale", minimum=0.0, strict=True)
     nu_grid = check_array(nu_grid, "nu_grid", ndim=1)
@@ -504,29 +520,82 @@ def gfc(X, y, *, n_passes=1, max_steps=20, n_workers=5, nu=None, eta=None, eps=0
     splits = None
     if nu is None and cv is not None:
         splits = _check_splits(cv, X, y)
-
-    weights = np.empty((0, d))
-    f = np.full(m, y.mean())
-    n_constructed = n_pruned = 0
-    cv_folds = fold_ids(m, min(n_folds, m), rng) if nu is None and splits is None else None
-    with executor_scope(executor, n_workers) as pool:  # one pool for all passes
+    runs = [_GFCRun(X, y, check_rng(r), dict(
+        max_steps=max_steps, n_workers=n_workers, nu=nu, eta=eta, eps=eps,
+        n_folds=descent_folds, subsample=subsample, size=size, splits=splits,
+        nu_grid=nu_grid, init_scale=init_scale, cv_folds=n_folds)) for r in rngs]
+    bag = len(runs) > 1
+    with executor_scope(executor, n_workers * len(runs)) as pool:  # one pool for all passes
         for k in range(n_passes):
-            weights, a, f, nu_used, n_new, n_cut, cv_mse = _gfc_pass(
-                X, y, f, weights, pool, rng, max_steps, n_workers, nu, eta, eps, descent_folds,
-                subsample, size, cv_folds, splits, progress if progress else None, nu_grid,
-                init_scale,
-            )
-            n_constructed += n_new
-            n_pruned += n_cut
-            progress.line(f"pass {k + 1}/{n_passes}: {weights.shape[0]} features, "
-                          f"nu {nu_used:.3g}",
-                          error=float(cv_mse.mean(axis=0).min()) if cv_mse is not None else None)
-    L = weights.shape[0]
-    return GFCResult(
-        weights=weights, intercept=float(a[0]), coef_cos=a[1:L + 1].copy(),
-        coef_sin=a[L + 1:].copy(), nu=float(nu_used), n_constructed=n_constructed,
-        n_pruned=n_pruned, train_rmse=float(np.sqrt(np.mean((f - y) ** 2))), cv_mse=cv_mse,
-    )
+            tasks = [run.pass_tasks(progress if progress else None,
+                                    f"fit {j + 1}/{len(runs)} " if bag else "")
+                     for j, run in enumerate(runs)]
+            results = map_tasks(_descent_task, [t for ts in tasks for t in ts], executor=pool)
+            start = 0
+            for j, (run, ts) in enumerate(zip(runs, tasks)):
+                cv_mse = run.finish_pass(results[start:start + len(ts)])
+                start += len(ts)
+                progress.line(f"{f'fit {j + 1}/{len(runs)}: ' if bag else ''}pass "
+                              f"{k + 1}/{n_passes}: {run.weights.shape[0]} features, "
+                              f"nu {run.nu_used:.3g}",
+                              error=float(cv_mse.mean(axis=0).min()) if cv_mse is not None
+                              else None)
+    return [run.result() for run in runs]
+
+
+class _GFCRun:
+    """The state of one GFC fit between passes (:func:`_gfc_fits`).
+
+    Draws from ``rng`` in :func:`gfc`'s order: the folds of nu (when
+    cross-validated on random folds), then per pass the subsamples and the
+    descents' seeds (:meth:`pass_tasks`).
+    """
+
+    def __init__(self, X, y, rng, opts):
+        m, d = X.shape
+        self.X, self.y, self.rng, self.opts = X, y, rng, opts
+        self.weights = np.empty((0, d))
+        self.f = np.full(m, y.mean())
+        self.n_constructed = self.n_pruned = 0
+        self.cv_folds = (fold_ids(m, min(opts["cv_folds"], m), rng)
+                         if opts["nu"] is None and opts["splits"] is None else None)
+        self.a = self.nu_used = self.cv_mse = self.samples = None
+
+    def pass_tasks(self, progress, label=""):
+        """The descents of the next pass (Algorithm 2, lines 3-4), as tasks."""
+        o = self.opts
+        n = o["n_workers"]
+        samples = _draw_samples(self.X.shape[0], self.rng, n, o["size"], o["subsample"])
+        seeds = spawn_seeds(self.rng, n)
+        return [
+            _DescentTask(self.X[S], self.y[S], self.f[S], o["max_steps"], o["eps"],
+                         o["n_folds"], seed,
+                         None if progress is None else (progress, f"{label}worker {j + 1}/{n}"),
+                         o["init_scale"])
+            for j, (S, seed) in enumerate(zip(samples, seeds))
+        ]
+
+    def finish_pass(self, results):
+        """Lines 5-7 from the pass's descents; returns the nu CV errors (or None)."""
+        o = self.opts
+        new = [r.weights for r in results]
+        weights = np.vstack([self.weights, *new])
+        with shared_blas_limit(1):
+            (self.weights, self.a, self.f, self.nu_used, n_new, n_cut,
+             self.cv_mse) = _amplitude_fit(self.X, self.y, weights, new, o["nu"],
+                                           self.cv_folds, o["splits"], o["nu_grid"], o["eta"])
+        self.n_constructed += n_new
+        self.n_pruned += n_cut
+        return self.cv_mse
+
+    def result(self) -> GFCResult:
+        L, a = self.weights.shape[0], self.a
+        return GFCResult(
+            weights=self.weights, intercept=float(a[0]), coef_cos=a[1:L + 1].copy(),
+            coef_sin=a[L + 1:].copy(), nu=float(self.nu_used), n_constructed=self.n_constructed,
+            n_pruned=self.n_pruned, train_rmse=float(np.sqrt(np.mean((self.f - self.y) ** 2))),
+            cv_mse=self.cv_mse,
+        )
 
 
 def _check_splits(cv, X, y):
@@ -548,25 +617,6 @@ def _check_splits(cv, X, y):
             raise ValueError("cv produced no folds")
         return out
     return cv_splits(cv, X, y)
-
-
-def _gfc_pass(X, y, f, weights, executor, rng, max_steps, n_workers, nu, eta, eps, n_folds,
-              subsample, size, cv_folds, splits=None, progress=None, nu_grid=NU_GRID,
-              init_scale=1.0):
-    """One pass of Algorithm 2 (lines 3-7) on clean input."""
-    samples = _draw_samples(X.shape[0], rng, n_workers, size, subsample)
-    seeds = spawn_seeds(rng, n_workers)
-    tasks = [
-        _DescentTask(X[S], y[S], f[S], max_steps, eps, n_folds, seed,
-                     None if progress is None else (progress, f"worker {j + 1}/{n_workers}"),
-                     init_scale)
-        for j, (S, seed) in enumerate(zip(samples, seeds))
-    ]
-    results = map_tasks(_descent_task, tasks, executor=executor)
-    new = [r.weights for r in results]
-    weights = np.vstack([weights, *new])
-    with shared_blas_limit(1):
-        return _amplitude_fit(X, y, weights, new, nu, cv_folds, splits, nu_grid, eta)
 
 
 def _amplitude_fit(X, y, weights, new, nu, cv_folds, splits, nu_grid, eta):
@@ -817,7 +867,9 @@ class GFCRegressor(RandomFeatureModel):
     0.32, insulin (the guard's mean) 1.15 / 1.08 / 1.14 -> 1.15 (the mean) /
     1.05 / 1.14.  The model keeps every fit's features (five times as many
     columns) with its amplitudes divided by five; it costs five fits (and
-    five in the guard).  ``n_estimators=1`` is one fit.
+    five in the guard), which run in lock step: each pass's descents of all
+    the fits are one batch for ``executor`` (:func:`_gfc_fits`).
+    ``n_estimators=1`` is one fit.
 
     The guard against the mean (``mean_guard=True``, the default): the
     cross-validation of :math:`\\nu` scores features that were constructed on
@@ -1003,13 +1055,12 @@ class GFCRegressor(RandomFeatureModel):
                     guarded.append(True)
                     continue
             guarded.append(False)
-            bags.append([gfc(
-                X, Yc[:, k], n_passes=self.n_passes, max_steps=self.max_steps_,
-                n_workers=self.n_workers_, nu=self.nu, eta=self.eta, eps=self.eps,
-                n_folds=self.n_folds, subsample=self.subsample, cv=splits,
-                nu_grid=NU_GRID_ESTIMATOR, init_scale=GFC_INIT_SCALE, executor=ex,
-                rng=r, verbose=self.verbose,
-            ) for r in _bag_rngs(self._rng(), n_estimators, self.verbose)])
+            bags.append(_gfc_fits(
+                X, Yc[:, k], _bag_rngs(self._rng(), n_estimators), n_passes=self.n_passes,
+                max_steps=self.max_steps_, n_workers=self.n_workers_, nu=self.nu,
+                eta=self.eta, eps=self.eps, n_folds=self.n_folds, subsample=self.subsample,
+                cv=splits, nu_grid=NU_GRID_ESTIMATOR, init_scale=GFC_INIT_SCALE, executor=ex,
+                verbose=self.verbose))
         return self._store(bags, guarded, guard, guard_mse, y_mean)
 
     def _store(self, bags, guarded, guard, guard_mse, y_mean):
@@ -1060,9 +1111,8 @@ class GFCRegressor(RandomFeatureModel):
         rng = self._rng()
         tr, va = holdout_split(X.shape[0], GUARD_FRACTION, rng)
         pred = np.zeros(va.size)
-        for r in _bag_rngs(rng, n_estimators):
-            res = gfc(X[tr], y[tr], **self._guard_settings(tr.size, use_cv), executor=executor,
-                      rng=r, verbose=0)
+        for res in _gfc_fits(X[tr], y[tr], _bag_rngs(rng, n_estimators),
+                             **self._guard_settings(tr.size, use_cv), executor=executor):
             a = np.concatenate([[res.intercept], res.coef_cos, res.coef_sin])
             pred += gfc_design(X[va], res.weights) @ a / n_estimators
         out = (float(np.mean((pred - y[va]) ** 2)), float(np.mean((y[tr].mean() - y[va]) ** 2)))
@@ -1126,18 +1176,14 @@ def _intercept_only(d, y) -> GFCResult:
                      train_rmse=float(np.sqrt(np.mean((y - y.mean()) ** 2))), cv_mse=None)
 
 
-def _bag_rngs(rng, n, verbose=0):
-    """Generators of a bag's ``n`` fits, yielded one by one: ``rng`` itself for the
-    first (so one fit is :func:`gfc` with ``rng``) and streams spawned from a copy
-    of it for the others; ``verbose``: a line before each fit of a bag."""
+def _bag_rngs(rng, n) -> list:
+    """Generators of a bag's ``n`` fits: ``rng`` itself for the first (so one fit is
+    :func:`gfc` with ``rng``) and streams spawned from a copy of it for the others
+    (``rng`` is not advanced by the spawning)."""
     if n == 1:
-        yield rng
-        return
-    twin = np.random.Generator(copy.deepcopy(rng.bit_generator))  # rng not advanced
-    progress = Progress(verbose, "GFC")
-    for j, r in enumerate([rng] + spawn_streams(twin, n - 1)):
-        progress.line(f"fit {j + 1}/{n} of the bag")
-        yield r
+        return [rng]
+    twin = np.random.Generator(copy.deepcopy(rng.bit_generator))
+    return [rng] + spawn_streams(twin, n - 1)
 
 
 def _follow_splits(splits, w, order):

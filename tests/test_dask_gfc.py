@@ -256,3 +256,24 @@ def test_worker_killed_during_the_descents_gives_the_same_fit(own_cluster, data)
         # the 7th chunk computation killed its worker, and the fit went on after it
         assert os.path.exists(os.path.join(tmp, "6")) and len(os.listdir(tmp)) > 7
     _assert_same(est, ref)
+
+
+def test_a_bag_computes_every_fits_descents_of_a_pass_together(sync, data, monkeypatch):
+    """Session 18: the descents of pass k of every fit of the bag are one
+    ``dask.compute`` (before: one compute per fit), the fits unchanged."""
+    X, y = data
+    kw = dict(KW, n_estimators=3, mean_guard=False)
+    ref = GFCRegressor(**kw).fit(*_dask(X, y, 170))
+    sizes, compute = [], dask.compute
+
+    def counting(*args, **kwargs):
+        descents = [a for a in args if "_k_descent" in str(getattr(a, "key", ""))]
+        if descents:
+            sizes.append(len(descents))
+        return compute(*args, **kwargs)
+
+    monkeypatch.setattr(dask, "compute", counting)
+    est = GFCRegressor(**kw).fit(*_dask(X, y, 170))
+    assert sizes == [3 * est.n_workers_]
+    _assert_same(est, ref)
+    np.testing.assert_array_equal(est.coef_, ref.coef_)

@@ -111,12 +111,12 @@ def test_verbose_prints_one_line_per_step(capsys):
     steps = [ln for ln in err if " step " in ln]
     # one per constructed feature of every fit of the bag
     assert len(steps) == sum(r.n_constructed for r in model.results_)
-    assert all(ln.startswith("[GFC] worker ") and "train" in ln and "validation" in ln
-               for ln in steps)
-    passes = [ln for ln in err if ln.startswith("[GFC] pass 1/1")]
-    assert len(passes) == 5 and all("nu" in ln for ln in passes)  # one per fit of the bag
-    fits = [ln for ln in err if " of the bag" in ln]
-    assert [ln.split()[2] for ln in fits] == [f"{j}/5" for j in range(1, 6)]
+    assert all(ln.startswith("[GFC] fit ") and " worker " in ln and "train" in ln
+               and "validation" in ln for ln in steps)
+    passes = [ln for ln in err if " pass 1/1" in ln]
+    # one per fit of the bag, labelled with the fit
+    assert [ln.split()[2] for ln in passes] == [f"{j}/5:" for j in range(1, 6)]
+    assert all("nu" in ln for ln in passes)
     GFCRegressor(max_steps=1, random_state=0).fit(X, y)
     assert capsys.readouterr().err == ""
 

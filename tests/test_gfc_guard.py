@@ -65,6 +65,54 @@ def test_bag_is_the_average_of_independent_fits_the_first_being_one_fit():
         GFCRegressor(n_estimators=0).fit(X, y)
 
 
+class _BatchRecorder:
+    """An executor running each task at submit time that records how many tasks
+    were submitted before the first result was asked for (one map_tasks batch)."""
+
+    def __init__(self):
+        self.batches, self._open = [], False
+
+    def submit(self, fn, *args, **kwargs):
+        from concurrent.futures import Future
+
+        if not self._open:
+            self.batches.append(0)
+            self._open = True
+        self.batches[-1] += 1
+        fut = Future()
+        fut.set_result(fn(*args, **kwargs))
+        recorder = self
+
+        class _Done:
+            def result(self):
+                recorder._open = False
+                return fut.result()
+
+            def cancel(self):
+                return False
+
+        return _Done()
+
+
+def test_bag_runs_every_fits_descents_of_a_pass_as_one_batch():
+    """Session 18: the bag's fits go in lock step, so an executor (or cluster) gets
+    n_estimators x n_workers descents at once (before: one fit's n_workers at a
+    time), and the model is the serial one bit for bit."""
+    rng = np.random.default_rng(6)
+    X = rng.uniform(size=(200, 4))
+    y = np.sin(4 * X[:, 0]) + X[:, 1] * X[:, 2] + 0.1 * rng.standard_normal(200)
+    kw = dict(n_workers=2, n_passes=2, max_steps=2, n_estimators=3, mean_guard=False,
+              random_state=0)
+    rec = _BatchRecorder()
+    batched = GFCRegressor(**kw).fit(X, y, executor=rec)
+    assert rec.batches == [6, 6]  # per pass: 3 fits x 2 descents
+    serial = GFCRegressor(**kw).fit(X, y)
+    np.testing.assert_array_equal(batched.weights_, serial.weights_)
+    np.testing.assert_array_equal(batched.predict(X), serial.predict(X))
+    guarded = GFCRegressor(**dict(kw, mean_guard=True, n_passes=1)).fit(X, y, executor=rec)
+    assert rec.batches[2:] == [6, 6] and not guarded.guarded_  # the guard's bag, the fit's
+
+
 def test_default_gfc_within_ridge_on_friedman1_d20():
     """The showcase's Friedman-1 (d = 20, 500 noisy rows): one GFC fit scored
     1.27 x RidgeCV's test MSE (7.64 against 6.01); the default bag of five

@@ -295,6 +295,8 @@ def test_shrimpcv_average_folds_is_the_mean_of_the_refit_and_the_scored_fold_mod
         assert_allclose(mse, res[f"split{f}_test_mse"][g], rtol=1e-7)
         preds.append(fmap.columns(Xt, S) @ c + b)
     assert_allclose(avg.predict(Xt), np.mean(preds, axis=0), rtol=1e-10, atol=1e-12)
+    with pytest.raises(ValueError, match="average_folds"):
+        SHRIMPCV(average_folds="yes", **kw).fit(X, y)
 
 
 def test_shrimpcv_same_choice_with_sklearn_and_own_kfold():

@@ -115,22 +115,11 @@ def _kfold_ridge_errors(factors, S, n, kk, lams, w_all):
 
 def _factor_fold_model(fac, n, k, rate, step, penalty, est):
     """:func:`rflite._imp_select._fold_model` on a fold's factor: ``[(S, c, b)]`` per output."""
-    from rflite._imp_guard import RIDGE_EXPONENTS, _spectral_norm
-    from rflite.imp import shrimp_path
+    from rflite._imp_select import _point_model
 
-    R, am, ym = fac["R_tr"], fac["a_mean"], fac["y_mean"]
-    out = []
-    for kk in range(k):
-        path = shrimp_path(R[:, :n], R[:, n + kk], prune_rate=rate, n_steps=step,
-                           min_features=min(est.min_features, n), schedule=est.schedule)
-        S = path.supports[-1]
-        if penalty:
-            lam = _spectral_norm(R[:, S]) ** 2 * 10.0 ** -RIDGE_EXPONENTS[penalty - 1]
-            c = ridge_fit(R[:, S], R[:, n + kk], lam)
-        else:
-            c = path.coefs[-1]
-        out.append((S, c, ym[kk] - am[S] @ c if am is not None and S.size else ym[kk]))
-    return out
+    R = fac["R_tr"]
+    return _point_model(R[:, :n], R[:, n:n + k], fac["a_mean"], fac["y_mean"], rate, step,
+                        penalty, min(est.min_features, n), est.schedule)
 
 
 @reports_passes

@@ -229,30 +229,41 @@ def _fold_model(train, *, X, Y, w, fmap, rate, step, penalty, min_features, sche
                 fit_intercept):
     r"""One fold's model at a grid point: ``[(support, coef, intercept)]`` per output.
 
-    The model the fold scored for (q, p, t, penalty) in :func:`_cv_fold_scores`:
-    the pruning path of prune rate ``rate`` on the fold's training rows to
-    step ``step``, then the minimum-norm coefficients on that support
-    (``penalty`` 0) or ridge with :math:`\sigma_{\max}(A_S)^2 10^{-e_k}`
-    (``penalty`` k, e_k in :data:`RIDGE_EXPONENTS`).  Module level: picklable
-    for an executor.
+    The model the fold scored for (q, p, t, penalty) in :func:`_cv_fold_scores`
+    (:func:`_point_model` on the fold's centred, weighted training rows).
+    Module level: picklable for an executor.
+    """
+    Xt, Yt, wt = _collapse_rows(X[train], Y[train], None if w is None else w[train])
+    A, Yc, am, ym = _center_weight_rows(fmap.transform(Xt), Yt, wt, fit_intercept)
+    return _point_model(A, Yc, am, ym, rate, step, penalty,
+                        min(min_features, fmap.n_columns), schedule)
+
+
+def _point_model(A, Yc, a_mean, y_mean, rate, step, penalty, min_features, schedule):
+    r"""The model of grid point (rate, step, penalty) on centred, weighted rows ``A``, ``Yc``.
+
+    Per output: the pruning path of prune rate ``rate`` to step ``step``,
+    then the minimum-norm coefficients on its support (``penalty`` 0) or
+    ridge with :math:`\sigma_{\max}(A_S)^2 10^{-e_k}` (``penalty`` k, e_k in
+    :data:`RIDGE_EXPONENTS`), and the intercept
+    :math:`\bar y - \bar a_S^\top c`; ``[(support, coef, intercept)]``.
+    ``A`` may be a triangular factor of the rows (the Dask fit).
     """
     from rflite._imp_guard import RIDGE_EXPONENTS, _spectral_norm
     from rflite._numerics import ridge_fit
     from rflite.imp import shrimp_path
 
-    Xt, Yt, wt = _collapse_rows(X[train], Y[train], None if w is None else w[train])
-    A, Yc, am, ym = _center_weight_rows(fmap.transform(Xt), Yt, wt, fit_intercept)
     out = []
-    for k in range(Y.shape[1]):
+    for k in range(Yc.shape[1]):
         path = shrimp_path(A, Yc[:, k], prune_rate=rate, n_steps=step,
-                           min_features=min(min_features, fmap.n_columns), schedule=schedule)
+                           min_features=min_features, schedule=schedule)
         S = path.supports[-1]
         if penalty:
             lam = _spectral_norm(A[:, S]) ** 2 * 10.0 ** -RIDGE_EXPONENTS[penalty - 1]
             c = ridge_fit(A[:, S], Yc[:, k], lam)
         else:
             c = path.coefs[-1]
-        b = ym[k] - am[S] @ c if am is not None and S.size else ym[k]
+        b = y_mean[k] - a_mean[S] @ c if a_mean is not None and S.size else y_mean[k]
         out.append((S, c, b))
     return out
 

@@ -158,7 +158,7 @@ def _gfc_dask_fits(X, y, rngs, *, n_passes, max_steps, n_workers, nu, eta, eps, 
     import dask
 
     from rflite._numerics import check_int, check_real
-    from rflite.greedy import ETA_RELATIVE
+    from rflite.greedy import ETA_RELATIVE, _lock_step
 
     m = X.shape[0]
     y_min, y_max = (float(v) for v in dask.compute(y.min(), y.max()))
@@ -172,20 +172,7 @@ def _gfc_dask_fits(X, y, rngs, *, n_passes, max_steps, n_workers, nu, eta, eps, 
                 subsample=subsample, size=size, cv=cv, nu_grid=nu_grid,
                 init_scale=init_scale)
     runs = [_DaskGFCRun(X, y, r, opts, est, n_folds) for r in rngs]
-    bag = len(runs) > 1
-    for k in range(n_passes):
-        tasks = [run.pass_tasks() for run in runs]
-        results = dask.compute(*[t for ts in tasks for t in ts])
-        start = 0
-        for j, (run, ts) in enumerate(zip(runs, tasks)):
-            cv_mse = run.finish_pass(results[start:start + len(ts)])
-            start += len(ts)
-            if progress:
-                progress.line(f"{f'fit {j + 1}/{len(runs)}: ' if bag else ''}pass "
-                              f"{k + 1}/{n_passes}: {run.weights.shape[0]} features, "
-                              f"nu {run.nu_used:.3g}",
-                              error=float(cv_mse.mean(axis=0).min()) if cv_mse is not None
-                              else None)
+    _lock_step(runs, n_passes, lambda tasks: dask.compute(*tasks), progress)
     return [run.result() for run in runs]
 
 

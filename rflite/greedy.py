@@ -520,27 +520,41 @@ def _gfc_fits(X, y, rngs, *, n_passes=1, max_steps=20, n_workers=5, nu=None, eta
     splits = None
     if nu is None and cv is not None:
         splits = _check_splits(cv, X, y)
-    runs = [_GFCRun(X, y, check_rng(r), dict(
-        max_steps=max_steps, n_workers=n_workers, nu=nu, eta=eta, eps=eps,
-        n_folds=descent_folds, subsample=subsample, size=size, splits=splits,
-        nu_grid=nu_grid, init_scale=init_scale, cv_folds=n_folds)) for r in rngs]
-    bag = len(runs) > 1
+    opts = dict(max_steps=max_steps, n_workers=n_workers, nu=nu, eta=eta, eps=eps,
+                n_folds=descent_folds, subsample=subsample, size=size, splits=splits,
+                nu_grid=nu_grid, init_scale=init_scale, cv_folds=n_folds)
+    runs = [_GFCRun(X, y, check_rng(r), opts, progress if progress else None,
+                    f"fit {j + 1}/{len(rngs)} " if len(rngs) > 1 else "")
+            for j, r in enumerate(rngs)]
     with executor_scope(executor, n_workers * len(runs)) as pool:  # one pool for all passes
-        for k in range(n_passes):
-            tasks = [run.pass_tasks(progress if progress else None,
-                                    f"fit {j + 1}/{len(runs)} " if bag else "")
-                     for j, run in enumerate(runs)]
-            results = map_tasks(_descent_task, [t for ts in tasks for t in ts], executor=pool)
-            start = 0
-            for j, (run, ts) in enumerate(zip(runs, tasks)):
-                cv_mse = run.finish_pass(results[start:start + len(ts)])
-                start += len(ts)
+        _lock_step(runs, n_passes,
+                   lambda tasks: map_tasks(_descent_task, tasks, executor=pool), progress)
+    return [run.result() for run in runs]
+
+
+def _lock_step(runs, n_passes, compute, progress):
+    """Run the passes of every fit of ``runs`` together (also the Dask fit).
+
+    Each run has ``pass_tasks()`` (its next pass's descents) and
+    ``finish_pass(results)`` (the amplitude fit; returns nu's CV errors or
+    None); ``compute(tasks)`` runs the tasks of all runs' pass as one batch and
+    returns their results in order.  ``progress`` (or None) prints one line
+    per fit and pass.
+    """
+    bag = len(runs) > 1
+    for k in range(n_passes):
+        tasks = [run.pass_tasks() for run in runs]
+        results = compute([t for ts in tasks for t in ts])
+        start = 0
+        for j, (run, ts) in enumerate(zip(runs, tasks)):
+            cv_mse = run.finish_pass(results[start:start + len(ts)])
+            start += len(ts)
+            if progress:
                 progress.line(f"{f'fit {j + 1}/{len(runs)}: ' if bag else ''}pass "
                               f"{k + 1}/{n_passes}: {run.weights.shape[0]} features, "
                               f"nu {run.nu_used:.3g}",
                               error=float(cv_mse.mean(axis=0).min()) if cv_mse is not None
                               else None)
-    return [run.result() for run in runs]
 
 
 class _GFCRun:
@@ -551,9 +565,10 @@ class _GFCRun:
     descents' seeds (:meth:`pass_tasks`).
     """
 
-    def __init__(self, X, y, rng, opts):
+    def __init__(self, X, y, rng, opts, progress=None, label=""):
         m, d = X.shape
         self.X, self.y, self.rng, self.opts = X, y, rng, opts
+        self.progress, self.label = progress, label
         self.weights = np.empty((0, d))
         self.f = np.full(m, y.mean())
         self.n_constructed = self.n_pruned = 0
@@ -561,9 +576,9 @@ class _GFCRun:
                          if opts["nu"] is None and opts["splits"] is None else None)
         self.a = self.nu_used = self.cv_mse = self.samples = None
 
-    def pass_tasks(self, progress, label=""):
+    def pass_tasks(self):
         """The descents of the next pass (Algorithm 2, lines 3-4), as tasks."""
-        o = self.opts
+        o, progress, label = self.opts, self.progress, self.label
         n = o["n_workers"]
         samples = _draw_samples(self.X.shape[0], self.rng, n, o["size"], o["subsample"])
         seeds = spawn_seeds(self.rng, n)

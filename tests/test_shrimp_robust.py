@@ -321,6 +321,7 @@ def test_shrimpcv_parallel_folds_same_result():
     a = SHRIMPCV(**kw).fit(X, y)
     b = SHRIMPCV(n_jobs=2, **kw).fit(X, y)
     assert a.best_index_ == b.best_index_
+    assert a.n_models_ == b.n_models_ == 6  # the fold models ran on the pool too
     assert_allclose(a.predict(X), b.predict(X))
 
 

@@ -18,7 +18,9 @@ candidate feature map,
 * the choice is :meth:`rflite.imp.SHRIMPCV._choose_grid`, the in-memory rule;
 * the final fit is one more TSQR of all rows for the chosen map, the path to
   the chosen step on its factor, and the chosen ridge penalty or the guarded
-  refit, whose K-fold ridge errors come from the fold factors kept.
+  refit, whose K-fold ridge errors come from the fold factors kept; with
+  ``average_folds`` the K fold models of the chosen point come from those
+  factors too (:func:`rflite._imp_select._point_model`), no further pass.
 
 Passes: per candidate q one statistics pass and K TSQRs, then one TSQR;
 memory per task one chunk of features and a few L x L factors

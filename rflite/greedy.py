@@ -574,7 +574,7 @@ class _GFCRun:
         self.n_constructed = self.n_pruned = 0
         self.cv_folds = (fold_ids(m, min(opts["cv_folds"], m), rng)
                          if opts["nu"] is None and opts["splits"] is None else None)
-        self.a = self.nu_used = self.cv_mse = self.samples = None
+        self.a = self.nu_used = self.cv_mse = None
 
     def pass_tasks(self):
         """The descents of the next pass (Algorithm 2, lines 3-4), as tasks."""

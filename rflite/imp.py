@@ -182,6 +182,7 @@ from rflite._numerics import (
     ridge_fit,
     spawn_streams,
 )
+from rflite._parallel import map_tasks
 from rflite._reexport import reexport
 from rflite.features import Normal
 
@@ -869,16 +870,6 @@ class SHRIMPRegressor(RandomFeatureModel):
         return _predict_checked(self, X)
 
 
-def _map_fold_models(task, trains, n_jobs):
-    """``task(train)`` for every fold, on ``n_jobs`` (:mod:`rflite._parallel`) or serially."""
-    from rflite._parallel import check_executor, map_tasks
-
-    n_jobs = check_executor(n_jobs)
-    if n_jobs is None or n_jobs == 1:
-        return [task(tr) for tr in trains]
-    return map_tasks(_run_fold_model, [(task, tr) for tr in trains], executor=n_jobs)
-
-
 def _average_models(est, models):
     r"""Average ``est``'s fitted model with ``models`` (a cross-validation committee).
 
@@ -1169,7 +1160,8 @@ class SHRIMPCV(RandomFeatureModel):
                 min_features=self.min_features, schedule=self.schedule,
                 fit_intercept=check_bool(self.fit_intercept, "fit_intercept"))
             with _blas_threads(m):
-                folds = _map_fold_models(task, [tr for tr, _ in splits], self.n_jobs)
+                folds = map_tasks(_run_fold_model, [(task, tr) for tr, _ in splits],
+                                  executor=self.n_jobs)
             progress.line(f"{len(folds)} fold models of the chosen point averaged in")
             _average_models(self, folds)
             _warn_magnitude(self)

@@ -211,6 +211,9 @@ class CVChoice:
     guarded : bool
         True when every grid point failed the ``mean_factor`` guard and the
         rule fell back to the lowest mean.
+    ok : ndarray of bool (n_grid,) or None
+        The grid points the rule could choose from (finite mean error, and
+        within the guard unless ``guarded``).
     """
 
     index: int
@@ -218,6 +221,7 @@ class CVChoice:
     se: np.ndarray
     best: int
     guarded: bool = False
+    ok: np.ndarray | None = None
 
 
 def choose(scores, *, rule: str = "min", baseline=None, mean_factor: float = 10.0) -> CVChoice:
@@ -277,7 +281,7 @@ def _choose(mean, se, ok, rule) -> CVChoice:
         index = int(np.flatnonzero(within)[0])
     else:
         raise ValueError(f"rule must be 'min' or '1se', got {rule!r}")
-    return CVChoice(index=index, mean=mean, se=se, best=best, guarded=guarded)
+    return CVChoice(index=index, mean=mean, se=se, best=best, guarded=guarded, ok=ok)
 
 
 def _run_fold(task):

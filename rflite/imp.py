@@ -896,28 +896,28 @@ def _average_models(est, models):
     est.n_models_ = n
 
 
-def _strongest_penalty_within_se(best, grid, S, baseline, mean_factor):
+def _strongest_penalty_within_se(best, grid, choice, order):
     r"""Rule ``"1se_ridge"``'s second step: the strongest ridge penalty near ``best``.
 
     Among the grid points on the support of ``best`` (same map, rate and
-    step) that refit with a ridge penalty, pass the mean guard and have a mean
-    fold error at most one standard error above ``best``'s, the one with the
-    largest penalty; ``best`` itself when there is none.  This is the
+    step) that refit with a ridge penalty, could be chosen by the rule
+    (``choice.ok``: finite, within the mean guard) and have a mean fold error
+    at most one standard error above ``best``'s, the one with the largest
+    penalty; ``best`` itself when there is none.  This is the
     one-standard-error rule (Hastie, Tibshirani & Friedman 2009, Sec. 7.10;
     glmnet's ``lambda.1se``) over the refit's penalty only: the support stays
-    the one of lowest error.  ``S`` holds the fold errors (non-finite as
-    ``inf``), ``grid`` the (map, rate, step, n_kept, penalty) points, penalty
-    k >= 1 being :math:`\sigma_{\max}^2 10^{-e_k}` with e_k increasing in k.
+    the one of lowest error.  ``choice`` is :func:`rflite._cv.choose`'s
+    outcome on the grid permuted by ``order``; ``grid`` holds the (map, rate,
+    step, n_kept, penalty) points, penalty k >= 1 being
+    :math:`\sigma_{\max}^2 10^{-e_k}` with e_k increasing in k.
     """
-    k = S.shape[0]
-    mean = S.mean(axis=0)
-    with np.errstate(invalid="ignore"):
-        se = S[:, best].std(ddof=1) / np.sqrt(k) if k > 1 else 0.0
-    limit = mean[best] + (se if np.isfinite(se) else 0.0)
-    ok = np.all(S <= mean_factor * np.asarray(baseline, dtype=float)[:, None], axis=0)
+    at = np.empty(len(order), dtype=np.int64)
+    at[order] = np.arange(len(order))  # grid position -> position in the choice
+    limit = choice.mean[at[best]] + choice.se[at[best]]
     same = grid[best][:3]
     near = [g for g, point in enumerate(grid)
-            if point[:3] == same and point[4] >= 1 and ok[g] and mean[g] <= limit]
+            if point[:3] == same and point[4] >= 1 and choice.ok[at[g]]
+            and choice.mean[at[g]] <= limit]
     return min(near, key=lambda g: grid[g][4], default=best)
 
 
@@ -1216,12 +1216,12 @@ class SHRIMPCV(RandomFeatureModel):
         choice = choose(scores[:, order], rule=base_rule, baseline=baseline,
                         mean_factor=mean_factor)
         best = order[choice.index]
+        if self.rule == "1se_ridge" and not choice.guarded:
+            best = _strongest_penalty_within_se(best, grid, choice, order)
+        i, j, t, n_t, pen = grid[best]
         # non-finite fold errors (exploded or skipped refits) count as infinitely
         # bad, as in the choice; their std is then nan, without numpy's warning
         S = np.where(np.isfinite(scores), scores, np.inf)
-        if self.rule == "1se_ridge" and not choice.guarded:
-            best = _strongest_penalty_within_se(best, grid, S, baseline, mean_factor)
-        i, j, t, n_t, pen = grid[best]
         with np.errstate(invalid="ignore"):
             std = S.std(axis=0)
             se = (S.std(axis=0, ddof=1) / np.sqrt(S.shape[0]) if S.shape[0] > 1

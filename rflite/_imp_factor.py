@@ -21,7 +21,6 @@ import scipy.linalg
 from numba import njit
 from scipy.linalg import blas, lapack
 
-from rflite._numerics import min_norm_solve
 
 #: Maximum iterative-refinement steps after a Cholesky (semi-normal) solve.
 MAX_REFINE = 4
@@ -85,9 +84,12 @@ class _MinNormSolver:
         self.U = None
         self.R = None
         self.z = None
-        # once a wide A_P is numerically rank deficient, removing columns
-        # cannot raise its rank: later wide steps go straight to the SVD
-        self.rank_deficient = False
+        # reduced mode (once A_P is numerically rank deficient): V (m x r)
+        # spans the numerical column space of A_P and Bt = A_P^T V
+        # (N_t x r); pruning removes rows of Bt and the steps are solved in
+        # those r coordinates (:meth:`_solve_reduced`)
+        self.V = None
+        self.Bt = None
         # once a fresh Gram factor is too ill-conditioned it is not tried
         # again: kappa(A_P) grows as the path approaches N_t = m
         self.gram_ok = True
@@ -101,7 +103,7 @@ class _MinNormSolver:
         """
         new = _MinNormSolver.__new__(_MinNormSolver)
         new.__dict__.update(self.__dict__)
-        for name in ("G", "U", "R", "z"):
+        for name in ("G", "U", "R", "z", "V", "Bt"):
             value = getattr(self, name)
             if value is not None:
                 setattr(new, name, value.copy(order="K"))
@@ -110,6 +112,10 @@ class _MinNormSolver:
     # -- updates ---------------------------------------------------------------
     def prune(self, keep_pos, removed_rows):
         """Update the factors for a nested pruning step (``removed_rows`` of ``A^T``)."""
+        if self.Bt is not None:
+            _compact_rows(self.Bt, keep_pos)
+            self.Bt = self.Bt[:keep_pos.size]
+            return
         if keep_pos.size < self.m:
             self.mode, self.G, self.U = None, None, None
             if self.R is not None:
@@ -125,13 +131,13 @@ class _MinNormSolver:
     # -- solves ----------------------------------------------------------------
     def solve(self, At, y):
         """Minimum-norm solution on the current columns; returns ``(c, label)``."""
+        if self.Bt is not None:
+            return self._solve_reduced(y), "svd-reduced"
         if At.shape[0] >= self.m:
             return self._solve_over(At, y)
         return self._solve_under(At, y)
 
     def _solve_over(self, At, y):
-        if self.rank_deficient:
-            return _svd_min_norm(At, y), "svd"
         n_t = At.shape[0]
         U, label = None, None
         if self.mode == "gram" and self.G is not None:
@@ -155,13 +161,11 @@ class _MinNormSolver:
                 self.mode, self.G, self.n_ref, self.U = "gram", G, n_t, U
                 return c, "gram"
             self.gram_ok = False
-        c, U, factors = _householder_solve(At, y)
+        c, factors = _householder_solve(At, y)
         if c is not None:
-            self.mode, self.G, self.U = "lq", None, U
+            self.mode, self.G, self.U = "lq", None, factors[0]
             return c, "lq"
-        self.mode, self.G, self.U = None, None, None
-        self.rank_deficient = True
-        return _svd_min_norm(At, y, factors), "svd"
+        return self._enter_reduced(At, y, factors), "svd"
 
     def _solve_under(self, At, y):
         if self.R is None:
@@ -172,28 +176,80 @@ class _MinNormSolver:
             c = scipy.linalg.solve_triangular(self.R, self.z, lower=False,
                                               check_finite=False)
             return c, "qr-ls"
-        return min_norm_solve(At.T, y), "qr-pivoted"
+        return self._enter_reduced(At, y), "svd"
+
+    def _enter_reduced(self, At, y, factors=None):
+        """First rank-deficient step: SVD solve on ``A_P`` itself, then reduced mode.
+
+        Removing columns cannot raise the rank, and the column space of a
+        pruned :math:`A_{P'}` lies in that of :math:`A_P`: every later step
+        is solved on :math:`B_{P'} = V^T A_{P'}` (r rows instead of m).
+        """
+        c, X, Bt = _svd_step(At, y, factors)
+        self.mode, self.G, self.U, self.R, self.z = None, None, None, None, None
+        self.V = X
+        self.Bt = Bt if Bt is not None else np.ascontiguousarray(At @ X)
+        return c
+
+    def _solve_reduced(self, y):
+        r"""Minimum-norm solution of :math:`B_P c = V^T y`; shrinks the basis when the rank drops."""
+        c, X, Bt = _svd_step(self.Bt, self.V.T @ y)
+        if X.shape[1] < self.V.shape[1]:
+            self.V = self.V @ X
+            self.Bt = Bt if Bt is not None else np.ascontiguousarray(self.Bt @ X)
+        return c
 
 
-def _svd_min_norm(At, y, factors=None):
-    r"""Minimum-norm solution for a wide, (nearly) rank-deficient :math:`A = ` ``At.T``.
+def _svd_step(Bt, y, factors=None):
+    r"""Minimum-norm solution of :math:`B c = y` for :math:`B = ` ``Bt.T`` by an SVD, and its basis.
 
-    LAPACK ``gelsd`` (LQ, then a divide-and-conquer SVD of the m x m factor;
-    singular values below ``eps * s_max`` are discarded, as ``pinv`` does with
-    its ``1e-15``).  For wide matrices it is about 2x faster than ``gelsy``'s
-    column pivoting over all N columns.  Tall, thin ``At``: the LQ is the
-    blocked :func:`_blocked_qr` instead, :math:`A = U^T Q^T` and
-    :math:`c = Q\,(U^T)^{+} y` with ``gelsd`` (same cut-off) on the m x m
-    :math:`U^T`, whose singular values are those of :math:`A` (``factors``:
-    that factorisation when the caller has it already, from
-    :func:`_householder_solve`).
+    Singular values at most ``eps * s_max`` are discarded, as LAPACK
+    ``gelsd`` (and ``pinv``) do.  ``Bt`` with at least as many rows as
+    columns (the wide :math:`B` of an over-parameterised step): Householder
+    QR :math:`B^T = Q U` (blocked for tall, thin ``Bt``; ``factors``: that
+    factorisation when the caller has it already, from
+    :func:`_householder_solve`), the SVD :math:`U^T = X \Sigma Z^T` of the
+    small factor and :math:`c = Q Z \Sigma^+ X^T y` (the factored ``Q``
+    applied once).  Fewer rows than columns: the thin SVD of ``Bt`` itself.
+
+    Returns ``(c, X_k, Bt_k)``: ``X_k`` (columns of ``B``'s space x k, the
+    left singular vectors of the k kept singular values) spans the numerical
+    column space of ``B``, and ``Bt_k`` is :math:`B^T X_k` when it comes for
+    free (the thin-SVD case), else ``None`` (the caller multiplies).
     """
+    n, r = Bt.shape
+    if n == 0 or r == 0:
+        return np.zeros(n), np.zeros((r, 0)), np.zeros((n, 0))
+    if n >= r:
+        U, apply_q = factors if factors is not None else _householder_factors(Bt)
+        X, s, Zt = scipy.linalg.svd(U.T, check_finite=False)
+        k = _numerical_rank(s)
+        return apply_q(Zt[:k].T @ ((X[:, :k].T @ y) / s[:k])), X[:, :k], None
+    W, s, Xt = scipy.linalg.svd(Bt, full_matrices=False, check_finite=False)
+    k = _numerical_rank(s)
+    c = W[:, :k] @ ((Xt[:k] @ y) / s[:k])
+    return c, np.ascontiguousarray(Xt[:k].T), np.ascontiguousarray(W[:, :k] * s[:k])
+
+
+def _numerical_rank(s):
+    """Singular values (descending) above ``eps * s[0]``: ``gelsd``'s cut-off for ``rcond=-1``."""
+    if not s.size or not s[0] > 0.0:
+        return 0
+    return int(np.count_nonzero(s > np.finfo(float).eps * s[0]))
+
+
+def _householder_factors(At):
+    r"""Householder QR :math:`A^T = Q U` of ``At`` (n x m, n >= m): ``(U, apply_q)``.
+
+    ``apply_q(w)`` is :math:`Q\,[w; 0]` with ``Q`` in factored form
+    (``dormqr``); tall, thin ``At`` goes through :func:`_blocked_qr`.
+    """
+    n_t, m = At.shape
     if _use_blocked_qr(At):
-        blocks, top, U = _blocked_qr(At) if factors is None else factors
-        w, *_ = scipy.linalg.lstsq(U.T, y, lapack_driver="gelsd", check_finite=False)
-        return _blocked_q_apply(blocks, top, w)
-    c, *_ = scipy.linalg.lstsq(At.T, y, lapack_driver="gelsd", check_finite=False)
-    return c
+        blocks, top, U = _blocked_qr(At)
+        return U, lambda w: _blocked_q_apply(blocks, top, w)
+    (qr, tau), _ = scipy.linalg.qr(At, mode="raw", check_finite=False)
+    return np.triu(qr[:m]), lambda w: _apply_q(qr, tau, np.concatenate([w, np.zeros(n_t - m)]))
 
 
 def _use_blocked_qr(At):
@@ -271,27 +327,20 @@ def _householder_min_norm(At, y):
     ``(None, None)`` when ``U`` is numerically singular (diagonal ratio below
     :data:`RANK_RTOL`).
     """
-    c, U, _ = _householder_solve(At, y)
-    return c, U
+    c, factors = _householder_solve(At, y)
+    return (c, factors[0]) if c is not None else (None, None)
 
 
 def _householder_solve(At, y):
-    """:func:`_householder_min_norm` plus the blocked factors (or None), so that
-    a rank-deficient step reuses them in :func:`_svd_min_norm`."""
-    n_t, m = At.shape
-    factors = _blocked_qr(At) if _use_blocked_qr(At) else None
-    if factors is not None:
-        U = factors[2]
-    else:
-        (qr, tau), _ = scipy.linalg.qr(At, mode="raw", check_finite=False)
-        U = np.triu(qr[:m])
+    """:func:`_householder_min_norm` returning ``(c or None, factors)``, the
+    :func:`_householder_factors` that a rank-deficient step reuses in :func:`_svd_step`."""
+    factors = _householder_factors(At)
+    U = factors[0]
     d = np.abs(np.diag(U))
     if not d.min() > RANK_RTOL * d.max():
-        return None, None, factors
+        return None, factors
     w = scipy.linalg.solve_triangular(U, y, trans="T", lower=False, check_finite=False)
-    if factors is not None:
-        return _blocked_q_apply(factors[0], factors[1], w), U, factors
-    return _apply_q(qr, tau, np.concatenate([w, np.zeros(n_t - m)])), U, None
+    return factors[1](w), factors
 
 
 def _lq_downdate(U, B):

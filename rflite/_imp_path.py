@@ -90,10 +90,10 @@ class SHRIMPPath(NamedTuple):
         How each step was solved (see the module notes): ``"gram"`` (fresh
         Cholesky factor of the m x m Gram matrix, refined), ``"lq"`` (fresh
         Householder LQ), ``"lq-downdate"`` (downdated factor, refined),
-        ``"qr-ls"`` (updated least-squares QR, :math:`N_t < m`), ``"svd"`` /
-        ``"qr-pivoted"`` (rank-deficient fallbacks, ``gelsd`` on the wide /
-        tall :math:`A_P`) or
-        ``"none"`` (naive pruning).
+        ``"qr-ls"`` (updated least-squares QR, :math:`N_t < m`), ``"svd"``
+        (the first numerically rank-deficient step: an SVD of :math:`A_P`),
+        ``"svd-reduced"`` (every later step, in the basis of the column space
+        found there) or ``"none"`` (naive pruning).
     n_columns : int
         Number of columns of ``A`` (to expand a step with :meth:`dense_coef`).
     method : str

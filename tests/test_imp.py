@@ -460,13 +460,15 @@ def test_blocked_qr_routes_match_pinv(n, n_blocks, monkeypatch):
     ref = np.linalg.pinv(A) @ y
     c, _ = _householder_min_norm(At, y)
     assert_allclose(c, ref, rtol=1e-12, atol=1e-14)
-    assert_allclose(IF._svd_min_norm(At, y), ref, rtol=1e-12, atol=1e-14)
+    assert_allclose(IF._svd_step(At, y)[0], ref, rtol=1e-12, atol=1e-14)
     rng = np.random.default_rng(4)
     B = rng.standard_normal((9, 3)) @ rng.standard_normal((3, n))  # rank 3
     yb = B @ rng.standard_normal(n)
     Bt = np.ascontiguousarray(B.T)
     assert _householder_min_norm(Bt, yb) == (None, None)
-    assert_allclose(IF._svd_min_norm(Bt, yb), np.linalg.pinv(B) @ yb, rtol=1e-8, atol=1e-10)
+    c, X, _ = IF._svd_step(Bt, yb)
+    assert_allclose(c, np.linalg.pinv(B) @ yb, rtol=1e-8, atol=1e-10)
+    assert X.shape == (9, 3)  # the numerical column space of B
 
 
 def test_extreme_eigs_reference():
@@ -484,6 +486,48 @@ def test_rank_deficient_falls_back_like_pinv():
     path = shrimp_path(A, y, n_steps=3)
     assert path.solver[0] == "svd"
     assert_allclose(path.coefs[0], np.linalg.pinv(A) @ y, rtol=1e-8, atol=1e-10)
+
+
+def _low_rank_columns(m, n, groups, rank, rng):
+    """m x n with columns in ``groups`` blocks, each of ``rank``: a numerical rank that
+    drops as whole blocks are pruned (like q = 1 features of a few inputs)."""
+    blocks = [rng.standard_normal((m, rank)) @ rng.standard_normal((rank, n // groups))
+              * rng.uniform(0.1, 10.0) for _ in range(groups)]
+    return np.hstack(blocks)
+
+
+@pytest.mark.parametrize("m,n", [(40, 300), (40, 36)])  # wide and tall starts
+def test_reduced_basis_path_matches_pinv_at_every_step(m, n):
+    """Once rank deficient the path solves in the shrinking basis V of A_P's
+    column space (issue 15): every step equals pinv on the same columns, through
+    the wide and the tall steps, and the basis shrinks with the rank."""
+    rng = np.random.default_rng(5)
+    A = _low_rank_columns(m, n, 6, 3, rng)  # rank 18 < m
+    y = A @ rng.standard_normal(n) + 0.1 * rng.standard_normal(m)  # not interpolable
+    path = shrimp_path(A, y, prune_rate=0.3)
+    assert path.solver[0] == "svd" and set(path.solver[1:]) == {"svd-reduced"}
+    for S, c in zip(path.supports, path.coefs):
+        ref = np.linalg.pinv(A[:, S], rcond=1e-10) @ y
+        assert_allclose(A[:, S] @ c, A[:, S] @ ref, rtol=1e-9, atol=1e-9)
+        assert_allclose(c, ref, rtol=1e-8, atol=1e-8 * np.abs(ref).max())
+
+
+def test_reduced_basis_shrinks_with_the_rank():
+    import rflite._imp_factor as IF
+
+    rng = np.random.default_rng(6)
+    A = _low_rank_columns(30, 240, 6, 3, rng)
+    y = rng.standard_normal(30)
+    At = np.ascontiguousarray(A.T)
+    solver = IF._MinNormSolver(30)
+    c, label = solver.solve(At, y)
+    assert label == "svd" and solver.V.shape == (30, 18)
+    keep = np.arange(80, 240)  # drops the first two blocks: rank 12
+    solver.prune(keep, At[:80])
+    c, label = solver.solve(At[keep], y)
+    assert label == "svd-reduced" and solver.V.shape == (30, 12)
+    assert_allclose(solver.V.T @ solver.V, np.eye(12), atol=1e-12)
+    assert_allclose(c, np.linalg.pinv(A[:, keep], rcond=1e-10) @ y, rtol=1e-8, atol=1e-10)
 
 
 # ------------------------------------------------------------------- model

@@ -162,20 +162,24 @@ def _magnitude_bound(c, a_mean, activation):
     return float(mag.sum())
 
 
-def _out_of_proportion(A, c, y, a_mean=None, y_scale=None, activation=None) -> bool:
+def _out_of_proportion(A, c, y, a_mean=None, y_scale=None, activation=None,
+                       smax=None) -> bool:
     r"""Is the minimum-norm ``c`` numerically singular?
 
     True when ``c`` is not finite, its amplification
     :math:`\|c\|_2 \sigma_{\max}(A) / \|y\|_2` exceeds :data:`AMPLIFICATION_MAX`,
     or (bounded activations, ``y_scale`` given) its worst-case size
     :math:`\sum_j |c_j|(1 + |\bar a_j|)` exceeds :data:`GUARD_RATIO` ``y_scale``.
+    ``smax``: :math:`\sigma_{\max}(A)` when the caller has it (else
+    :func:`_spectral_norm`).
     """
     if not np.all(np.isfinite(c)):
         return True
     ny = float(np.linalg.norm(y))
     if ny == 0.0:
         return False
-    if not _in_proportion(c[:, None], _spectral_norm(A), ny)[0]:
+    smax = _spectral_norm(A) if smax is None else smax
+    if not _in_proportion(c[:, None], smax, ny)[0]:
         return True
     # bounded features: the fitted function's worst-case size (GUARD_RATIO)
     bound = _magnitude_bound(c, a_mean, activation) if activation is not None else None
@@ -227,12 +231,16 @@ def _guarded_step_scores(A_tr, y_tr, A_val, y_val, path, a_mean, y_scale, activa
     for t, (S, c) in enumerate(zip(path.supports, path.coefs)):
         am = None if a_mean is None else a_mean[S]
         A_S = A_tr[:, S]
+        # small steps: one Gram eigendecomposition gives sigma_max and every penalty
+        eig = _gram_eig(A_S) if S.size <= m_tr else None
         if refit == "auto" and not _out_of_proportion(A_S, c, y_tr, am, ys,
-                                                      activation or "fourier"):
+                                                      activation or "fourier",
+                                                      smax=_eig_smax(eig)):
             scores[t] = path.val_mse[t]
-        if S.size > m_tr:
+        if eig is None:
             continue
-        family = _penalty_errors(A_S, y_tr, A_val[:, S], y_val, am, ys, val_scale, bounded)
+        family = _penalty_errors(A_S, y_tr, A_val[:, S], y_val, am, ys, val_scale, bounded,
+                                 eig=eig)
         if family is None:
             continue
         lams, err = family
@@ -263,18 +271,20 @@ def _step_penalty_scores(A_tr, y_tr, A_val, y_val, path, a_mean, refit, val_scal
     for t, (S, c) in enumerate(zip(path.supports, path.coefs)):
         am = None if a_mean is None else a_mean[S]
         A_S = A_tr[:, S]
+        eig = _gram_eig(A_S) if refit != "min_norm" and S.size <= n_rows else None
         if refit == "min_norm" or (refit == "auto" and not _out_of_proportion(
-                A_S, c, y_tr, am, ys, "fourier")):
+                A_S, c, y_tr, am, ys, "fourier", smax=_eig_smax(eig))):
             out[t, 0] = path.val_mse[t]
-        if refit == "min_norm" or S.size > n_rows:
+        if eig is None:
             continue
-        family = _penalty_errors(A_S, y_tr, A_val[:, S], y_val, am, ys, val_scale, True)
+        family = _penalty_errors(A_S, y_tr, A_val[:, S], y_val, am, ys, val_scale, True,
+                                 eig=eig)
         if family is not None:
             out[t, 1:] = family[1]
     return out
 
 
-def _penalty_errors(A_S, y_tr, A_val_S, y_val, a_mean_S, ys, val_scale, bounded):
+def _penalty_errors(A_S, y_tr, A_val_S, y_val, a_mean_S, ys, val_scale, bounded, eig=None):
     r"""Held-out errors of the guard's ridge penalties on one support: ``(lams, errors)``.
 
     The penalties are :math:`\sigma_{\max}(A_S)^2 10^{-e_k}`, e_k in
@@ -282,13 +292,15 @@ def _penalty_errors(A_S, y_tr, A_val_S, y_val, a_mean_S, ys, val_scale, bounded)
     the coefficients amplify more than :data:`AMPLIFICATION_MAX`, or
     (``bounded`` features) when their worst-case size
     :math:`\sum_j |c_j|(1 + |\bar a_j|)` exceeds :data:`GUARD_RATIO` ``ys``.
-    ``None`` when :math:`A_S` is zero.
+    ``None`` when :math:`A_S` is zero.  ``eig``: :func:`_gram_eig` of ``A_S``
+    (computed here otherwise), which also gives :math:`\sigma_{\max}`.
     """
-    s2 = _spectral_norm(A_S) ** 2
+    eig = _gram_eig(A_S) if eig is None else eig
+    s2 = _eig_smax(eig) ** 2
     if not s2 > 0.0:
         return None
     lams = s2 * 10.0 ** -np.asarray(RIDGE_EXPONENTS, dtype=float)
-    pred, C = _ridge_family(A_S, y_tr, A_val_S, lams)
+    pred, C = _ridge_family(A_S, y_tr, A_val_S, lams, eig=eig)
     err = np.mean((pred - y_val[:, None]) ** 2, axis=0) * val_scale
     ok = _in_proportion(C, math.sqrt(s2), float(np.linalg.norm(y_tr)))
     if bounded:
@@ -299,23 +311,41 @@ def _penalty_errors(A_S, y_tr, A_val_S, y_val, a_mean_S, ys, val_scale, bounded)
     return lams, np.where(ok & np.isfinite(err), err, np.inf)
 
 
-def _ridge_family(A, y, A_val, lams):
+def _gram_eig(A):
+    """Eigendecomposition ``(ev, V)`` of the smaller Gram matrix of ``A``.
+
+    :math:`A^T A` when ``A`` has at most as many columns as rows (primal),
+    else :math:`A A^T` (dual); :func:`_ridge_family` reads which from the
+    shape of ``V``.
+    """
+    m, n = A.shape
+    return np.linalg.eigh(A.T @ A if n <= m else A @ A.T)
+
+
+def _eig_smax(eig):
+    r""":math:`\sigma_{\max}` from a :func:`_gram_eig` result (``None`` passes through)."""
+    if eig is None:
+        return None
+    ev = eig[0]
+    return math.sqrt(max(float(ev[-1]), 0.0)) if ev.size else 0.0
+
+
+def _ridge_family(A, y, A_val, lams, eig=None):
     """Validation predictions of ridge fits on ``(A, y)`` for every penalty (columns).
 
-    One eigendecomposition of the smaller Gram matrix serves every penalty
-    (primal when ``A`` has fewer columns than rows, dual otherwise); returns
+    One eigendecomposition of the smaller Gram matrix (:func:`_gram_eig`, or
+    ``eig`` when the caller has it) serves every penalty; returns
     ``(pred (m_val, L), coefs (n, L))``.
     """
     m, n = A.shape
     lams = np.asarray(lams, dtype=float)
+    ev, V = _gram_eig(A) if eig is None else eig
     if n <= m:
-        ev, V = np.linalg.eigh(A.T @ A)
         b = V.T @ (A.T @ y)
         C = V @ (b[:, None] / (np.maximum(ev, 0.0)[:, None] + lams[None, :]))
     else:
-        ev, U = np.linalg.eigh(A @ A.T)
-        b = U.T @ y
-        C = A.T @ (U @ (b[:, None] / (np.maximum(ev, 0.0)[:, None] + lams[None, :])))
+        b = V.T @ y
+        C = A.T @ (V @ (b[:, None] / (np.maximum(ev, 0.0)[:, None] + lams[None, :])))
     return A_val @ C, C
 
 

@@ -71,6 +71,13 @@ class _MinNormSolver:
 
     Under-parameterised: ``R`` (:math:`N_t` square, upper) and ``z``
     :math:`= Q^T y` of a QR :math:`A_P = Q R`.
+
+    Reduced (from the first numerically rank-deficient step on, either
+    regime): ``V`` (m x r, orthonormal) spans the numerical column space of
+    :math:`A_P` and ``Bt`` :math:`= A_P^T V`; a step solves
+    :math:`\min\|c\|` over the least-squares solutions of
+    :math:`V^T A_P c = V^T y` by an SVD (:func:`_svd_step`) and shrinks ``V``
+    and ``Bt`` to the new rank.
     """
 
     def __init__(self, m: int):

@@ -108,7 +108,9 @@ The solver used at each step is recorded in :attr:`SHRIMPPath.solver`.
 Memory: the matrix is held transposed (columns of ``A`` contiguous) and
 compacted in place as columns are removed (:func:`rflite._imp_factor._compact_rows`, the only
 jitted kernel: everything else is BLAS / LAPACK bound), so a path needs the
-m x N matrix once plus O(m^2).
+m x N matrix once plus O(m^2), and from the first rank-deficient step on
+the N_t x r projection of the surviving columns onto the reduced basis
+(r the numerical rank, at most m).
 """
 
 from __future__ import annotations

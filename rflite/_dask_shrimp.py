@@ -198,7 +198,8 @@ def fit_shrimp(est, X, y, sample_weight=None):
 
     from rflite._dask import _prepare  # (rflite._dask imports this module)
 
-    from rflite._numerics import min_norm_solve, spawn_streams
+    from rflite._imp_factor import min_norm_lstsq
+    from rflite._numerics import spawn_streams
     from rflite._imp_guard import (_guarded_refit, _guarded_step_scores,
                                    _holdout_ridge_errors, _warn_magnitude)
     from rflite.imp import _auto_n_features, _blas_threads, shrimp_path
@@ -326,7 +327,7 @@ def fit_shrimp(est, X, y, sample_weight=None):
                     coefs[j], used[j], lams[j] = ridge_fit(A_S, y_S, lam), "ridge", lam / w_all
                     continue
                 if refit == "min_norm":
-                    coefs[j], used[j] = min_norm_solve(A_S, y_S), "min_norm"
+                    coefs[j], used[j] = min_norm_lstsq(A_S, y_S), "min_norm"
                     continue
                 c, used[j], lam = _guarded_refit(
                     A_S, y_S, am, refit, target[j], est.activation,

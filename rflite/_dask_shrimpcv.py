@@ -137,8 +137,7 @@ def fit_shrimpcv(est, X, y, sample_weight=None):
 
     from rflite._dask_auto import _baselines, _usable_folds, group_stats, make_folds
     from rflite._dask_shrimp import _tsqr
-    from rflite._imp_guard import (RIDGE_EXPONENTS, _guarded_refit, _spectral_norm,
-                                   _warn_magnitude)
+    from rflite._imp_guard import RIDGE_EXPONENTS, _guarded_refit, _sigma_max, _warn_magnitude
     from rflite.imp import (_auto_n_features, _average_models, _blas_threads, _shrimp_map,
                             shrimp_path)
 
@@ -219,7 +218,7 @@ def fit_shrimpcv(est, X, y, sample_weight=None):
             paths.append(path)
             supports.append(S)
             if pen:
-                lam = _spectral_norm(R[:, S]) ** 2 * 10.0 ** -RIDGE_EXPONENTS[pen - 1]
+                lam = _sigma_max(R[:, S]) ** 2 * 10.0 ** -RIDGE_EXPONENTS[pen - 1]
                 coefs.append(ridge_fit(R[:, S], R[:, n + kk], lam))
                 used.append("ridge")
                 lams.append(lam / w_all)

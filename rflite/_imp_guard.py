@@ -21,9 +21,11 @@ import math
 import warnings
 
 import numpy as np
+import scipy.linalg
 
 from rflite._base import MagnitudeWarning
-from rflite._numerics import min_norm_solve, ridge_fit
+from rflite._imp_factor import min_norm_lstsq
+from rflite._numerics import ridge_fit
 
 __all__ = ["AMPLIFICATION_MAX", "MAGNITUDE_RATIO", "GUARD_RATIO", "RIDGE_EXPONENTS"]
 
@@ -131,6 +133,24 @@ def _target_scale(Y, w):
     return np.max(np.abs(Y - mean), axis=0)
 
 
+def _sigma_max(A) -> float:
+    r"""Largest singular value of ``A``, exactly: the top eigenvalue of its smaller Gram matrix.
+
+    Defines the guard's ridge penalties :math:`\sigma_{\max}(A_S)^2 10^{-e_k}`
+    wherever they are computed (the held-out scoring, every refit, the fold
+    models of the committee, the Dask factors, whose Gram matrix is the
+    same), so that a penalty index means the same penalty everywhere; for
+    the small supports it is used on, the Gram matrix is cheap.
+    """
+    if A.size == 0:
+        return 0.0
+    m, n = A.shape
+    G = A.T @ A if n <= m else A @ A.T
+    k = G.shape[0] - 1
+    ev = scipy.linalg.eigvalsh(G, subset_by_index=[k, k], check_finite=False)
+    return math.sqrt(max(float(ev[-1]), 0.0))
+
+
 def _spectral_norm(A, n_iter: int = 30) -> float:
     """Largest singular value of ``A``, by power iteration from ``A^T 1`` (a threshold test)."""
     if A.size == 0:
@@ -195,10 +215,10 @@ def _guarded_refit(A, y, a_mean, refit, y_scale, activation, ridge_errors, c_min
     ``lams`` (absolute, for all rows) and whether each is in proportion.
     """
     if refit != "ridge":
-        c = min_norm_solve(A, y) if c_min_norm is None else c_min_norm
+        c = min_norm_lstsq(A, y) if c_min_norm is None else c_min_norm
         if refit == "min_norm" or not _out_of_proportion(A, c, y, a_mean, y_scale, activation):
             return c, "min_norm", None
-    s2 = _spectral_norm(A) ** 2
+    s2 = _sigma_max(A) ** 2
     if not s2 > 0.0:
         return np.zeros(A.shape[1]), "ridge", None
     lams = s2 * 10.0 ** -np.asarray(RIDGE_EXPONENTS, dtype=float)

@@ -249,7 +249,7 @@ def _point_model(A, Yc, a_mean, y_mean, rate, step, penalty, min_features, sched
     :math:`\bar y - \bar a_S^\top c`; ``[(support, coef, intercept)]``.
     ``A`` may be a triangular factor of the rows (the Dask fit).
     """
-    from rflite._imp_guard import RIDGE_EXPONENTS, _spectral_norm
+    from rflite._imp_guard import RIDGE_EXPONENTS, _sigma_max
     from rflite._numerics import ridge_fit
     from rflite.imp import shrimp_path
 
@@ -259,7 +259,7 @@ def _point_model(A, Yc, a_mean, y_mean, rate, step, penalty, min_features, sched
                            min_features=min_features, schedule=schedule)
         S = path.supports[-1]
         if penalty:
-            lam = _spectral_norm(A[:, S]) ** 2 * 10.0 ** -RIDGE_EXPONENTS[penalty - 1]
+            lam = _sigma_max(A[:, S]) ** 2 * 10.0 ** -RIDGE_EXPONENTS[penalty - 1]
             c = ridge_fit(A[:, S], Yc[:, k], lam)
         else:
             c = path.coefs[-1]

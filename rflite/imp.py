@@ -80,7 +80,17 @@ and orthogonal factors elsewhere:
 * a factor with a diagonal ratio below :data:`RANK_RTOL` (numerically rank
   deficient) is solved by an SVD of :math:`A_P` (label ``"svd"``; a
   Householder QR first when :math:`A_P` is wide), truncating singular values
-  at most ``eps`` :math:`\sigma_{\max}` like ``gelsd`` and ``pinv``.  From
+  at most :math:`\min(m, N_t)\,\epsilon\,\sigma_{\max}`, about the size
+  of singular values made by rounding alone (numpy's ``matrix_rank`` and
+  MATLAB's ``pinv`` use :math:`\max(m, N_t)`;
+  :data:`rflite._imp_factor.SVD_RCOND`).  The previous ``gelsd`` solves cut at
+  :math:`\epsilon\,\sigma_{\max}`: on inputs with a few distinct values
+  (the SNP columns of ``insulin``, three values each) the q = 1 dictionary is
+  *exactly* rank deficient (split 0, 256 x 1000 centred: 98 singular values
+  down to 0.026 :math:`\sigma_{\max}`, then none above 1e-14) and rounding
+  alone left 18 singular values of 2.5e-16 .. 1e-14 :math:`\sigma_{\max}`
+  above that cut, whose directions gave the minimum-norm coefficients
+  :math:`\sum|c_j|` = 2e15 (24 with the tolerance) and decided the pruning.  From
   then on the path runs in a **reduced basis**: removing columns cannot raise
   the rank and keeps :math:`A_{P'}` in the column space of :math:`A_P`, so
   with ``V`` (m x r) the kept left singular vectors every later step solves
@@ -88,8 +98,8 @@ and orthogonal factors elsewhere:
   :math:`V^T A_{P'} c = V^T y` (r rows instead of m; ``V`` shrinks whenever
   the rank drops; label ``"svd-reduced"``,
   :meth:`rflite._imp_factor._MinNormSolver._solve_reduced`).  The
-  directions dropped are those ``gelsd`` discards at that step, at most
-  ``eps`` :math:`\sigma_{\max}(A_P)`; on the q = 1 paths, whose rank falls
+  directions dropped are those the solve discards at that step; on the q = 1
+  paths, whose rank falls
   from m to a few dozen, this replaced a fresh m-row ``gelsd`` per step
   (high-dim f2, 1260 rows: rank 1234 at the first rank-deficient step, 403
   ten steps later).
@@ -148,7 +158,7 @@ from rflite._imp_guard import (  # noqa: F401 - the constants are public here
     _holdout_ridge_errors,
     _kfold_ridge_errors,
     _mean_baseline,
-    _spectral_norm,
+    _sigma_max,
     _target_scale,
     _warn_magnitude,
 )
@@ -1275,7 +1285,7 @@ class SHRIMPCV(RandomFeatureModel):
             c_mn = path.coefs[-1]
             if pen:
                 # the cross-validated penalty, relative to sigma_max^2 of all rows
-                lam = _spectral_norm(A[:, S]) ** 2 * 10.0 ** -RIDGE_EXPONENTS[pen - 1]
+                lam = _sigma_max(A[:, S]) ** 2 * 10.0 ** -RIDGE_EXPONENTS[pen - 1]
                 paths.append(path)
                 supports.append(S)
                 coefs.append(ridge_fit(A[:, S], Yc[:, k], lam))

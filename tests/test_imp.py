@@ -692,3 +692,25 @@ def test_public_names_defined_in_private_modules_report_rflite_imp():
     back = pickle.loads(blob)
     assert type(back) is imp.SHRIMPPath
     assert_array_equal(back.n_kept, path.n_kept)
+
+
+def test_exactly_rank_deficient_dictionary_ignores_rounding_directions():
+    """Inputs with three distinct values (insulin's SNPs) make a q = 1 dictionary
+    exactly rank deficient; rounding leaves singular values of ~1e-15 s_max
+    above gelsd's eps cut, and their directions gave minimum-norm coefficients
+    of 1e15.  The path's solves use the standard tolerance max(m, N) eps s_max
+    and match pinv at that tolerance (issue 18's 'never a catastrophic model')."""
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 3, size=(120, 20)).astype(float)
+    y = X[:, 0] - 0.5 * X[:, 3] + 0.1 * rng.standard_normal(120)
+    fmap = random_feature_map(20, 400, q=1, subsets="all", distribution=Normal(1.0),
+                              bias="none", activation="fourier", rng=rng)
+    A = fmap.transform(X)
+    A = A - A.mean(axis=0)
+    s = np.linalg.svd(A, compute_uv=False)
+    assert (s > 1e-10 * s[0]).sum() == 40  # two directions per input (3 values, centred)
+    path = shrimp_path(A, y - y.mean(), n_steps=4)
+    assert path.solver[0] == "svd"
+    ref = np.linalg.pinv(A, rcond=max(A.shape) * np.finfo(float).eps) @ (y - y.mean())
+    assert_allclose(path.coefs[0], ref, rtol=1e-8, atol=1e-8 * np.abs(ref).max())
+    assert np.abs(path.coefs[0]).sum() < 1e3

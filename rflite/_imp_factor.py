@@ -208,7 +208,7 @@ class _MinNormSolver:
         return c
 
     def _solve_reduced(self, y):
-        r"""Minimum-norm solution of :math:`B_P c = V^T y`; shrinks the basis when the rank drops."""
+        r"""Minimum-norm solution of :math:`B_P c = V^T y`; shrinks the basis as the rank drops."""
         c, X, Bt = _svd_step(self.Bt, self.V.T @ y, m=self.m)
         if X.shape[1] < self.V.shape[1]:
             self.V = self.V @ X
@@ -217,7 +217,7 @@ class _MinNormSolver:
 
 
 def _svd_step(Bt, y, factors=None, m=None):
-    r"""Minimum-norm solution of :math:`B c = y` for :math:`B = ` ``Bt.T`` by an SVD, and its basis.
+    r"""Minimum-norm solution of :math:`B c = y`, :math:`B = ` ``Bt.T``, by an SVD; and its basis.
 
     Singular values at most ``min(m, n) * eps * s_max`` are discarded
     (:data:`SVD_RCOND`; ``m`` the rows of the original :math:`A_P`, default

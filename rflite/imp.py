@@ -352,7 +352,11 @@ def shrimp_path(
 #: ``"auto"`` (default: the paper's minimum-norm refit unless it is
 #: numerically singular, :func:`_out_of_proportion`, then a ridge refit with
 #: the penalty chosen on held-out rows), ``"min_norm"`` (the paper's refit,
-#: always), ``"ridge"`` (always the held-out ridge refit) and ``"none"`` (keep
+#: always; truncated, like the path's solves, at :math:`\min(m, N)\,\epsilon\,
+#: \sigma_{\max}`, where the authors' ``numpy.linalg.pinv`` cuts at
+#: :math:`10^{-15}\sigma_{\max}`: the two differ only in directions of
+#: rounding-level singular values), ``"ridge"`` (always the held-out ridge
+#: refit) and ``"none"`` (keep
 #: the path's coefficients, fitted without the validation rows; SHRIMPRegressor
 #: only).  ``True`` / ``False`` (rflite <= 0.1's boolean ``refit``) mean
 #: ``"min_norm"`` / ``"none"``.

@@ -22,14 +22,11 @@ from numba import njit
 from scipy.linalg import blas, lapack
 
 
-#: The rank-deficient SVD solves of an m x N_t :math:`A_P` discard singular
-#: values at most ``min(m, N_t) * SVD_RCOND`` times the largest: about the
-#: size of the singular values that a backward-stable factorisation produces
-#: from rounding alone (the standard tolerance of ``numpy.linalg.matrix_rank``
-#: and MATLAB's ``rank`` / ``pinv`` uses ``max(m, N_t)``; the smaller
-#: dimension keeps the cut the same for :math:`A_P` and for its triangular
-#: factor, which the K-fold and Dask fits solve on instead).
-SVD_RCOND = float(np.finfo(float).eps)
+#: The rank-deficient SVD solves discard singular values at most this times
+#: the largest: ``numpy.linalg.pinv``'s default, the cut of the SHRIMP
+#: authors' code (LAPACK ``gelsd``'s ``eps`` kept rounding-level directions
+#: of exactly rank-deficient dictionaries, see :mod:`rflite.imp`'s notes).
+SVD_RCOND = 1e-15
 
 #: Maximum iterative-refinement steps after a Cholesky (semi-normal) solve.
 MAX_REFINE = 4
@@ -209,19 +206,18 @@ class _MinNormSolver:
 
     def _solve_reduced(self, y):
         r"""Minimum-norm solution of :math:`B_P c = V^T y`; shrinks the basis as the rank drops."""
-        c, X, Bt = _svd_step(self.Bt, self.V.T @ y, m=self.m)
+        c, X, Bt = _svd_step(self.Bt, self.V.T @ y)
         if X.shape[1] < self.V.shape[1]:
             self.V = self.V @ X
             self.Bt = Bt if Bt is not None else np.ascontiguousarray(self.Bt @ X)
         return c
 
 
-def _svd_step(Bt, y, factors=None, m=None):
+def _svd_step(Bt, y, factors=None):
     r"""Minimum-norm solution of :math:`B c = y`, :math:`B = ` ``Bt.T``, by an SVD; and its basis.
 
-    Singular values at most ``min(m, n) * eps * s_max`` are discarded
-    (:data:`SVD_RCOND`; ``m`` the rows of the original :math:`A_P`, default
-    the columns of ``Bt``, n the rows of ``Bt``).  ``Bt`` with at least as many rows as
+    Singular values at most :data:`SVD_RCOND` ``* s_max`` are discarded
+    (``pinv``'s default).  ``Bt`` with at least as many rows as
     columns (the wide :math:`B` of an over-parameterised step): Householder
     QR :math:`B^T = Q U` (blocked for tall, thin ``Bt``; ``factors``: that
     factorisation when the caller has it already, from
@@ -235,16 +231,15 @@ def _svd_step(Bt, y, factors=None, m=None):
     free (the thin-SVD case), else ``None`` (the caller multiplies).
     """
     n, r = Bt.shape
-    size = min(n, r if m is None else m)
     if n == 0 or r == 0:
         return np.zeros(n), np.zeros((r, 0)), np.zeros((n, 0))
     if n >= r:
         U, apply_q = factors if factors is not None else _householder_factors(Bt)
         X, s, Zt = scipy.linalg.svd(U.T, check_finite=False)
-        k = _numerical_rank(s, size)
+        k = _numerical_rank(s)
         return apply_q(Zt[:k].T @ ((X[:, :k].T @ y) / s[:k])), X[:, :k], None
     W, s, Xt = scipy.linalg.svd(Bt, full_matrices=False, check_finite=False)
-    k = _numerical_rank(s, size)
+    k = _numerical_rank(s)
     c = W[:, :k] @ ((Xt[:k] @ y) / s[:k])
     return c, np.ascontiguousarray(Xt[:k].T), np.ascontiguousarray(W[:, :k] * s[:k])
 
@@ -258,11 +253,11 @@ def min_norm_lstsq(A, y):
     return _svd_step(np.ascontiguousarray(A.T), y)[0]
 
 
-def _numerical_rank(s, size):
-    """Singular values (descending) above ``size *`` :data:`SVD_RCOND` ``* s[0]``."""
+def _numerical_rank(s):
+    """Singular values (descending) above :data:`SVD_RCOND` ``* s[0]``."""
     if not s.size or not s[0] > 0.0:
         return 0
-    return int(np.count_nonzero(s > size * SVD_RCOND * s[0]))
+    return int(np.count_nonzero(s > SVD_RCOND * s[0]))
 
 
 def _householder_factors(At):

@@ -80,17 +80,19 @@ and orthogonal factors elsewhere:
 * a factor with a diagonal ratio below :data:`RANK_RTOL` (numerically rank
   deficient) is solved by an SVD of :math:`A_P` (label ``"svd"``; a
   Householder QR first when :math:`A_P` is wide), truncating singular values
-  at most :math:`\min(m, N_t)\,\epsilon\,\sigma_{\max}`, about the size
-  of singular values made by rounding alone (numpy's ``matrix_rank`` and
-  MATLAB's ``pinv`` use :math:`\max(m, N_t)`;
-  :data:`rflite._imp_factor.SVD_RCOND`).  The previous ``gelsd`` solves cut at
-  :math:`\epsilon\,\sigma_{\max}`: on inputs with a few distinct values
-  (the SNP columns of ``insulin``, three values each) the q = 1 dictionary is
-  *exactly* rank deficient (split 0, 256 x 1000 centred: 98 singular values
-  down to 0.026 :math:`\sigma_{\max}`, then none above 1e-14) and rounding
-  alone left 18 singular values of 2.5e-16 .. 1e-14 :math:`\sigma_{\max}`
-  above that cut, whose directions gave the minimum-norm coefficients
-  :math:`\sum|c_j|` = 2e15 (24 with the tolerance) and decided the pruning.  From
+  at most :math:`10^{-15}\sigma_{\max}` (:data:`rflite._imp_factor.SVD_RCOND`),
+  ``numpy.linalg.pinv``'s cut and so the SHRIMP authors' definition of the
+  minimum-norm solution.  LAPACK ``gelsd``'s default :math:`\epsilon\,
+  \sigma_{\max}` (used here before session 19) also kept the directions of
+  singular values between :math:`2.2 \times 10^{-16}` and
+  :math:`10^{-15}\sigma_{\max}`, which on exactly rank-deficient q = 1
+  dictionaries (``insulin``'s SNP inputs take three values, so its 256 x 1000
+  centred dictionary has 98 singular values down to 0.026
+  :math:`\sigma_{\max}`, then 18 from rounding alone at 2.5e-16 .. 1e-14)
+  carry coefficients of 1e15.  With pinv's cut the Table 2 model sizes are
+  the paper's (low-dim f1 / f3 / f4: 3230 / 147 / 172 columns against
+  3100 / 147 / 172); the rounding directions above 1e-15 remain, as they do
+  in the authors' code (the guarded refit handles them).  From
   then on the path runs in a **reduced basis**: removing columns cannot raise
   the rank and keeps :math:`A_{P'}` in the column space of :math:`A_P`, so
   with ``V`` (m x r) the kept left singular vectors every later step solves
@@ -101,8 +103,8 @@ and orthogonal factors elsewhere:
   directions dropped are those the solve discards at that step; on the q = 1
   paths, whose rank falls
   from m to a few dozen, this replaced a fresh m-row ``gelsd`` per step
-  (high-dim f2, 1260 rows: rank 1234 at the first rank-deficient step, 403
-  ten steps later).
+  (high-dim f2, 1260 rows: a rank of about 1200 at the first rank-deficient
+  step, about 400 ten steps later).
 
 The factorisations live in :mod:`rflite._imp_factor`, the path loop, its
 schedule and ranking in :mod:`rflite._imp_path`, the refit guard and the
@@ -352,11 +354,9 @@ def shrimp_path(
 #: ``"auto"`` (default: the paper's minimum-norm refit unless it is
 #: numerically singular, :func:`_out_of_proportion`, then a ridge refit with
 #: the penalty chosen on held-out rows), ``"min_norm"`` (the paper's refit,
-#: always; truncated, like the path's solves, at :math:`\min(m, N)\,\epsilon\,
-#: \sigma_{\max}`, where the authors' ``numpy.linalg.pinv`` cuts at
-#: :math:`10^{-15}\sigma_{\max}`: the two differ only in directions of
-#: rounding-level singular values), ``"ridge"`` (always the held-out ridge
-#: refit) and ``"none"`` (keep
+#: always; truncated like the path's solves and the authors'
+#: ``numpy.linalg.pinv`` at :math:`10^{-15}\sigma_{\max}`), ``"ridge"``
+#: (always the held-out ridge refit) and ``"none"`` (keep
 #: the path's coefficients, fitted without the validation rows; SHRIMPRegressor
 #: only).  ``True`` / ``False`` (rflite <= 0.1's boolean ``refit``) mean
 #: ``"min_norm"`` / ``"none"``.

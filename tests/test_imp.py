@@ -694,23 +694,22 @@ def test_public_names_defined_in_private_modules_report_rflite_imp():
     assert_array_equal(back.n_kept, path.n_kept)
 
 
-def test_exactly_rank_deficient_dictionary_ignores_rounding_directions():
-    """Inputs with three distinct values (insulin's SNPs) make a q = 1 dictionary
-    exactly rank deficient; rounding leaves singular values of ~1e-15 s_max
-    above gelsd's eps cut, and their directions gave minimum-norm coefficients
-    of 1e15.  The path's solves use the standard tolerance max(m, N) eps s_max
-    and match pinv at that tolerance (issue 18's 'never a catastrophic model')."""
-    rng = np.random.default_rng(0)
-    X = rng.integers(0, 3, size=(120, 20)).astype(float)
-    y = X[:, 0] - 0.5 * X[:, 3] + 0.1 * rng.standard_normal(120)
-    fmap = random_feature_map(20, 400, q=1, subsets="all", distribution=Normal(1.0),
-                              bias="none", activation="fourier", rng=rng)
-    A = fmap.transform(X)
-    A = A - A.mean(axis=0)
-    s = np.linalg.svd(A, compute_uv=False)
-    assert (s > 1e-10 * s[0]).sum() == 40  # two directions per input (3 values, centred)
-    path = shrimp_path(A, y - y.mean(), n_steps=4)
+def test_rank_deficient_steps_cut_like_the_authors_pinv():
+    """A singular value of 5e-16 s_max lies between LAPACK gelsd's eps cut (kept
+    before: coefficients of ~1e15 along it) and numpy's pinv's 1e-15 (the SHRIMP
+    authors' code: dropped).  The path's rank-deficient solves and SHRIMP's
+    minimum-norm refit now cut where pinv does."""
+    from rflite._imp_factor import min_norm_lstsq
+
+    rng = np.random.default_rng(3)
+    U, _ = np.linalg.qr(rng.standard_normal((20, 11)))
+    V, _ = np.linalg.qr(rng.standard_normal((60, 11)))
+    s = np.append(np.logspace(0, -3, 10), 5e-16)
+    A = (U * s) @ V.T
+    y = U @ rng.standard_normal(11)
+    ref = np.linalg.pinv(A) @ y
+    assert np.linalg.norm(ref) < 1e4
+    path = shrimp_path(A, y, n_steps=2)
     assert path.solver[0] == "svd"
-    ref = np.linalg.pinv(A, rcond=max(A.shape) * np.finfo(float).eps) @ (y - y.mean())
     assert_allclose(path.coefs[0], ref, rtol=1e-8, atol=1e-8 * np.abs(ref).max())
-    assert np.abs(path.coefs[0]).sum() < 1e3
+    assert_allclose(min_norm_lstsq(A, y), ref, rtol=1e-8, atol=1e-8 * np.abs(ref).max())

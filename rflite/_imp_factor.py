@@ -54,6 +54,14 @@ GRAM_RCOND = 1e-10
 #: below this is rejected and the factor is recomputed by a QR.
 DOWNDATE_RTOL = 1e-6
 
+#: An LQ factor ``U`` is downdated and refined only while its diagonal ratio
+#: exceeds this: the ratio bounds :math:`1/\kappa(A_P)` from above, and the
+#: corrected semi-normal equations contract by about :math:`u\,\kappa^2`,
+#: so below it refinement cannot converge and the step goes straight to a
+#: fresh Householder factor (the same result without the failed attempt;
+#: every such attempt failed on the Table 2 paths, at ratios <= 5.5e-11).
+LQ_REFINE_RTOL = 1e-8
+
 #: Tall, thin QRs of :math:`A_P^T` (``m`` at most :data:`BLOCKED_QR_MAX_COLS`,
 #: at least four blocks of :data:`BLOCKED_QR_ROWS` rows) go block by block
 #: (:func:`_blocked_qr`): LAPACK's ``dgeqrf`` on 20000 x 126 runs at level-2 speed
@@ -139,7 +147,7 @@ class _MinNormSolver:
                                 lower=0, overwrite_c=1)
             self.U = None
         elif self.mode == "lq" and self.U is not None:
-            self.U = _lq_downdate(self.U, removed_rows)
+            self.U = _lq_downdate(self.U, removed_rows) if _refinable(self.U) else None
 
     # -- solves ----------------------------------------------------------------
     def solve(self, At, y):
@@ -158,8 +166,7 @@ class _MinNormSolver:
             U = _cholesky(self.G.copy(order="F"), GRAM_RCOND * self.n_ref / n_t)
             label = "gram-downdate"
         elif self.mode == "lq" and self.U is not None:
-            d = np.abs(np.diag(self.U))
-            U = self.U if d.min() > RANK_RTOL * d.max() else None
+            U = self.U if _refinable(self.U) else None
             label = "lq-downdate"
         if U is not None:
             c = _refined_min_norm(At, y, U)
@@ -211,6 +218,12 @@ class _MinNormSolver:
             self.V = self.V @ X
             self.Bt = Bt if Bt is not None else np.ascontiguousarray(self.Bt @ X)
         return c
+
+
+def _refinable(U):
+    """Is the diagonal ratio of ``U`` above :data:`LQ_REFINE_RTOL` (and :data:`RANK_RTOL`)?"""
+    d = np.abs(np.diag(U))
+    return bool(d.min() > max(LQ_REFINE_RTOL, RANK_RTOL) * d.max())
 
 
 def _svd_step(Bt, y, factors=None):

@@ -146,6 +146,7 @@ from rflite._imp_factor import (  # noqa: F401 - the constants are public here
     RANK_RTOL,
     REFINE_ACCEPT,
     REFINE_RTOL,
+    LQ_REFINE_RTOL,
     SVD_RCOND,
 )
 from rflite._imp_guard import (  # noqa: F401 - the constants are public here
@@ -224,6 +225,7 @@ __all__ = [
     "BLAS_THREADS",
     "GRAM_RCOND",
     "SVD_RCOND",
+    "LQ_REFINE_RTOL",
     "SCHEDULES",
     "MAX_PRUNE_STEPS",
     "TIE_RTOL",

@@ -144,8 +144,7 @@ def _sigma_max(A) -> float:
     """
     if A.size == 0:
         return 0.0
-    m, n = A.shape
-    G = A.T @ A if n <= m else A @ A.T
+    G = _small_gram(A)
     k = G.shape[0] - 1
     ev = scipy.linalg.eigvalsh(G, subset_by_index=[k, k], check_finite=False)
     return math.sqrt(max(float(ev[-1]), 0.0))
@@ -331,15 +330,17 @@ def _penalty_errors(A_S, y_tr, A_val_S, y_val, a_mean_S, ys, val_scale, bounded,
     return lams, np.where(ok & np.isfinite(err), err, np.inf)
 
 
-def _gram_eig(A):
-    """Eigendecomposition ``(ev, V)`` of the smaller Gram matrix of ``A``.
-
-    :math:`A^T A` when ``A`` has at most as many columns as rows (primal),
-    else :math:`A A^T` (dual); :func:`_ridge_family` reads which from the
-    shape of ``V``.
-    """
+def _small_gram(A):
+    """The smaller Gram matrix of ``A``: :math:`A^T A` (primal) when ``A`` has at
+    most as many columns as rows, else :math:`A A^T` (dual)."""
     m, n = A.shape
-    return np.linalg.eigh(A.T @ A if n <= m else A @ A.T)
+    return A.T @ A if n <= m else A @ A.T
+
+
+def _gram_eig(A):
+    """Eigendecomposition ``(ev, V)`` of :func:`_small_gram` ``(A)`` (which of the
+    two, :func:`_ridge_family` reads from the shape of ``A``)."""
+    return np.linalg.eigh(_small_gram(A))
 
 
 def _eig_smax(eig):

@@ -54,6 +54,21 @@ def _k_split_sums(Xb, Yb, Vb, Wb, state):
                            Yw.sum(axis=0), A_tr, A_all]).reshape(1, -1)
 
 
+def _k_val_error_moments(Xb, Yb, Vb, Wb, state, cols, coef, y_mean, j):
+    r"""Row moments of one model's validation errors (:func:`rflite._imp_guard._row_error_moments`).
+
+    The model is ``coef`` on the centred columns ``cols``; the error of a
+    validation row is :math:`e_i = (a_i^T c - (y_{ij} - \bar y_j))^2`.  Returns
+    ``[sum w, sum w e, sum w e^2, sum w^2]`` over the chunk's validation rows.
+    """
+    v = Vb[:, 0]
+    w = np.asarray(Wb, dtype=np.float64)[v, 0]
+    r = state.features(Xb[v], cols) @ coef - (np.asarray(Yb, dtype=np.float64)[v, j]
+                                              - y_mean[j])
+    e = r * r
+    return np.array([[w.sum(), w @ e, w @ (e * e), w @ w]])
+
+
 def _k_qr(Xb, Yb, Vb, Wb, state, cols, y_mean, split):
     r"""Per-chunk R factors of :math:`\sqrt{w}\,[A_c, Y - \bar y]`: training rows and
     validation rows.
@@ -201,7 +216,8 @@ def fit_shrimp(est, X, y, sample_weight=None):
     from rflite._imp_factor import min_norm_lstsq
     from rflite._numerics import spawn_streams
     from rflite._imp_guard import (_guarded_refit, _guarded_step_scores,
-                                   _holdout_ridge_errors, _warn_magnitude)
+                                   _holdout_ridge_errors, _se_of_mean_error, _step_coef,
+                                   _strongest_within_se, _warn_magnitude)
     from rflite.imp import _auto_n_features, _blas_threads, shrimp_path
 
     X, Y, one_d, W, _ = _prepare(est, X, y, sample_weight, weights=True)
@@ -286,14 +302,25 @@ def fit_shrimp(est, X, y, sample_weight=None):
     if refit in ("auto", "ridge"):
         with _blas_threads(L):
             for j, path in enumerate(paths):
-                scores, lam_at = _guarded_step_scores(
+                scores, lam_at, families = _guarded_step_scores(
                     R_tr[:, :n], R_tr[:, n + j], R_val[:, :n], R_val[:, n + j], path._replace(
                         val_mse=path.val_mse), a_mean, target[j], est.activation, refit,
                     val_scale)
                 if np.isfinite(scores).any():
-                    bests[j] = int(np.argmin(scores))
-                    step_lams[j] = lam_at[bests[j]]
-                    mses[j] = float(scores[bests[j]])
+                    t = bests[j] = int(np.argmin(scores))
+                    step_lams[j], mses[j] = lam_at[t], float(scores[t])
+                    if est.rule == "1se_ridge":
+                        # the standard error needs the rows' errors, not the
+                        # factor's: one pass over the validation rows' columns S
+                        S = path.supports[t]
+                        c = _step_coef(R_tr[:, S], R_tr[:, n + j], path.coefs[t], lam_at[t])
+                        moments = op_tr._reduce(_k_val_error_moments, [Y, V, W], 4, np.float64,
+                                                cols=S, coef=c, y_mean=y_mean, j=j)
+                        passes.append(op_tr.pass_seconds[-1])
+                        near = _strongest_within_se(families[t], mses[j],
+                                                    _se_of_mean_error(*moments))
+                        if near is not None:
+                            step_lams[j], mses[j] = near
                 baseline = float(np.sum(R_val[:, n + j] ** 2)) / w_val
                 if fit_intercept and not mses[j] < baseline:
                     use_mean[j], mses[j] = True, baseline

@@ -342,6 +342,11 @@ def test_weighted_shrimp_matches_in_memory(sync, rows, refit, dask_w):
     np.testing.assert_allclose(est.path_.val_mse, ref.path_.val_mse, rtol=1e-9)
     np.testing.assert_allclose(est.validation_mse_, ref.validation_mse_, rtol=tol)
     np.testing.assert_array_equal(est.validation_indices_, ref.validation_indices_)
+    if refit == "auto":
+        # rule="1se_ridge": one pass for the validation rows' error moments
+        # (here it moves the penalty 10x, in both fits alike)
+        assert [k for k, _ in est.dask_passes_] == ["split_sums", "tsqr",
+                                                    "val_error_moments", "tsqr"]
     # and the weights matter: the unweighted fit differs
     plain = SHRIMPRegressor(**kw).fit(Xd, yd)
     assert rel(plain.path_.val_mse, est.path_.val_mse) > 1e-3

@@ -35,15 +35,15 @@ def smooth(m=80, seed=0):
 
 
 # ------------------------------------------------------------- guarded refit
-def test_heavy_tailed_default_never_explodes_min_norm_does_with_warning():
-    """Issue 18 on eight draws of a heavy-tailed set (one Student-t input).
+def test_heavy_tailed_default_within_2x_of_ridge_min_norm_explodes_with_warning():
+    """Issue 18 on eight draws x two seeds of a heavy-tailed set (one Student-t input).
 
     The paper's minimum-norm refit explodes (median test MSE 1e20 x RidgeCV's)
-    and warns; the guarded default never does.  It is *not* always within 2x
-    of ridge: measured 0.22 .. 97x over eight draws x random_state 1, 2
-    (within 2x on 6 of 16; 7 of 16 before session 19, 0.14 .. 83x), so only
-    the no-explosion bound is asserted, with the draws where it is within 2x
-    counted.
+    and warns; the guarded default stays within 2x of RidgeCV on held-out
+    rows on every draw: measured 0.06 .. 0.65x (session 20, ridge candidates
+    on the over-parameterised steps and the one-standard-error penalty).
+    Session 19's default (no ridge on steps wider than the training rows,
+    the lowest-score penalty) was 0.22 .. 97x, within 2x on 6 of 16.
     """
     from sklearn.linear_model import RidgeCV
 
@@ -51,24 +51,67 @@ def test_heavy_tailed_default_never_explodes_min_norm_does_with_warning():
     for seed in range(8):
         X, y, Xt, yt = heavy_tailed(seed)
         ridge = np.mean((RidgeCV(alphas=np.logspace(-6, 6, 25)).fit(X, y).predict(Xt) - yt) ** 2)
+        for rs in (1, 2):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                model = SHRIMPRegressor(n_features=500, q=1, random_state=rs).fit(X, y)
+                default.append(np.mean((model.predict(Xt) - yt) ** 2) / ridge)
+            assert model.refit_ in ("ridge", "min_norm", "mean")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            model = SHRIMPRegressor(n_features=500, q=1, random_state=1).fit(X, y)
-            default.append(np.mean((model.predict(Xt) - yt) ** 2) / ridge)
             exploded = SHRIMPRegressor(n_features=500, q=1, refit="min_norm",
                                        random_state=1).fit(X, y)
             paper.append(np.mean((exploded.predict(Xt) - yt) ** 2) / ridge)
-        assert model.refit_ in ("ridge", "min_norm", "mean")
         assert exploded.refit_ == "min_norm" and exploded.ridge_lam_ is None
     default, paper = np.array(default), np.array(paper)
-    assert default.max() < 300, default
-    assert np.median(paper) > 1e6 and np.median(default) < 1e-4 * np.median(paper)
-    assert np.sum(default <= 2) >= 2, default
+    assert default.max() <= 2.0, default
+    assert np.median(paper) > 1e6
     X, y, Xt, yt = heavy_tailed(1)
     with pytest.warns(MagnitudeWarning):
         fit = SHRIMPRegressor(n_features=500, q=1, refit="min_norm", random_state=1).fit(X, y)
     with pytest.warns(MagnitudeWarning):
         fit.predict(Xt)
+
+
+def test_se_of_the_mean_error_unit_and_integer_weights():
+    rng = np.random.default_rng(0)
+    r = rng.standard_normal(40)
+    e = r ** 2
+    se = _imp_guard._se_of_mean_error(*_imp_guard._row_error_moments(r, None))
+    assert_allclose(se, e.std(ddof=1) / np.sqrt(e.size), rtol=1e-12)
+    # weights scale-free (Kish's effective count): w and 7 w give the same
+    # error and standard error from the sqrt(w)-scaled residuals
+    w = rng.uniform(0.5, 2.0, 40)
+    a = _imp_guard._row_error_moments(np.sqrt(w) * r, w)
+    b = _imp_guard._row_error_moments(np.sqrt(7 * w) * r, 7 * w)
+    assert_allclose(a[1] / a[0], np.average(e, weights=w), rtol=1e-12)
+    assert_allclose(_imp_guard._se_of_mean_error(*a), _imp_guard._se_of_mean_error(*b),
+                    rtol=1e-12)
+    assert _imp_guard._se_of_mean_error(1.0, 1.0, 1.0, 1.0) == np.inf  # one row
+
+
+def test_strongest_penalty_within_one_se():
+    lams = np.array([1.0, 0.1, 0.01, 0.001])
+    err = np.array([np.inf, 0.30, 0.22, 0.20])  # the largest is out of proportion
+    assert _imp_guard._strongest_within_se((lams, err), 0.20, 0.05) == (0.01, 0.22)
+    assert _imp_guard._strongest_within_se((lams, err), 0.20, 0.2) == (0.1, 0.30)
+    assert _imp_guard._strongest_within_se((lams, err), 0.10, 0.01) is None
+    assert _imp_guard._strongest_within_se(None, 0.2, 0.1) is None
+
+
+def test_rule_min_keeps_the_lowest_score_and_rule_is_validated():
+    X, y, _, _ = heavy_tailed(4)
+    kw = dict(n_features=500, q=1, random_state=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        lo = SHRIMPRegressor(rule="min", **kw).fit(X, y)
+        se = SHRIMPRegressor(**kw).fit(X, y)
+    assert se.rule == "1se_ridge" and lo.refit_ == se.refit_ == "ridge"
+    # the same step, a stronger penalty at a validation error no lower
+    assert se.best_step_ == lo.best_step_
+    assert se.ridge_lam_ > lo.ridge_lam_ and se.validation_mse_ >= lo.validation_mse_
+    with pytest.raises(ValueError, match="rule"):
+        SHRIMPRegressor(n_features=20, rule="1se").fit(X, y)
 
 
 def test_min_norm_refit_is_the_papers_and_bools_keep_their_meaning():

@@ -313,7 +313,7 @@ def fit_shrimp(est, X, y, sample_weight=None):
                         # the standard error needs the rows' errors, not the
                         # factor's: one pass over the validation rows' columns S
                         S = path.supports[t]
-                        c = _step_coef(R_tr[:, S], R_tr[:, n + j], path.coefs[t], lam_at[t])
+                        c = _step_coef(path, t, lam_at[t], families)
                         moments = op_tr._reduce(_k_val_error_moments, [Y, V, W], 4, np.float64,
                                                 cols=S, coef=c, y_mean=y_mean, j=j)
                         passes.append(op_tr.pass_seconds[-1])

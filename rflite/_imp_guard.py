@@ -230,7 +230,7 @@ def _guarded_refit(A, y, a_mean, refit, y_scale, activation, ridge_errors, c_min
 
 
 def _guarded_step_scores(A_tr, y_tr, A_val, y_val, path, a_mean, y_scale, activation, refit,
-                         val_scale):
+                         val_scale, memo=None):
     r"""Validation error of every step's guarded model, and the ridge penalty it uses.
 
     Step t scores the lower of (a) its minimum-norm validation error, when
@@ -240,8 +240,12 @@ def _guarded_step_scores(A_tr, y_tr, A_val, y_val, path, a_mean, y_scale, activa
     in proportion, on every step (steps with more columns than training rows
     through the dual Gram matrix :math:`A A^T`).  Returns ``(scores (T+1,),
     penalty per step or None, families)``, ``inf`` where nothing qualifies;
-    ``families[t]`` is step t's ``(lams, errors)`` of (b) (``None`` when
-    :math:`A_{P_t} = 0`), for :func:`_strongest_within_se`.
+    ``families[t]`` is step t's ``(lams, errors, coefficients of the lowest
+    error)`` of (b) (``None`` when :math:`A_{P_t} = 0`), for
+    :func:`_step_coef` and :func:`_strongest_within_se`.  ``memo`` (a dict
+    shared by paths of one output that start from the same solve, e.g. the
+    prune rates of :func:`rflite.imp._shared_paths`) keeps the scores of each
+    (support, coefficients) so that a step two paths share is scored once.
     """
     scores = np.full(path.n_steps + 1, np.inf)
     lam_at = [None] * (path.n_steps + 1)
@@ -256,29 +260,34 @@ def _guarded_step_scores(A_tr, y_tr, A_val, y_val, path, a_mean, y_scale, activa
         # their minimum-norm solution interpolates the training rows (heavy-
         # tailed test set, session 20: 6 of 16 draws within 2x of RidgeCV
         # without them, 16 of 16 with them and the 1se rule)
-        eig = _gram_eig(A_S)
-        if refit == "auto" and not _out_of_proportion(A_S, c, y_tr, am, ys,
-                                                      activation or "fourier",
-                                                      smax=_eig_smax(eig)):
+        key = (S.tobytes(), np.asarray(c).tobytes()) if memo is not None else None
+        if key in (memo or {}):
+            min_norm_ok, family = memo[key]
+        else:
+            eig = _gram_eig(A_S)
+            min_norm_ok = refit == "auto" and not _out_of_proportion(
+                A_S, c, y_tr, am, ys, activation or "fourier", smax=_eig_smax(eig))
+            family = _penalty_errors(A_S, y_tr, A_val[:, S], y_val, am, ys, val_scale, bounded,
+                                     eig=eig, with_coefs=True)
+            if memo is not None:
+                memo[key] = (min_norm_ok, family)
+        if min_norm_ok:
             scores[t] = path.val_mse[t]
-        family = _penalty_errors(A_S, y_tr, A_val[:, S], y_val, am, ys, val_scale, bounded,
-                                 eig=eig)
         families[t] = family
         if family is None:
             continue
-        lams, err = family
+        lams, err, _ = family
         j = int(np.argmin(err))
         if err[j] < scores[t]:
             scores[t], lam_at[t] = float(err[j]), float(lams[j])
     return scores, lam_at, families
 
 
-def _step_coef(A_S, y, c_min_norm, lam):
-    """The coefficients a guarded step's score was computed with: the path's
-    minimum-norm ones (``lam`` None), else the ridge fit of :func:`_ridge_family`."""
-    if lam is None:
-        return c_min_norm
-    return _ridge_family(A_S, y, A_S[:0], [lam])[1][:, 0]
+def _step_coef(path, t, lam, families):
+    """The coefficients step t's guarded score was computed with: the path's
+    minimum-norm ones (``lam`` None), else the best ridge fit of ``families[t]``
+    (:func:`_guarded_step_scores`)."""
+    return path.coefs[t] if lam is None else families[t][2]
 
 
 def _row_error_moments(resid, w):
@@ -313,8 +322,8 @@ def _se_of_mean_error(s_w, s_we, s_we2, s_w2) -> float:
 def _strongest_within_se(family, best, se):
     r"""Rule ``"1se_ridge"`` on one validation split: ``(lam, error)`` or ``None``.
 
-    Among the ridge penalties of the chosen step's ``family`` (``(lams,
-    errors)`` of :func:`_penalty_errors`; out-of-proportion ones are ``inf``)
+    Among the ridge penalties of the chosen step's ``family`` (``lams,
+    errors`` first, :func:`_penalty_errors`; out-of-proportion ones are ``inf``)
     whose validation error is at most ``best + se`` (``best`` the chosen
     model's error, ``se`` its standard error over the validation rows,
     :func:`_se_of_mean_error`), the largest penalty: the one-standard-error
@@ -323,7 +332,7 @@ def _strongest_within_se(family, best, se):
     """
     if family is None or not math.isfinite(best):
         return None
-    lams, err = family
+    lams, err = family[:2]
     near = np.isfinite(err) & (err <= best + se)
     if not near.any():
         return None
@@ -365,7 +374,8 @@ def _step_penalty_scores(A_tr, y_tr, A_val, y_val, path, a_mean, refit, val_scal
     return out
 
 
-def _penalty_errors(A_S, y_tr, A_val_S, y_val, a_mean_S, ys, val_scale, bounded, eig=None):
+def _penalty_errors(A_S, y_tr, A_val_S, y_val, a_mean_S, ys, val_scale, bounded, eig=None,
+                    with_coefs=False):
     r"""Held-out errors of the guard's ridge penalties on one support: ``(lams, errors)``.
 
     The penalties are :math:`\sigma_{\max}(A_S)^2 10^{-e_k}`, e_k in
@@ -375,6 +385,8 @@ def _penalty_errors(A_S, y_tr, A_val_S, y_val, a_mean_S, ys, val_scale, bounded,
     :math:`\sum_j |c_j|(1 + |\bar a_j|)` exceeds :data:`GUARD_RATIO` ``ys``.
     ``None`` when :math:`A_S` is zero.  ``eig``: :func:`_gram_eig` of ``A_S``
     (computed here otherwise), which also gives :math:`\sigma_{\max}`.
+    ``with_coefs``: also return the coefficients of the lowest error
+    (``(lams, errors, coef)``).
     """
     eig = _gram_eig(A_S) if eig is None else eig
     s2 = _eig_smax(eig) ** 2
@@ -389,7 +401,10 @@ def _penalty_errors(A_S, y_tr, A_val_S, y_val, a_mean_S, ys, val_scale, bounded,
         bound = (mag.T @ (1.0 + np.abs(a_mean_S))) if a_mean_S is not None \
             else mag.sum(axis=0)
         ok &= bound <= GUARD_RATIO * max(ys, 1e-300)
-    return lams, np.where(ok & np.isfinite(err), err, np.inf)
+    err = np.where(ok & np.isfinite(err), err, np.inf)
+    if with_coefs:
+        return lams, err, C[:, int(np.argmin(err))]
+    return lams, err
 
 
 def _small_gram(A):

@@ -720,7 +720,9 @@ class SHRIMPRegressor(RandomFeatureModel):
         with _blas_threads(X.shape[0]):
             st = self._fit_prepare(X, Y, w, frac)
             all_paths = self._fit_paths(st, tuple(rates))
-            chosen = [self._fit_choose(st, paths, refit) for paths in all_paths]
+            # the rates share the t = 0 solve: its scores are computed once
+            memos = [{} for _ in range(st.Y.shape[1])]
+            chosen = [self._fit_choose(st, paths, refit, memos) for paths in all_paths]
             one = getattr(self, "_one_d", True)
             scores = [c[2][0] if one else c[2] for c in chosen]
             best = 0
@@ -811,8 +813,12 @@ class SHRIMPRegressor(RandomFeatureModel):
                 out[i].append(path._replace(val_mse=path.val_mse * st.val_scale))
         return out
 
-    def _fit_choose(self, st, paths, refit):
-        """The step of every output: ``(bests, step_lams, mses, use_mean)``."""
+    def _fit_choose(self, st, paths, refit, memos=None):
+        """The step of every output: ``(bests, step_lams, mses, use_mean)``.
+
+        ``memos``: one dict per output, shared by calls on paths that start
+        from the same solve (:func:`rflite._imp_guard._guarded_step_scores`).
+        """
         Y_tr, Y_val, val_scale = st.Y_tr, st.Y_val, st.val_scale
         A_tr, A_val, a_mean = st.A_tr, st.A_val, st.a_mean
         bests = [p.best_step for p in paths]
@@ -824,13 +830,14 @@ class SHRIMPRegressor(RandomFeatureModel):
             for k, path in enumerate(paths):
                 scores, lam_at, families = _guarded_step_scores(
                     A_tr, Y_tr[:, k], A_val, Y_val[:, k], path, a_mean,
-                    self.target_scale_[k], self.activation, refit, val_scale)
+                    self.target_scale_[k], self.activation, refit, val_scale,
+                    memo=None if memos is None else memos[k])
                 if np.isfinite(scores).any():
                     t = bests[k] = int(np.argmin(scores))
                     step_lams[k], mses[k] = lam_at[t], float(scores[t])
                     if self.rule == "1se_ridge":
                         S = path.supports[t]
-                        c = _step_coef(A_tr[:, S], Y_tr[:, k], path.coefs[t], lam_at[t])
+                        c = _step_coef(path, t, lam_at[t], families)
                         se = _se_of_mean_error(*_row_error_moments(
                             A_val[:, S] @ c - Y_val[:, k], st.w_val))
                         near = _strongest_within_se(families[t], mses[k], se)

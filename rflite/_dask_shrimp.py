@@ -177,7 +177,10 @@ def fit_shrimp(est, X, y, sample_weight=None):
     pass over the data.  The mean squared errors are rescaled from L rows to
     the true row counts (the best step is unchanged: the path's rounding
     floor scales the same way).  The refit on all rows is one more TSQR
-    over the kept columns only.  Two passes plus the refit in all; memory
+    over the kept columns only.  Two passes plus the refit in all, and with
+    ``rule="1se_ridge"`` (the guarded default) one pass over the validation
+    rows' chosen columns for the standard error of their errors, which the
+    factors do not carry (:func:`_k_val_error_moments`); memory
     per task one chunk of features plus a few L x L factors, so this suits
     ``n_columns`` up to a few thousand.  ``sample_weight`` (NumPy, or Dask with
     X's row chunks) scales the rows by :math:`\sqrt{w}` inside the TSQR tasks,

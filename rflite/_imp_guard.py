@@ -347,8 +347,14 @@ def _step_penalty_scores(A_tr, y_tr, A_val, y_val, path, a_mean, refit, val_scal
     Column 0 is the minimum-norm coefficients (``inf`` when numerically
     singular with ``refit="auto"``, always with ``refit="ridge"``); column k
     the ridge penalty :math:`\sigma_{\max}(A_{P_t})^2 10^{-e_k}`, e_k in
-    :data:`RIDGE_EXPONENTS` (``inf`` out of proportion, for steps with more
-    columns than training rows, and with ``refit="min_norm"``).  ``ys`` (the
+    :data:`RIDGE_EXPONENTS` (``inf`` out of proportion, for steps t >= 1 with
+    more columns than training rows, and with ``refit="min_norm"``).  Step 0,
+    the whole dictionary, always has its ridge penalties: a random-feature
+    ridge regression (Rahimi & Recht) is then a candidate of every fold even
+    when the dictionary is wider than the rows; the other wide steps are not
+    scored by ridge, whose dual eigendecomposition per step and fold would
+    dominate the cost (:class:`~rflite.imp.SHRIMPRegressor`, one split,
+    scores them all).  ``ys`` (the
     largest training target) and ``n_rows`` (training rows) default to those
     of ``y_tr`` and ``A_tr``; the Dask fit passes them, its ``A_tr`` being a
     triangular factor of the rows (:mod:`rflite._dask_shrimpcv`).
@@ -361,7 +367,8 @@ def _step_penalty_scores(A_tr, y_tr, A_val, y_val, path, a_mean, refit, val_scal
     for t, (S, c) in enumerate(zip(path.supports, path.coefs)):
         am = None if a_mean is None else a_mean[S]
         A_S = A_tr[:, S]
-        eig = _gram_eig(A_S) if refit != "min_norm" and S.size <= n_rows else None
+        eig = (_gram_eig(A_S) if refit != "min_norm" and (S.size <= n_rows or t == 0)
+               else None)
         if refit == "min_norm" or (refit == "auto" and not _out_of_proportion(
                 A_S, c, y_tr, am, ys, "fourier", smax=_eig_smax(eig))):
             out[t, 0] = path.val_mse[t]

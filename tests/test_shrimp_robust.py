@@ -300,7 +300,9 @@ def test_shrimpcv_1se_is_never_larger_than_min_and_guard_excludes():
 def test_shrimpcv_1se_ridge_takes_the_strongest_penalty_near_the_min_on_its_support():
     X, y = smooth(60)
     y = y + np.random.default_rng(1).standard_normal(y.size)
-    kw = dict(n_features=60, qs=(1, 2), random_state=0)
+    # (with 120 columns, since session 20 the whole dictionary's ridge fit
+    # wins on every seed tried and no stronger penalty is within one SE)
+    kw = dict(n_features=20, qs=(1, 2), random_state=2)
     a = SHRIMPCV(rule="min", **kw).fit(X, y)
     b = SHRIMPCV(rule="1se_ridge", **kw).fit(X, y)
     res = b.cv_results_
@@ -336,13 +338,31 @@ def test_shrimpcv_default_on_housing_split0_within_1p1_of_ridgecv():
     assert mse <= 1.1 * np.mean((ridge.predict(b.X_test) - b.y_test) ** 2)
 
 
+def test_shrimpcv_scores_the_whole_dictionarys_ridge_even_when_wider_than_the_rows():
+    """Step 0 (120 columns, 48 training rows per fold) has its ridge penalties
+    scored: a random-feature ridge regression is always a candidate.  Wider
+    later steps are not (their dual eigendecompositions per fold cost too
+    much).  Before session 20 every wide step, step 0 included, had only its
+    minimum-norm interpolant, and on insulin SHRIMPCV fell back to the mean."""
+    X, y = smooth(60)
+    y = y + 0.3 * np.random.default_rng(1).standard_normal(y.size)
+    res = SHRIMPCV(n_features=60, qs=(1,), random_state=0).fit(X, y).cv_results_
+    step, n_kept = np.asarray(res["step"]), np.asarray(res["n_kept"])
+    ridge = np.asarray(res["ridge_rel"]) > 0
+    finite = np.isfinite(res["mean_test_mse"])
+    assert finite[(step == 0) & ridge].any()
+    assert not finite[(step > 0) & (n_kept > 48) & ridge].any()
+
+
 def test_shrimpcv_average_folds_is_the_mean_of_the_refit_and_the_scored_fold_models():
     from rflite._imp_select import _fold_model
 
     X, y = smooth(60)
     y = y + 0.3 * np.random.default_rng(1).standard_normal(y.size)
     Xt = np.random.default_rng(2).uniform(-1, 1, (40, 3))
-    kw = dict(n_features=60, qs=(1, 2), random_state=0)
+    # a pruned step (since session 20, n_features=60 chose step 0, the whole
+    # dictionary, where the fold models share their support)
+    kw = dict(n_features=20, qs=(1, 2), random_state=1)
     one = SHRIMPCV(average_folds=False, **kw).fit(X, y)
     avg = SHRIMPCV(**kw).fit(X, y)
     assert (one.n_models_, avg.n_models_) == (1, 6)

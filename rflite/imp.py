@@ -1065,7 +1065,11 @@ class SHRIMPCV(RandomFeatureModel):
     Each fold scores a step by the model the user gets (``refit="auto"``:
     the better of its minimum-norm coefficients when not numerically
     singular and the validated ridge penalties in proportion, as
-    :class:`SHRIMPRegressor`'s hold-out does; ``refit="min_norm"``: the
+    :class:`SHRIMPRegressor`'s hold-out does, except that of the steps with
+    more columns than the fold's training rows only step 0, the whole
+    dictionary, gets ridge penalties: a random-feature ridge regression is
+    always a candidate, and the other wide steps would each cost a dual
+    eigendecomposition per fold; ``refit="min_norm"``: the
     minimum-norm coefficients, the paper's score).  When the chosen grid
     point does not beat predicting the training mean on average over the
     folds, the model is that mean (``refit_ == "mean"``).

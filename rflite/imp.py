@@ -434,6 +434,12 @@ class SHRIMPRegressor(RandomFeatureModel):
     * when no step beats predicting the training mean on the validation
       rows, the model is that mean (``refit_ == "mean"``, no columns).
 
+    The chosen step can be an early, wide one, even step 0 (the whole
+    dictionary, a random-feature ridge regression) when its ridge fit
+    validates best: on ``load_uci("insulin", rng=1)`` the default keeps all
+    12250 columns (test MSE 0.911, the mean's 0.987).  For the paper's
+    choice among pruned models use ``refit="min_norm"``.
+
     On real data with heavy-tailed inputs the minimum-norm refit of q = 1
     dictionaries has condition numbers of 1e15 and coefficients of 1e13 that
     cancel on the training rows only (test MSE 1e22 on ``insulin``, issue

@@ -437,8 +437,8 @@ class SHRIMPRegressor(RandomFeatureModel):
     The chosen step can be an early, wide one, even step 0 (the whole
     dictionary, a random-feature ridge regression) when its ridge fit
     validates best: on ``load_uci("insulin", rng=1)`` the default keeps all
-    12250 columns (test MSE 0.911, the mean's 0.987).  For the paper's
-    choice among pruned models use ``refit="min_norm"``.
+    12250 columns (test MSE 0.911, the mean's 0.987).  ``refit="min_norm"``
+    chooses among the path's minimum-norm models, as the paper does.
 
     On real data with heavy-tailed inputs the minimum-norm refit of q = 1
     dictionaries has condition numbers of 1e15 and coefficients of 1e13 that

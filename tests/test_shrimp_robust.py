@@ -73,7 +73,7 @@ def test_heavy_tailed_default_within_2x_of_ridge_min_norm_explodes_with_warning(
         fit.predict(Xt)
 
 
-def test_se_of_the_mean_error_unit_and_integer_weights():
+def test_se_of_the_mean_error_unit_and_scaled_weights():
     rng = np.random.default_rng(0)
     r = rng.standard_normal(40)
     e = r ** 2

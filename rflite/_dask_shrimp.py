@@ -218,9 +218,8 @@ def fit_shrimp(est, X, y, sample_weight=None):
 
     from rflite._imp_factor import min_norm_lstsq
     from rflite._numerics import spawn_streams
-    from rflite._imp_guard import (_guarded_refit, _guarded_step_scores,
-                                   _holdout_ridge_errors, _se_of_mean_error, _step_coef,
-                                   _strongest_within_se, _warn_magnitude)
+    from rflite._imp_guard import (_guarded_choice, _guarded_refit, _guarded_step_scores,
+                                   _holdout_ridge_errors, _warn_magnitude)
     from rflite.imp import _auto_n_features, _blas_threads, shrimp_path
 
     X, Y, one_d, W, _ = _prepare(est, X, y, sample_weight, weights=True)
@@ -302,6 +301,14 @@ def fit_shrimp(est, X, y, sample_weight=None):
     step_lams = [None] * k
     use_mean = [False] * k
     mses = [float(p.val_mse[b]) for p, b in zip(paths, bests)]
+    def moments_pass(S, c, j):
+        # the 1se rule's standard error needs the rows' errors, which the
+        # factors do not carry: one pass over the validation rows' columns S
+        moments = op_tr._reduce(_k_val_error_moments, [Y, V, W], 4, np.float64,
+                                cols=S, coef=c, y_mean=y_mean, j=j)
+        passes.append(op_tr.pass_seconds[-1])
+        return moments
+
     if refit in ("auto", "ridge"):
         with _blas_threads(L):
             for j, path in enumerate(paths):
@@ -309,21 +316,10 @@ def fit_shrimp(est, X, y, sample_weight=None):
                     R_tr[:, :n], R_tr[:, n + j], R_val[:, :n], R_val[:, n + j], path._replace(
                         val_mse=path.val_mse), a_mean, target[j], est.activation, refit,
                     val_scale)
-                if np.isfinite(scores).any():
-                    t = bests[j] = int(np.argmin(scores))
-                    step_lams[j], mses[j] = lam_at[t], float(scores[t])
-                    if est.rule == "1se_ridge":
-                        # the standard error needs the rows' errors, not the
-                        # factor's: one pass over the validation rows' columns S
-                        S = path.supports[t]
-                        c = _step_coef(path, t, lam_at[t], families)
-                        moments = op_tr._reduce(_k_val_error_moments, [Y, V, W], 4, np.float64,
-                                                cols=S, coef=c, y_mean=y_mean, j=j)
-                        passes.append(op_tr.pass_seconds[-1])
-                        near = _strongest_within_se(families[t], mses[j],
-                                                    _se_of_mean_error(*moments))
-                        if near is not None:
-                            step_lams[j], mses[j] = near
+                chosen = _guarded_choice(scores, lam_at, families, path, est.rule,
+                                         lambda S, c, j=j: moments_pass(S, c, j))
+                if chosen is not None:
+                    bests[j], step_lams[j], mses[j] = chosen
                 baseline = float(np.sum(R_val[:, n + j] ** 2)) / w_val
                 if fit_intercept and not mses[j] < baseline:
                     use_mean[j], mses[j] = True, baseline

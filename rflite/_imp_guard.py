@@ -242,7 +242,7 @@ def _guarded_step_scores(A_tr, y_tr, A_val, y_val, path, a_mean, y_scale, activa
     penalty per step or None, families)``, ``inf`` where nothing qualifies;
     ``families[t]`` is step t's ``(lams, errors, coefficients of the lowest
     error)`` of (b) (``None`` when :math:`A_{P_t} = 0`), for
-    :func:`_step_coef` and :func:`_strongest_within_se`.  ``memo`` (a dict
+    :func:`_guarded_choice`.  ``memo`` (a dict
     shared by paths of one output that start from the same solve, e.g. the
     prune rates of :func:`rflite.imp._shared_paths`) keeps the scores of each
     (support, coefficients) so that a step two paths share is scored once.
@@ -283,11 +283,28 @@ def _guarded_step_scores(A_tr, y_tr, A_val, y_val, path, a_mean, y_scale, activa
     return scores, lam_at, families
 
 
-def _step_coef(path, t, lam, families):
-    """The coefficients step t's guarded score was computed with: the path's
-    minimum-norm ones (``lam`` None), else the best ridge fit of ``families[t]``
-    (:func:`_guarded_step_scores`)."""
-    return path.coefs[t] if lam is None else families[t][2]
+def _guarded_choice(scores, lam_at, families, path, rule, error_moments):
+    """The step, penalty and validation error of the guarded choice, or ``None``.
+
+    The step of lowest score (:func:`_guarded_step_scores`) with its penalty;
+    with ``rule="1se_ridge"`` the penalty is then moved by
+    :func:`_strongest_within_se`, the standard error coming from
+    ``error_moments(S, c)``: :func:`_row_error_moments` of the validation rows'
+    errors of the coefficients ``c`` on the columns ``S`` that the step's
+    score was computed with (in memory from the validation matrix, on Dask
+    by a pass over the rows).  ``None`` when no step has a finite score.
+    """
+    if not np.isfinite(scores).any():
+        return None
+    t = int(np.argmin(scores))
+    lam, err = lam_at[t], float(scores[t])
+    if rule == "1se_ridge":
+        c = path.coefs[t] if lam is None else families[t][2]
+        se = _se_of_mean_error(*error_moments(path.supports[t], c))
+        near = _strongest_within_se(families[t], err, se)
+        if near is not None:
+            lam, err = near
+    return t, lam, err
 
 
 def _row_error_moments(resid, w):

@@ -158,15 +158,13 @@ from rflite._imp_guard import (  # noqa: F401 - the constants are public here
     _collapse_rows,
     _distinct_row_split,
     _guarded_refit,
+    _guarded_choice,
     _guarded_step_scores,
     _holdout_ridge_errors,
     _kfold_ridge_errors,
     _mean_baseline,
     _row_error_moments,
-    _se_of_mean_error,
     _sigma_max,
-    _step_coef,
-    _strongest_within_se,
     _target_scale,
     _warn_magnitude,
 )
@@ -838,17 +836,12 @@ class SHRIMPRegressor(RandomFeatureModel):
                     A_tr, Y_tr[:, k], A_val, Y_val[:, k], path, a_mean,
                     self.target_scale_[k], self.activation, refit, val_scale,
                     memo=None if memos is None else memos[k])
-                if np.isfinite(scores).any():
-                    t = bests[k] = int(np.argmin(scores))
-                    step_lams[k], mses[k] = lam_at[t], float(scores[t])
-                    if self.rule == "1se_ridge":
-                        S = path.supports[t]
-                        c = _step_coef(path, t, lam_at[t], families)
-                        se = _se_of_mean_error(*_row_error_moments(
-                            A_val[:, S] @ c - Y_val[:, k], st.w_val))
-                        near = _strongest_within_se(families[t], mses[k], se)
-                        if near is not None:
-                            step_lams[k], mses[k] = near
+                chosen = _guarded_choice(
+                    scores, lam_at, families, path, self.rule,
+                    lambda S, c, k=k: _row_error_moments(A_val[:, S] @ c - Y_val[:, k],
+                                                         st.w_val))
+                if chosen is not None:
+                    bests[k], step_lams[k], mses[k] = chosen
                 # never worse than the mean: when no step beats predicting the
                 # training mean on the validation rows, the model is that mean
                 baseline = float(np.mean(Y_val[:, k] ** 2)) * val_scale

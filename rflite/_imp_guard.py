@@ -261,16 +261,13 @@ def _guarded_step_scores(A_tr, y_tr, A_val, y_val, path, a_mean, y_scale, activa
         # tailed test set, session 20: 6 of 16 draws within 2x of RidgeCV
         # without them, 16 of 16 with them and the 1se rule)
         key = (S.tobytes(), np.asarray(c).tobytes()) if memo is not None else None
-        if key in (memo or {}):
-            min_norm_ok, family = memo[key]
-        else:
-            eig = _gram_eig(A_S)
-            min_norm_ok = refit == "auto" and not _out_of_proportion(
-                A_S, c, y_tr, am, ys, activation or "fourier", smax=_eig_smax(eig))
-            family = _penalty_errors(A_S, y_tr, A_val[:, S], y_val, am, ys, val_scale, bounded,
-                                     eig=eig, with_coefs=True)
+        hit = memo.get(key) if memo is not None else None
+        if hit is None:
+            hit = _score_step(A_S, c, y_tr, A_val[:, S], y_val, am, ys, val_scale, refit,
+                              activation or "fourier", bounded, ridge=True)
             if memo is not None:
-                memo[key] = (min_norm_ok, family)
+                memo[key] = hit
+        min_norm_ok, family = hit
         if min_norm_ok:
             scores[t] = path.val_mse[t]
         families[t] = family
@@ -384,18 +381,33 @@ def _step_penalty_scores(A_tr, y_tr, A_val, y_val, path, a_mean, refit, val_scal
     for t, (S, c) in enumerate(zip(path.supports, path.coefs)):
         am = None if a_mean is None else a_mean[S]
         A_S = A_tr[:, S]
-        eig = (_gram_eig(A_S) if refit != "min_norm" and (S.size <= n_rows or t == 0)
-               else None)
-        if refit == "min_norm" or (refit == "auto" and not _out_of_proportion(
-                A_S, c, y_tr, am, ys, "fourier", smax=_eig_smax(eig))):
+        ridge = refit != "min_norm" and (S.size <= n_rows or t == 0)
+        min_norm_ok, family = _score_step(A_S, c, y_tr, A_val[:, S], y_val, am, ys, val_scale,
+                                          refit, "fourier", True, ridge=ridge)
+        if refit == "min_norm" or min_norm_ok:
             out[t, 0] = path.val_mse[t]
-        if eig is None:
-            continue
-        family = _penalty_errors(A_S, y_tr, A_val[:, S], y_val, am, ys, val_scale, True,
-                                 eig=eig)
         if family is not None:
             out[t, 1:] = family[1]
     return out
+
+
+def _score_step(A_S, c, y_tr, A_val_S, y_val, a_mean_S, ys, val_scale, refit, activation,
+                bounded, *, ridge):
+    """One step's guarded scores: ``(min-norm coefficients usable, ridge family or None)``.
+
+    The minimum-norm ``c`` is usable with ``refit="auto"`` when in proportion
+    (:func:`_out_of_proportion`); with ``ridge`` the step's penalties are
+    scored (:func:`_penalty_errors` with their best coefficients), one
+    eigendecomposition of the smaller Gram matrix serving both.  Shared by
+    the one-split choice (:func:`_guarded_step_scores`) and the fold tables
+    (:func:`_step_penalty_scores`).
+    """
+    eig = _gram_eig(A_S) if ridge else None
+    min_norm_ok = refit == "auto" and not _out_of_proportion(
+        A_S, c, y_tr, a_mean_S, ys, activation, smax=_eig_smax(eig))
+    family = (_penalty_errors(A_S, y_tr, A_val_S, y_val, a_mean_S, ys, val_scale, bounded,
+                              eig=eig, with_coefs=True) if ridge else None)
+    return min_norm_ok, family
 
 
 def _penalty_errors(A_S, y_tr, A_val_S, y_val, a_mean_S, ys, val_scale, bounded, eig=None,

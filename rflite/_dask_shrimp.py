@@ -297,6 +297,7 @@ def fit_shrimp(est, X, y, sample_weight=None):
         target = np.asarray(abs(Y).max(axis=0).compute(), dtype=np.float64)
     target = target.reshape(-1)
     est.target_scale_ = target
+    est.target_mean_ = np.asarray(y_mean_all, dtype=np.float64).reshape(-1)
     val_scale = L / w_val
     step_lams = [None] * k
     use_mean = [False] * k

@@ -208,6 +208,7 @@ def fit_shrimpcv(est, X, y, sample_weight=None):
     target = np.asarray(dask.compute(da.max(da.where(W1 > 0, abs(Y - y_mean), 0.0),
                                             axis=0))[0], dtype=np.float64).reshape(-1)
     est.target_scale_ = target
+    est.target_mean_ = np.asarray(y_mean, dtype=np.float64).reshape(-1)
     est.n_features_ = fm.n_features
     paths, supports, coefs, used, lams = [], [], [], [], []
     with _blas_threads(n + k):

@@ -41,8 +41,8 @@ AMPLIFICATION_MAX = 1e4
 #: :class:`~rflite._base.MagnitudeWarning` threshold: a fitted model whose
 #: worst-case size :math:`\sum_j |c_j| \sup_x |\phi_j(x) - \bar a_j|` exceeds
 #: ``MAGNITUDE_RATIO`` times :math:`\max_i |y_i - \bar y|` (bounded
-#: activations), or a prediction with :math:`|\hat f(x) - c_0|` above it, is out
-#: of proportion to the training targets.
+#: activations), or a prediction with :math:`|\hat f(x) - \bar y|` above it, is
+#: out of proportion to the training targets.
 MAGNITUDE_RATIO = 100.0
 
 #: The guarded refit (``refit="auto"`` / ``"ridge"``) accepts only

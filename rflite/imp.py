@@ -593,6 +593,10 @@ class SHRIMPRegressor(RandomFeatureModel):
     target_scale_ : float or ndarray
         :math:`\max_i |y_i - \bar y|` per output (the yardstick of
         :data:`MAGNITUDE_RATIO`).
+    target_mean_ : ndarray
+        :math:`\bar y` per output, from which a prediction's deviation is
+        measured (not the intercept: with centred features that is
+        :math:`\bar y - \bar a^T c`, far from the targets when ``c`` is large).
     feature_map_, support_, coef_, intercept_
         See :class:`rflite._base.RandomFeatureModel`.
 
@@ -788,6 +792,7 @@ class SHRIMPRegressor(RandomFeatureModel):
         # the validation MSE per unit weight: integer weights = repeated rows
         val_scale = Y_val.shape[0] / (np.sum(w_val) if w_val is not None else Y_val.shape[0])
         self.target_scale_ = _target_scale(Y, w)
+        self.target_mean_ = np.average(Y, axis=0, weights=w)
         return types.SimpleNamespace(
             X=X, Y=Y, w=w, tr=tr, val=val, fmap=fmap, w_tr=w_tr, w_val=w_val, A_tr=A_tr,
             Y_tr=Y_tr, a_mean=a_mean, y_mean=y_mean, A_val=A_val, Y_val=Y_val,
@@ -926,8 +931,8 @@ class SHRIMPRegressor(RandomFeatureModel):
         r"""Predictions :math:`c_0 + A(X)_{:, S} c_S` from the kept columns.
 
         Warns (:class:`~rflite._base.MagnitudeWarning`) when a prediction
-        deviates from the intercept by more than :data:`MAGNITUDE_RATIO`
-        times the training targets' largest deviation from their mean
+        deviates from the training targets' mean (``target_mean_``) by more
+        than :data:`MAGNITUDE_RATIO` times their largest deviation from it
         (``target_scale_``); with ``clip_inputs=True`` the inputs are first
         clipped to the training box.
         """
@@ -995,13 +1000,19 @@ def _predict_checked(est, X):
     pred = RandomFeatureModel.predict(est, X)
     scale = getattr(est, "target_scale_", None)
     if scale is not None and pred.size and isinstance(pred, np.ndarray):
-        dev = np.abs(pred - est.intercept_)
+        # from the training targets' mean, not the intercept (far from the
+        # targets when large coefficients cancel against the feature means)
+        centre = getattr(est, "target_mean_", None)
+        centre = est.intercept_ if centre is None else (
+            centre if pred.ndim == 2 else centre.reshape(-1)[0])
+        dev = np.abs(pred - centre)
         dev = dev.max(axis=0) if dev.ndim == 2 else dev.max()
         limit = MAGNITUDE_RATIO * np.maximum(scale, np.finfo(float).tiny)
         if np.any(dev > limit):
             warnings.warn(
                 f"{type(est).__name__} predicted values up to {float(np.max(dev)):.3g} "
-                f"away from the intercept, more than MAGNITUDE_RATIO={MAGNITUDE_RATIO:g} "
+                f"away from the training targets' mean, more than "
+                f"MAGNITUDE_RATIO={MAGNITUDE_RATIO:g} "
                 f"times the training targets' largest deviation "
                 f"({float(np.max(scale)):.3g}); inputs far outside the training range? "
                 "(clip_inputs=True predicts them at the edge of the training box)",
@@ -1139,7 +1150,7 @@ class SHRIMPCV(RandomFeatureModel):
     path_ : SHRIMPPath (list for 2-d y)
         The final path on all rows.
     feature_map_, support_, coef_, intercept_, n_features_, input_min_,
-    input_max_, target_scale_
+    input_max_, target_scale_, target_mean_
         As :class:`SHRIMPRegressor` (``support_`` / ``coef_`` of the averaged
         model: the union of its supports).
     """
@@ -1320,6 +1331,7 @@ class SHRIMPCV(RandomFeatureModel):
         A, Yc, a_mean, y_mean = self._center_and_weight(fmap.transform(Xu), Yu, wu)
         self.n_features_ = fmap.n_features
         self.target_scale_ = _target_scale(Y, w)
+        self.target_mean_ = np.average(Y, axis=0, weights=w)
         paths, supports, coefs, used, lams = [], [], [], [], []
         w_all = float(np.sum(w)) if w is not None else float(X.shape[0])
         for k in range(Y.shape[1]):

@@ -309,6 +309,8 @@ def test_shrimp_matches_in_memory(sync, rows, refit):
     np.testing.assert_array_equal(est.support_, ref.support_)
     assert rel(est.coef_, ref.coef_) < 1e-9
     assert abs(est.intercept_ - ref.intercept_) < 1e-9 * abs(ref.intercept_)
+    # the prediction check's centre (MagnitudeWarning), as in memory
+    np.testing.assert_allclose(est.target_mean_, ref.target_mean_, rtol=1e-12)
     np.testing.assert_allclose(est.path_.val_mse, ref.path_.val_mse, rtol=1e-9)
     np.testing.assert_allclose(est.path_.train_mse, ref.path_.train_mse, rtol=1e-9)
     np.testing.assert_array_equal(est.validation_indices_, ref.validation_indices_)

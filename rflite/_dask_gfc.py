@@ -112,15 +112,19 @@ def _subsamples(X, rng, n_workers, size, subsample):
             for _ in range(n_workers)]
 
 
-def _fold_errors(st, folds, fold_ids, nus):
+def _fold_errors(st, folds, fold_ids, nus, cols=None):
     """Validation MSE ``(n_folds, len(nus))`` of the ridge amplitudes, from group sums.
 
     :func:`rflite.greedy._ridge_cv_splits` on the sums: per fold one
     eigendecomposition of the training Gram matrix serves every :math:`\\nu`.
+    ``cols``: only these columns of ``[1, cos, sin]`` (the kept steps of
+    ``stopping="cv"``, :func:`rflite.greedy._prefix_columns`).
     """
     import scipy.linalg
 
     G, b, yy, n = _bias_gram(st)
+    if cols is not None:
+        G, b = G[:, cols][:, :, cols], b[:, cols]
     out = np.empty((len(fold_ids), nus.size))
     for i, f in enumerate(fold_ids):
         G_tr, b_tr = folds.sums(G, f, 1), folds.sums(b, f, 1)
@@ -145,7 +149,7 @@ def _bias_gram(st):
 
 
 def _gfc_dask_fits(X, y, rngs, *, n_passes, max_steps, n_workers, nu, eta, eps, n_folds,
-                   subsample, cv, nu_grid, init_scale, est, progress):
+                   subsample, cv, nu_grid, init_scale, est, progress, stopping="eps"):
     """:func:`rflite.greedy.gfc` on a Dask ``X`` and (m, 1) ``y`` (checked), once per
     generator of ``rngs`` (a bag): a list of ``GFCResult``.
 
@@ -170,7 +174,7 @@ def _gfc_dask_fits(X, y, rngs, *, n_passes, max_steps, n_workers, nu, eta, eps, 
     opts = dict(max_steps=max_steps, n_workers=n_workers, nu=nu, eta=eta, eps=eps,
                 n_folds=n_folds if size >= 2 * n_folds else max(2, size // 2),
                 subsample=subsample, size=size, cv=cv, nu_grid=nu_grid,
-                init_scale=init_scale)
+                init_scale=init_scale, stopping=stopping)
     runs = [_DaskGFCRun(X, y, r, opts, est, n_folds) for r in rngs]
     _lock_step(runs, n_passes, lambda tasks: dask.compute(*tasks), progress)
     return [run.result() for run in runs]
@@ -196,7 +200,7 @@ class _DaskGFCRun:
         self.weights, self.amps = np.empty((0, d)), np.zeros(1)
         self.f0 = float(exact_means(y)[0])
         self.n_constructed = self.n_pruned = 0
-        self.cv_mse = self.nu_used = None
+        self.cv_mse = self.nu_used = self.steps = None
         self.sse = 0.0
 
     def pass_tasks(self):
@@ -217,7 +221,8 @@ class _DaskGFCRun:
         """The amplitude fit (one pass of group sums); returns the nu CV errors (or None)."""
         from rflite._dask_auto import _baselines, _usable_folds, group_stats
         from rflite._numerics import ridge_solve
-        from rflite.greedy import _choose_nu, _fourier_map, _kept_columns
+        from rflite.greedy import (_choose_nu, _choose_steps_nu, _fourier_map, _kept_columns,
+                                   _prefix_columns, _step_index)
 
         o, folds = self.opts, self.folds
         new = [r.weights for r in results]
@@ -225,8 +230,27 @@ class _DaskGFCRun:
         L = weights.shape[0]
         st, _ = group_stats(_fourier_map(weights), self.X, self.y, None, folds,
                             with_features=True, gram=True)
+        cols = None  # the columns of [1, cos, sin] the amplitudes are fitted on
         if o["nu"] is not None:
             self.nu_used = o["nu"]
+        elif o["stopping"] == "cv":
+            # rflite.greedy._amplitude_fit's choice of (steps, nu), on the sums
+            fold_ids = _usable_folds(folds, st, range(folds.member.shape[1]))
+            step = _step_index(L, new)
+            prefixes = [_prefix_columns(step, s) for s in range(1, max(len(w) for w in new) + 1)]
+            tables = [_fold_errors(st, folds, fold_ids, o["nu_grid"],
+                                   None if c.size == 1 + 2 * L else c) for c in prefixes]
+            if o["cv"] is None:
+                self.steps, self.nu_used = _choose_steps_nu(
+                    [t.mean(axis=0) for t in tables], None, o["nu_grid"])
+            else:
+                self.steps, self.nu_used = _choose_steps_nu(
+                    tables, list(_baselines(folds, st, fold_ids)[:, 0]), o["nu_grid"])
+                self.cv_mse = tables[self.steps - 1]
+            kept, cols = step < self.steps, prefixes[self.steps - 1]
+            weights, L = weights[kept], int(kept.sum())
+            if kept.all():
+                cols = None
         else:
             fold_ids = _usable_folds(folds, st, range(folds.member.shape[1]))
             errors = _fold_errors(st, folds, fold_ids, o["nu_grid"])
@@ -237,6 +261,8 @@ class _DaskGFCRun:
                 self.nu_used = _choose_nu(
                     errors, list(_baselines(folds, st, fold_ids)[:, 0]), o["nu_grid"])
         G, b, yy, _ = (v.sum(axis=0) for v in _bias_gram(st))
+        if cols is not None:
+            G, b = G[np.ix_(cols, cols)], b[cols]
         a = ridge_solve(G, b, self.nu_used)
         keep, cols = _kept_columns(a, L, o["eta"])
         self.weights, self.amps = weights[keep], a[cols]
@@ -254,7 +280,8 @@ class _DaskGFCRun:
                          coef_cos=amps[1:L + 1].copy(), coef_sin=amps[L + 1:].copy(),
                          nu=float(self.nu_used), n_constructed=self.n_constructed,
                          n_pruned=self.n_pruned,
-                         train_rmse=float(np.sqrt(max(self.sse, 0.0) / m)), cv_mse=self.cv_mse)
+                         train_rmse=float(np.sqrt(max(self.sse, 0.0) / m)), cv_mse=self.cv_mse,
+                         steps=self.steps)
 
 
 def _guard_errors(est, X, y, use_cv, nu, eps, n_estimators):
@@ -287,9 +314,10 @@ def fit_gfc(est, X, y, sample_weight=None, executor=None):
     """:meth:`rflite.greedy.GFCRegressor.fit` on a Dask ``X`` (module notes); returns ``est``."""
     from rflite._cv import Progress, check_cv
     from rflite._dask import _prepare
-    from rflite._numerics import MAX_ABS, check_bool, check_int, check_real
+    from rflite._numerics import MAX_ABS, check_bool, check_choice, check_int, check_real
     from rflite.greedy import (GFC_INIT_SCALE, GUARD_MIN_ROWS, NU_GRID_ESTIMATOR,
-                               ROWS_PER_STEP, ROWS_PER_WORKER, _bag_rngs, _intercept_only)
+                               ROWS_PER_STEP, ROWS_PER_WORKER, STOPPINGS, _bag_rngs,
+                               _intercept_only)
 
     import dask
 
@@ -301,6 +329,7 @@ def fit_gfc(est, X, y, sample_weight=None, executor=None):
     m, d = X.shape
     if m < 2:
         raise ValueError(f"X must have at least 2 samples for GFCRegressor, got n_samples={m}")
+    check_choice(est.stopping, "stopping", STOPPINGS)
     n_workers = check_int(est.n_workers, "n_workers", minimum=1)
     max_steps = check_int(est.max_steps, "max_steps", minimum=1)
     n_passes = check_int(est.n_passes, "n_passes", minimum=1)
@@ -349,7 +378,8 @@ def fit_gfc(est, X, y, sample_weight=None, executor=None):
             X, yk, _bag_rngs(est._rng(), n_estimators), n_passes=n_passes,
             max_steps=est.max_steps_, n_workers=est.n_workers_, nu=nu, eta=est.eta, eps=eps,
             n_folds=n_folds, subsample=est.subsample, cv=cv, nu_grid=NU_GRID_ESTIMATOR,
-            init_scale=GFC_INIT_SCALE, est=est, progress=Progress(est.verbose, "GFC")))
+            init_scale=GFC_INIT_SCALE, est=est, progress=Progress(est.verbose, "GFC"),
+            stopping=est.stopping))
     return est._store(bags, guarded, guard, guard_mse, y_mean)
 
 

@@ -48,6 +48,7 @@ def _dask(X, y, rows):
 def _assert_same(est, ref, coef_rtol=COEF_RTOL):
     np.testing.assert_array_equal(est.weights_, ref.weights_)
     assert est.nu_ == ref.nu_
+    assert est.steps_ == ref.steps_  # the greedy steps kept (stopping="cv", the default)
     assert rel(est.coef_, ref.coef_) < coef_rtol
     np.testing.assert_allclose(est.intercept_, ref.intercept_, rtol=coef_rtol, atol=1e-9)
     assert (est.n_workers_, est.max_steps_) == (ref.n_workers_, ref.max_steps_)
@@ -277,3 +278,20 @@ def test_a_bag_computes_every_fits_descents_of_a_pass_together(sync, data, monke
     assert sizes == [3 * est.n_workers_]
     _assert_same(est, ref)
     np.testing.assert_array_equal(est.coef_, ref.coef_)
+
+
+def test_cv_stopping_cuts_descents_back_on_dask_as_in_memory(sync):
+    """stopping="cv" keeping fewer steps than the descents made (here 3 of 8 on a
+    noisy one-input target): the prefix's Gram block of the group sums gives the
+    in-memory choice, spectra and amplitudes."""
+    rng = np.random.default_rng(2)
+    X = rng.uniform(-1, 1, (150, 5))
+    y = np.round((X[:, 0] + 0.5 * rng.standard_normal(150)) * 1024) / 1024
+    order = _canonical_order(X, y.reshape(-1, 1))
+    X, y = X[order], y[order]
+    kw = dict(n_workers=2, max_steps=8, n_estimators=1, mean_guard=False,
+              fit_intercept=False, random_state=0)
+    ref = GFCRegressor(**kw).fit(X, y)
+    est = GFCRegressor(**kw).fit(*_dask(X, y, 70))
+    assert ref.steps_ < 8
+    _assert_same(est, ref)

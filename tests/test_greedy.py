@@ -228,8 +228,9 @@ def test_regressor_predict_transform_and_params():
                          cv=None, random_state=11).fit(X, y)
     order = _canonical_order(X, y)
     ref = gfc(X[order], y[order], nu_grid=NU_GRID_ESTIMATOR, init_scale=GFC_INIT_SCALE,
-              **GFC_KW)
+              stopping="cv", **GFC_KW)
     _assert_same(model.result_, ref)
+    assert model.steps_ == ref.steps
     L = model.weights_.shape[0]
     F = model.transform(X)
     assert F.shape == (X.shape[0], 2 * L)
@@ -355,3 +356,78 @@ def test_amplitude_fit_runs_with_one_blas_thread(monkeypatch):
     X, y = _gfc_problem()
     gfc(X, y, n_workers=2, max_steps=2, rng=0)
     assert seen and all(threads and set(threads) == {1} for threads in seen)
+
+
+# ----------------------------------------------------- stopping="cv" (issue 14)
+def _naive_steps_nu(X, y, weights, new, splits, nus):
+    """(s, nu, amplitudes) by direct solves: the first s steps of every descent,
+    every nu, each fold's ridge by ``np.linalg.solve``; the grid from the
+    simplest model (fewer steps, then larger nu); the lowest mean fold error
+    among the points whose error on every fold is at most ten times the mean
+    prediction's (the "min" rule of rflite._cv.choose), first on ties."""
+    n_old = len(weights) - sum(len(w) for w in new)
+    step = np.concatenate([np.full(n_old, -1)] + [np.arange(len(w)) for w in new])
+    base = np.array([np.mean((y[te] - y[tr].mean()) ** 2) for tr, te in splits])
+    best = None
+    for s in range(1, max(len(w) for w in new) + 1):
+        W = weights[step < s]
+        A = np.hstack([np.ones((len(y), 1)), np.cos(X @ W.T), np.sin(X @ W.T)])
+        for nu in nus[::-1]:
+            errs = []
+            for tr, te in splits:
+                a = np.linalg.solve(A[tr].T @ A[tr] + nu * np.eye(A.shape[1]), A[tr].T @ y[tr])
+                errs.append(np.mean((A[te] @ a - y[te]) ** 2))
+            if np.all(np.array(errs) <= 10 * base) and (best is None or np.mean(errs) < best[0]):
+                best = (np.mean(errs), s, nu, W, A)
+    _, s, nu, W, A = best
+    return s, nu, W, np.linalg.solve(A.T @ A + nu * np.eye(A.shape[1]), A.T @ y)
+
+
+def test_cv_stopping_matches_direct_solves():
+    """``stopping="cv"``'s amplitude fit against the readable reference above:
+    the same (steps, nu), kept spectra and amplitudes (rtol 1e-8), on spectra
+    of two earlier ones and three descents of 4 / 2 / 3 steps."""
+    from rflite.greedy import NU_GRID_ESTIMATOR, _amplitude_fit
+
+    rng = np.random.default_rng(5)
+    X = rng.uniform(-1, 1, (90, 3))
+    y = np.sin(2 * X[:, 0]) + X[:, 1] + 0.3 * rng.standard_normal(90)
+    old = rng.standard_normal((2, 3))
+    new = [rng.standard_normal((k, 3)) * (1 + np.arange(k))[:, None] for k in (4, 2, 3)]
+    weights = np.vstack([old, *new])
+    splits = [(np.setdiff1d(np.arange(90), te), te) for te in np.array_split(np.arange(90), 4)]
+    out = _amplitude_fit(X, y, weights, new, None, None, splits, NU_GRID_ESTIMATOR, 0.0, "cv")
+    s, nu, W, a = _naive_steps_nu(X, y, weights, new, splits, NU_GRID_ESTIMATOR)
+    assert (out[7], out[3]) == (s, nu)
+    assert_array_equal(out[0], W)
+    assert_allclose(out[1], a, rtol=1e-8)
+    assert out[6].shape == (4, NU_GRID_ESTIMATOR.size)  # the kept steps' fold errors
+    # "eps" keeps every step, and says no steps were chosen
+    eps = _amplitude_fit(X, y, weights, new, None, None, splits, NU_GRID_ESTIMATOR, 0.0)
+    assert eps[0].shape == weights.shape and eps[7] is None
+
+
+def test_regressor_cv_stopping_cuts_descents_back_and_eps_keeps_them():
+    """On a noisy target with one relevant input the folds keep fewer steps than
+    the descents made (``steps_``; before session 21 every step was kept), and
+    ``stopping="eps"`` is the paper's fit (``gfc`` with the estimator's settings)."""
+    from rflite.greedy import GFC_INIT_SCALE, NU_GRID_ESTIMATOR
+    from rflite.metropolis import _canonical_order
+
+    rng = np.random.default_rng(2)
+    X = rng.uniform(-1, 1, (150, 5))
+    y = X[:, 0] + 0.5 * rng.standard_normal(150)
+    kw = dict(n_workers=2, max_steps=8, n_estimators=1, mean_guard=False, random_state=0)
+    cut = GFCRegressor(**kw).fit(X, y)
+    assert isinstance(cut.steps_, int) and 1 <= cut.steps_ < 8
+    assert cut.weights_.shape[0] <= 2 * cut.steps_
+    assert cut.cv_results_["fold_test_mse"].shape == (5, NU_GRID_ESTIMATOR.size)
+    full = GFCRegressor(stopping="eps", cv=None, **kw).fit(X, y)
+    assert full.steps_ is None
+    order = _canonical_order(X, y)
+    ref = gfc(X[order], y[order] - y.mean(), n_workers=2, max_steps=8,
+              nu_grid=NU_GRID_ESTIMATOR, init_scale=GFC_INIT_SCALE, rng=0)
+    _assert_same(full.result_, ref)
+    assert ref.steps is None and full.weights_.shape[0] > cut.weights_.shape[0]
+    with pytest.raises(ValueError, match="stopping"):
+        GFCRegressor(stopping="never").fit(X, y)

@@ -573,7 +573,9 @@ def _lock_step(runs, n_passes, compute, progress):
             if progress:
                 progress.line(f"{f'fit {j + 1}/{len(runs)}: ' if bag else ''}pass "
                               f"{k + 1}/{n_passes}: {run.weights.shape[0]} features, "
-                              f"nu {run.nu_used:.3g}",
+                              f"nu {run.nu_used:.3g}"
+                              + (f", the first {run.steps} steps of each descent kept"
+                                 if run.steps is not None else ""),
                               error=float(cv_mse.mean(axis=0).min()) if cv_mse is not None
                               else None)
 

@@ -681,18 +681,20 @@ def _amplitude_fit(X, y, weights, new, nu, cv_folds, splits, nu_grid, eta, stopp
     elif stopping == "cv":
         step = _step_index(weights.shape[0], new)
         prefixes = [_prefix_columns(step, s) for s in range(1, max(len(w) for w in new) + 1)]
-        # (every step: A itself, not a copy, the same arithmetic as "eps")
-        parts = [A if cols.size == A.shape[1] else A[:, cols] for cols in prefixes]
-        if splits is None:
-            tables = [ridge_cv(P, y, nu_grid, cv_folds) for P in parts]
+        if splits is None:  # gfc's random folds: the lowest mean error, as _best_nu
+            folds = [(np.flatnonzero(cv_folds != j), np.flatnonzero(cv_folds == j))
+                     for j in range(int(cv_folds.max()) + 1)]
+            tables = [t.mean(axis=0) for t in _ridge_cv_prefixes(A, y, nu_grid, folds,
+                                                                 prefixes)]
             base = None
         else:
-            tables = [_ridge_cv_splits(P, y, nu_grid, splits) for P in parts]
+            tables = _ridge_cv_prefixes(A, y, nu_grid, splits, prefixes)
             base = [float(np.mean((y[te] - y[tr].mean()) ** 2)) for tr, te in splits]
         steps, nu_used = _choose_steps_nu(tables, base, nu_grid)
         cv_mse = None if splits is None else tables[steps - 1]
-        weights, A = weights[step < steps], parts[steps - 1]
-        del parts
+        kept = step < steps
+        if not kept.all():
+            weights, A = weights[kept], A[:, prefixes[steps - 1]]
     elif splits is None:
         nu_used = _best_nu(A, y, nu_grid, cv_folds)
     else:
@@ -812,6 +814,30 @@ def ridge_cv(A, y, nus, folds) -> np.ndarray:
         pred = (Aj @ V) @ (proj[:, None] / (e[:, None] + nus[None, :]))
         err += np.mean((pred - yj[:, None]) ** 2, axis=0)
     return err / k
+
+
+def _ridge_cv_prefixes(A, y, nus, splits, prefixes) -> list:
+    """:func:`_ridge_cv_splits` on the columns of every prefix (``stopping="cv"``).
+
+    One training Gram matrix per fold serves every prefix, whose own Gram is
+    its principal block (for all columns: the matrix itself, so those errors
+    are :func:`_ridge_cv_splits`'s); no copy of ``A``'s columns is kept.
+    Returns one ``(n_folds, len(nus))`` array per prefix.
+    """
+    out = [np.empty((len(splits), nus.size)) for _ in prefixes]
+    for k, (tr, te) in enumerate(splits):
+        At = A[tr]
+        G, r, Ae = At.T @ At, At.T @ y[tr], A[te]
+        del At
+        for table, cols in zip(out, prefixes):
+            full = cols.size == A.shape[1]
+            e, V = scipy.linalg.eigh(G if full else G[np.ix_(cols, cols)], check_finite=False)
+            e = np.maximum(e, 0.0)
+            proj = V.T @ (r if full else r[cols])
+            pred = ((Ae if full else Ae[:, cols]) @ V) @ (proj[:, None]
+                                                         / (e[:, None] + nus[None, :]))
+            table[k] = np.mean((pred - y[te][:, None]) ** 2, axis=0)
+    return out
 
 
 def _ridge_cv_splits(A, y, nus, splits) -> np.ndarray:

@@ -281,17 +281,17 @@ def test_a_bag_computes_every_fits_descents_of_a_pass_together(sync, data, monke
 
 
 def test_cv_stopping_cuts_descents_back_on_dask_as_in_memory(sync):
-    """stopping="cv" keeping fewer steps than the descents made (here 3 of 8 on a
-    noisy one-input target): the prefix's Gram block of the group sums gives the
-    in-memory choice, spectra and amplitudes."""
+    """stopping="cv" keeping fewer steps than the descents made (eps=0: both run
+    their 8 steps; 3 kept on this noisy one-input target): the prefix's Gram
+    block of the group sums gives the in-memory choice, spectra and amplitudes."""
     rng = np.random.default_rng(2)
     X = rng.uniform(-1, 1, (150, 5))
     y = np.round((X[:, 0] + 0.5 * rng.standard_normal(150)) * 1024) / 1024
     order = _canonical_order(X, y.reshape(-1, 1))
     X, y = X[order], y[order]
-    kw = dict(n_workers=2, max_steps=8, n_estimators=1, mean_guard=False,
+    kw = dict(n_workers=2, max_steps=8, eps=0.0, n_estimators=1, mean_guard=False,
               fit_intercept=False, random_state=0)
     ref = GFCRegressor(**kw).fit(X, y)
     est = GFCRegressor(**kw).fit(*_dask(X, y, 70))
-    assert ref.steps_ < 8
+    assert ref.result_.n_constructed == 16 and ref.steps_ < 8
     _assert_same(est, ref)

@@ -1095,8 +1095,9 @@ class GFCRegressor(RandomFeatureModel):
     cv_results_ : dict or None
         ``nu`` (the grid), ``mean_test_mse``, ``std_test_mse``,
         ``se_test_mse`` and ``fold_test_mse`` (n_folds x n_grid) of the
-        choice of :math:`\\nu` (first fit of the first output; None when
-        ``nu`` was given or ``cv=None``).
+        choice of :math:`\\nu` (first fit of the first output; with
+        ``stopping="cv"`` on the kept steps' features; None when ``nu`` was
+        given or ``cv=None``).
     n_workers_, max_steps_ : int
         Descents run and their step limit after the small-sample caps.
     guarded_ : bool

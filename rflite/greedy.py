@@ -761,10 +761,9 @@ def _draw_samples(m, rng, n_workers, size, subsample):
 
 
 def _choose_nu(cv_mse, baseline, nu_grid) -> float:
-    """:data:`NU_RULE` over the folds' errors ``(n_folds, len(nu_grid))``."""
-    # the rule orders the grid from the simplest model: largest nu first
-    c = choose(cv_mse[:, ::-1], rule=NU_RULE, baseline=baseline)
-    return float(nu_grid[nu_grid.size - 1 - c.index])
+    """:data:`NU_RULE` over the folds' errors ``(n_folds, len(nu_grid))``: the
+    one-prefix case of :func:`_choose_steps_nu` (largest nu first)."""
+    return _choose_steps_nu([cv_mse], baseline, nu_grid)[1]
 
 
 def _kept_columns(a, L, eta):
@@ -844,17 +843,10 @@ def _ridge_cv_splits(A, y, nus, splits) -> np.ndarray:
     """Validation MSE ``(n_folds, len(nus))`` of ridge on ``A`` for explicit splits.
 
     As :func:`ridge_cv` (one eigendecomposition per fold serves every
-    :math:`\nu`), with any ``(train, test)`` pairs instead of fold ids.
+    :math:`\nu`), with any ``(train, test)`` pairs instead of fold ids: the
+    one-prefix case of :func:`_ridge_cv_prefixes` (all columns).
     """
-    out = np.empty((len(splits), nus.size))
-    for k, (tr, te) in enumerate(splits):
-        At = A[tr]
-        e, V = scipy.linalg.eigh(At.T @ At, check_finite=False)
-        e = np.maximum(e, 0.0)
-        proj = V.T @ (At.T @ y[tr])
-        pred = (A[te] @ V) @ (proj[:, None] / (e[:, None] + nus[None, :]))
-        out[k] = np.mean((pred - y[te][:, None]) ** 2, axis=0)
-    return out
+    return _ridge_cv_prefixes(A, y, nus, splits, [np.arange(A.shape[1])])[0]
 
 
 def rff_ridge_cv(X, y, *, n_features=100, measure="gaussian", bandwidths=BANDWIDTHS,

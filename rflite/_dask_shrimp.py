@@ -61,12 +61,15 @@ def _k_val_error_moments(Xb, Yb, Vb, Wb, state, cols, coef, y_mean, j):
     validation row is :math:`e_i = (a_i^T c - (y_{ij} - \bar y_j))^2`.  Returns
     ``[sum w, sum w e, sum w e^2, sum w^2]`` over the chunk's validation rows.
     """
-    v = Vb[:, 0]
+    from rflite._imp_guard import _row_error_moments
+
+    # validation rows of positive weight (a zero weight drops the row, as in memory)
+    v = Vb[:, 0] & (np.asarray(Wb, dtype=np.float64)[:, 0] > 0)
     w = np.asarray(Wb, dtype=np.float64)[v, 0]
     r = state.features(Xb[v], cols) @ coef - (np.asarray(Yb, dtype=np.float64)[v, j]
                                               - y_mean[j])
-    e = r * r
-    return np.array([[w.sum(), w @ e, w @ (e * e), w @ w]])
+    # the in-memory moments take sqrt(w)-scaled residuals
+    return np.array([_row_error_moments(np.sqrt(w) * r, w)])
 
 
 def _k_qr(Xb, Yb, Vb, Wb, state, cols, y_mean, split):

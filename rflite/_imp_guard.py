@@ -127,10 +127,11 @@ def _center_weight_like(A, Y, a_mean, y_mean, w):
     return A, Y
 
 
-def _target_scale(Y, w):
-    r""":math:`\max_i |y_i - \bar y|` per output over the fitted rows (weighted mean)."""
+def _target_stats(Y, w):
+    r"""``(ybar, max_i |y_i - ybar|)`` per output over the fitted rows (weighted mean):
+    the centre and the yardstick of the :data:`MAGNITUDE_RATIO` checks."""
     mean = np.average(Y, axis=0, weights=w)
-    return np.max(np.abs(Y - mean), axis=0)
+    return mean, np.max(np.abs(Y - mean), axis=0)
 
 
 def _sigma_max(A) -> float:

@@ -165,7 +165,7 @@ from rflite._imp_guard import (  # noqa: F401 - the constants are public here
     _mean_baseline,
     _row_error_moments,
     _sigma_max,
-    _target_scale,
+    _target_stats,
     _warn_magnitude,
 )
 from rflite._imp_path import (  # noqa: F401 - the public names are public here
@@ -791,8 +791,7 @@ class SHRIMPRegressor(RandomFeatureModel):
         A_val, Y_val = _center_weight_like(fmap.transform(X[val]), Y[val], a_mean, y_mean, w_val)
         # the validation MSE per unit weight: integer weights = repeated rows
         val_scale = Y_val.shape[0] / (np.sum(w_val) if w_val is not None else Y_val.shape[0])
-        self.target_scale_ = _target_scale(Y, w)
-        self.target_mean_ = np.average(Y, axis=0, weights=w)
+        self.target_mean_, self.target_scale_ = _target_stats(Y, w)
         return types.SimpleNamespace(
             X=X, Y=Y, w=w, tr=tr, val=val, fmap=fmap, w_tr=w_tr, w_val=w_val, A_tr=A_tr,
             Y_tr=Y_tr, a_mean=a_mean, y_mean=y_mean, A_val=A_val, Y_val=Y_val,
@@ -1330,8 +1329,7 @@ class SHRIMPCV(RandomFeatureModel):
         Xu, Yu, wu = _collapse_rows(X, Y, w)
         A, Yc, a_mean, y_mean = self._center_and_weight(fmap.transform(Xu), Yu, wu)
         self.n_features_ = fmap.n_features
-        self.target_scale_ = _target_scale(Y, w)
-        self.target_mean_ = np.average(Y, axis=0, weights=w)
+        self.target_mean_, self.target_scale_ = _target_stats(Y, w)
         paths, supports, coefs, used, lams = [], [], [], [], []
         w_all = float(np.sum(w)) if w is not None else float(X.shape[0])
         for k in range(Y.shape[1]):

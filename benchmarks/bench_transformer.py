@@ -11,7 +11,9 @@ on [-1, 1]^100, ``gamma = 0.02`` so the kernel values are near 0.26):
 - ``rbfsampler-1blas``: ``RBFSampler.transform`` at one BLAS thread
   (threadpoolctl), the baseline;
 - ``write-floor``: ``np.empty((2000, 20000)).fill(1.0)``, the cost of writing
-  the output once.
+  the output once;
+- ``product-floor``: ``X @ W.T`` alone on every BLAS thread, the dense map's
+  floor (the product writes the fresh output; the cosines come on top).
 
 Ratios are read from one ``--benchmark-enable`` run (the machine is shared).
 The approximation error (mean |z(x)^T z(y) - k(x, y)| over pairs of the first
@@ -92,3 +94,13 @@ def bench_rbfsampler_one_blas_thread(benchmark, X, errors):
 def bench_write_floor(benchmark):
     benchmark.group = GROUP
     benchmark(lambda: np.empty((M, N)).fill(1.0))
+
+
+def bench_product_floor(benchmark, X):
+    """``X @ W.T`` alone with every BLAS thread: what any float64 dense map pays
+    before its first cosine (the product also writes the fresh output)."""
+    benchmark.group = GROUP
+    W = RandomFeatures(n_components=N, gamma=GAMMA, random_state=0).fit(X) \
+        .feature_map_.dense_weights()
+    Z = benchmark(np.matmul, X, W.T)
+    assert Z.shape == (M, N)

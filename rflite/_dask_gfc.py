@@ -112,29 +112,32 @@ def _subsamples(X, rng, n_workers, size, subsample):
             for _ in range(n_workers)]
 
 
-def _fold_errors(st, folds, fold_ids, nus, cols=None):
-    """Validation MSE ``(n_folds, len(nus))`` of the ridge amplitudes, from group sums.
+def _fold_errors(st, folds, fold_ids, nus, prefixes=(None,)):
+    """Validation MSE ``(n_folds, len(nus))`` of the ridge amplitudes, from group
+    sums: one array per column set of ``prefixes``.
 
-    :func:`rflite.greedy._ridge_cv_splits` on the sums: per fold one
-    eigendecomposition of the training Gram matrix serves every :math:`\\nu`.
-    ``cols``: only these columns of ``[1, cos, sin]`` (the kept steps of
-    ``stopping="cv"``, :func:`rflite.greedy._prefix_columns`).
+    :func:`rflite.greedy._ridge_cv_prefixes` on the sums: per fold one
+    training and one validation Gram matrix serve every column set (a
+    principal block; ``None``, all of ``[1, cos, sin]``), and one
+    eigendecomposition of a set's training block every :math:`\\nu`.  The
+    sets are the kept steps of ``stopping="cv"``
+    (:func:`rflite.greedy._prefix_columns`).
     """
     import scipy.linalg
 
     G, b, yy, n = _bias_gram(st)
-    if cols is not None:
-        G, b = G[:, cols][:, :, cols], b[:, cols]
-    out = np.empty((len(fold_ids), nus.size))
+    out = [np.empty((len(fold_ids), nus.size)) for _ in prefixes]
     for i, f in enumerate(fold_ids):
-        G_tr, b_tr = folds.sums(G, f, 1), folds.sums(b, f, 1)
-        G_va, b_va = folds.sums(G, f, 2), folds.sums(b, f, 2)
+        sums = folds.sums(G, f, 1), folds.sums(b, f, 1), folds.sums(G, f, 2), folds.sums(b, f, 2)
         yy_va, n_va = float(folds.sums(yy, f, 2)), float(folds.sums(n, f, 2))
-        e, V = scipy.linalg.eigh(G_tr, check_finite=False)
-        e = np.maximum(e, 0.0)
-        C = V @ ((V.T @ b_tr)[:, None] / (e[:, None] + nus[None, :]))  # (p, n_nu)
-        sse = np.einsum("pk,pq,qk->k", C, G_va, C) - 2.0 * (b_va @ C) + yy_va
-        out[i] = np.maximum(sse, 0.0) / n_va
+        for table, c in zip(out, prefixes):
+            G_tr, b_tr, G_va, b_va = sums if c is None else (
+                sums[0][np.ix_(c, c)], sums[1][c], sums[2][np.ix_(c, c)], sums[3][c])
+            e, V = scipy.linalg.eigh(G_tr, check_finite=False)
+            e = np.maximum(e, 0.0)
+            C = V @ ((V.T @ b_tr)[:, None] / (e[:, None] + nus[None, :]))  # (p, n_nu)
+            sse = np.einsum("pk,pq,qk->k", C, G_va, C) - 2.0 * (b_va @ C) + yy_va
+            table[i] = np.maximum(sse, 0.0) / n_va
     return out
 
 
@@ -238,8 +241,8 @@ class _DaskGFCRun:
             fold_ids = _usable_folds(folds, st, range(folds.member.shape[1]))
             step = _step_index(L, new)
             prefixes = [_prefix_columns(step, s) for s in range(1, max(len(w) for w in new) + 1)]
-            tables = [_fold_errors(st, folds, fold_ids, o["nu_grid"],
-                                   None if c.size == 1 + 2 * L else c) for c in prefixes]
+            tables = _fold_errors(st, folds, fold_ids, o["nu_grid"],
+                                  [None if c.size == 1 + 2 * L else c for c in prefixes])
             if o["cv"] is None:
                 self.steps, self.nu_used = _choose_steps_nu(
                     [t.mean(axis=0) for t in tables], None, o["nu_grid"])
@@ -253,7 +256,7 @@ class _DaskGFCRun:
                 cols = None
         else:
             fold_ids = _usable_folds(folds, st, range(folds.member.shape[1]))
-            errors = _fold_errors(st, folds, fold_ids, o["nu_grid"])
+            errors = _fold_errors(st, folds, fold_ids, o["nu_grid"])[0]
             if o["cv"] is None:  # gfc's random folds: the smallest mean error (_best_nu)
                 self.nu_used = float(o["nu_grid"][np.argmin(errors.mean(axis=0))])
             else:

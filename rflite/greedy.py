@@ -730,13 +730,10 @@ def _choose_steps_nu(tables, baseline, nu_grid):
     of every descent: ``(n_folds, len(nu_grid))`` per fold with explicit
     folds (``baseline`` their mean-prediction errors), chosen by
     :data:`NU_RULE` of :func:`rflite._cv.choose` with the grid ordered from
-    the simplest model (fewer steps, then larger :math:`
-u`), the rule that
-    chooses :math:`
-u` alone (:func:`_choose_nu`); or ``(len(nu_grid),)``
+    the simplest model (fewer steps, then larger :math:`\nu`), the rule that
+    chooses :math:`\nu` alone (:func:`_choose_nu`); or ``(len(nu_grid),)``
     mean errors over :func:`gfc`'s random folds (``baseline`` None), the
-    lowest (fewer steps, then smaller :math:`
-u`, on ties, as
+    lowest (fewer steps, then smaller :math:`\nu`, on ties, as
     :func:`_best_nu`).
     """
     n_nu = nu_grid.size

@@ -265,7 +265,7 @@ def test_q1_bpdn_vs_spgl1(which, q1_problem, request):
     Asserts for sigma = eta sqrt(m): rflite certified, feasible, ||c||_1 no
     larger than spgl1's.  Basis pursuit (sigma = 0) on this matrix
     (condition number ~1e14) goes through the preconditioned column-generation
-    LPs (``rflite._bp_lp._bp_colgen_precond``): asserted certified in the full
+    LPs (``rflite._bp.lp._bp_colgen_precond``): asserted certified in the full
     run (measured: gap 7e-14 after 16 rounds, 2.0 s CPU against spgl1's
     6.8 s) and feasible (residual <= BP_TOL ||y||)
     with ||c||_1 no larger than spgl1's when spgl1's point is feasible too.
@@ -329,7 +329,7 @@ def test_complex_bpdn_vs_spgl1(frac, complex_problem, request):
 def complex_path_problem(request):
     """Centred complex exponential features (q = 2 of d = 5) on noisy Friedman-1
     with a small sigma: condition ~1e4 .. 1e13, the dual barrier stalls and the
-    solution path is followed (``rflite._bp_socp._continuation``)."""
+    solution path is followed (``rflite._bp.socp._continuation``)."""
     from rflite.datasets import make_friedman1
 
     m, n, eta = (100, 150, 0.05) if _full(request) else (60, 20, 1.0)
@@ -346,7 +346,7 @@ def test_complex_bpdn_path_vs_spgl1(complex_path_problem, monkeypatch):
     same run) and, when installed, spgl1, one BLAS thread each.  Full size:
     3,046 Newton solves before, 786 after, rflite's l1 norm 1125.844076 both
     times."""
-    from rflite import _bp_socp
+    from rflite._bp import socp as _bp_socp
 
     A, y, sigma = complex_path_problem
     try:

@@ -13,7 +13,7 @@ sides stop at the same iteration).
   feature kernels keep their threads.
 - ``rflite-dask``: the same estimator on ``dask.array.from_array(X,
   chunks=10_000)`` on a ``LocalCluster`` of 2 worker processes with one
-  thread each (:mod:`rflite._dask`).
+  thread each (:mod:`rflite._dask.backend`).
 
 Both fits give the same support (checked).
 
@@ -28,7 +28,7 @@ Measured once each (2026-11-23, the shared 2-core machine,
 - session 5, load average 10-12: in memory 124.8 s, 2-worker LocalCluster
   183.8 s, ratio 1.47 (goal 2), same support.  Chunk tasks now evaluate
   their features in 32 MB row blocks with one reused buffer
-  (``rflite._dask.BLOCK_ENTRIES``), the gradient kernel applies centring,
+  (``rflite._dask.backend.BLOCK_ENTRIES``), the gradient kernel applies centring,
   row weights and column scaling to the vectors (rank-one corrections)
   instead of to every feature entry, and the centred column norms come
   from the first pass's sums of squares (one pass fewer).  Single-thread

@@ -17,7 +17,7 @@ from concurrent.futures import ProcessPoolExecutor
 import numpy as np
 import pytest
 
-from rflite._parallel import one_blas_thread
+from rflite._core.parallel import one_blas_thread
 from rflite.datasets import make_friedman_gfc
 from rflite.greedy import _hyper_objective, fold_ids, gfc, greedy_descent
 

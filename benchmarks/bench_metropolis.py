@@ -23,7 +23,7 @@ import contextlib
 import numpy as np
 import pytest
 
-from rflite import _arff_kernels as kern
+from rflite._arff import kernels as kern
 from rflite import metropolis as mp
 
 D = 5

@@ -43,7 +43,7 @@ import bench_htp
 import bench_imp
 import bench_metropolis
 from rflite import htp, imp
-from rflite import _arff_kernels as kern
+from rflite._arff import kernels as kern
 from rflite import metropolis as mp
 from rflite.features import random_feature_map
 

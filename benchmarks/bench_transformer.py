@@ -39,7 +39,7 @@ ERR_ROWS, ERR_SEEDS = 300, 6
 
 @pytest.fixture(scope="module")
 def X():
-    # compile rflite._orf's kernels (not in rflite.warmup) outside the timings
+    # compile rflite._features.orf's kernels (not in rflite.warmup) outside the timings
     for q in (None, 1):
         RandomFeatures(n_components=4, q=q, random_state=0).fit_transform(np.zeros((2, 5)))
     return np.random.default_rng(0).uniform(-1.0, 1.0, (M, D))

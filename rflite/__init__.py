@@ -5,8 +5,8 @@ Import single functions from the flat modules, e.g.
 """
 
 # Before any kernel module: numba's cache=True decorators need a writable cache
-# directory at import time (a read-only install has none; see rflite._cache).
-from rflite._cache import NumbaCacheWarning, ensure_numba_cache
+# directory at import time (a read-only install has none; see rflite._core.cache).
+from rflite._core.cache import NumbaCacheWarning, ensure_numba_cache
 
 ensure_numba_cache()
 

@@ -15,42 +15,20 @@ import warnings
 
 import numpy as np
 
-from rflite import _dask
-from rflite._numerics import (
-    check_array, check_bool, check_memory, check_rng, check_sample_weight, check_targets,
-    center_and_weight, r2_score,
-)
-from rflite._estimator import EstimatorMixin, FeatureNamesWarning, feature_names
+from rflite._dask import backend as _dask
+from rflite._core.validation import check_array, check_bool, check_sample_weight, check_targets
+from rflite._core.memory import check_memory
+from rflite._core.random import check_rng
+from rflite._core.linalg import center_and_weight
+from rflite._core.metrics import r2_score
+from rflite._core.estimator import EstimatorMixin, FeatureNamesWarning, feature_names
 from rflite.features import FeatureMap, random_feature_map, variable_usage
+from rflite._core.exceptions import (  # noqa: F401 - public here
+    EffectiveFeaturesWarning, MagnitudeWarning, QClippedWarning)
 
 __all__ = ["RandomFeatureModel", "NotFittedError", "FeatureNamesWarning",
            "QClippedWarning", "EffectiveFeaturesWarning", "MagnitudeWarning"]
 
-
-class EffectiveFeaturesWarning(UserWarning):
-    """The feature map has a different number of features than ``n_features`` asked for.
-
-    SHRIMP's ``subsets="all"`` draws ``n_features // C(d, q)`` weights on each
-    of the ``C(d, q)`` q-subsets, so it keeps fewer (recorded in
-    ``n_features_``).
-    """
-
-
-class MagnitudeWarning(RuntimeWarning):
-    r"""A fitted model's coefficients or predictions are out of proportion to the targets.
-
-    Raised (as a warning) when the worst-case size of the fitted function,
-    :math:`\|c\|_1 \sup|\phi|`, or a prediction :math:`|\hat f(x) - c_0|`
-    exceeds a stated multiple of the training targets' largest deviation from
-    their mean: typically a minimum-norm fit of a numerically singular
-    feature matrix (coefficients of 1e12 that cancel on the training rows),
-    evaluated on inputs outside the training range.  A ``RuntimeWarning``, so
-    ``warnings.simplefilter("error", MagnitudeWarning)`` turns it into an error.
-    """
-
-
-class QClippedWarning(UserWarning):
-    """``q`` (nonzeros per weight vector) exceeded the number of inputs and was clipped."""
 
 
 class NotFittedError(ValueError, AttributeError):
@@ -129,7 +107,7 @@ DASK_ESTIMATORS = ("HARFERegressor", "HARFECV", "RandomFeatureRidge", "RandomFea
 def refuse_dask(est, X, y, sample_weight=None):
     """Refuse Dask input to an in-memory ``fit`` instead of loading it silently.
 
-    The estimators with a distributed fit dispatch to :mod:`rflite._dask`
+    The estimators with a distributed fit dispatch to :mod:`rflite._dask.backend`
     before validating; a NumPy ``X`` with a Dask ``y`` or ``sample_weight``
     reaches this check through :meth:`RandomFeatureModel._validate_fit` and
     is refused: loading an out-of-core array into one process must be the
@@ -316,7 +294,7 @@ class RandomFeatureModel(EstimatorMixin):
         """Refuse up front (``MemoryError`` naming ``n_features``) a fit that cannot fit in memory.
 
         Estimated before anything is drawn, against
-        :func:`rflite._numerics.available_memory` (``MemAvailable``, cgroup
+        :func:`rflite._core.memory.available_memory` (``MemAvailable``, cgroup
         limits and ``RLIMIT_AS``): the ``m x n_columns`` training feature
         matrix (``dense``; 2N columns for ``"fourier"``, complex for
         ``"exp"``) plus the solver's workspace, the bytes an estimator's
@@ -328,7 +306,8 @@ class RandomFeatureModel(EstimatorMixin):
         weights besides the workspace.  Called by ``fit`` right after the
         input is validated.
         """
-        from rflite._numerics import check_int, check_memory
+        from rflite._core.validation import check_int
+        from rflite._core.memory import check_memory
 
         n = check_int(self.n_features, "n_features", minimum=1)
         activation = getattr(self, "activation", "sin")
@@ -445,7 +424,7 @@ class RandomFeatureModel(EstimatorMixin):
     def score(self, X, y, sample_weight=None) -> float:
         """Coefficient of determination :math:`R^2` on ``(X, y)`` (uniform mean over outputs).
 
-        scikit-learn's ``r2_score`` (:func:`rflite._numerics.r2_score`):
+        scikit-learn's ``r2_score`` (:func:`rflite._core.metrics.r2_score`):
         ``y`` of shape (n,) or (n, 1) for a single output, weighted by
         ``sample_weight``; 1 / 0 for constant ``y`` (exact / not).
         """

@@ -39,9 +39,9 @@ The solver
   homotopy and HiGHS do not apply; its dual
   :math:`\max \mathrm{Re}\,y^*z - \sigma\|z\|` s.t. :math:`|a_j^*z| \le 1`
   (``2m`` reals) is solved by a log-barrier Newton method with column
-  generation (``rflite._bp_socp``), whose central path gives a feasible
+  generation (``rflite._bp.socp``), whose central path gives a feasible
   primal point; Newton's method on the KKT system of that point's support
-  (``rflite._bp_socp._kkt_newton``) then gives the support's exact
+  (``rflite._bp.socp._kkt_newton``) then gives the support's exact
   solution, so the coefficients do not depend on ``tol`` or on the path
   that found them (a Dask operator and a dense matrix agree to 1e-14, where
   the central-path point alone agreed to ``tol``); certified by the duality
@@ -52,7 +52,7 @@ The solver
   barrier's Newton steps stall (SPGL1 then stopped uncertified, 25% above
   the optimum, after 20-35 s); the barrier gives up after two uncentred
   steps and the solution path is followed down from :math:`\|y\|`
-  (``rflite._bp_socp._continuation``: each piece the KKT system of a fixed
+  (``rflite._bp.socp._continuation``: each piece the KKT system of a fixed
   support solved by Newton, columns joining and leaving where the dual
   conditions say; each step starts from the path's tangent, and a
   coefficient the tangent takes through 0 leaves at once), certified by the
@@ -105,7 +105,7 @@ including the matrix-free :class:`rflite.features.FeatureOperator`; the
 homotopy and the polish additionally take the (at most ``m``) support
 columns, via ``A.columns(S)`` when the operator has it, else ``A @ E_S``.
 
-Working set (``rflite._bp_homotopy._homotopy_ws``): on dictionaries with
+Working set (``rflite._bp.homotopy._homotopy_ws``): on dictionaries with
 more than ``2 * WS_SIZE * m`` columns, BPDN's path is first run on an evenly
 spread subset of ``WS_SIZE * m`` columns; its dual point is checked against
 the whole dictionary with one product, the violated columns are added and the
@@ -117,13 +117,13 @@ set certifies the same optimum 10-20x faster (``benchmarks/bench_bp.py``).
 
 Basis pursuit on small dense problems (``m * N <= LP_MAX_ENTRIES``) that the
 path cannot certify (numerically rank-deficient matrices) is solved as the
-linear program it is, by HiGHS (``rflite._bp_lp``), and accepted only with a
+linear program it is, by HiGHS (``rflite._bp.lp``), and accepted only with a
 residual within :data:`BP_TOL` and a duality gap within ``tol`` computed
 here from HiGHS's duals (``stop_reason="linprog"``).
 
 Large basis pursuit (real, ``m * N > LP_MAX_ENTRIES``, dense or an operator
 with ``columns`` and ``column_norms``) is solved by column generation
-(``rflite._bp_lp._bp_colgen``).  For a dense ``A`` the restricted LPs are
+(``rflite._bp.lp._bp_colgen``).  For a dense ``A`` the restricted LPs are
 posed on the row-preconditioned system :math:`MAc = My`,
 :math:`M = \Sigma^{-1}U^T` from the SVD of ``A``, with :math:`MA_W` and
 :math:`My` formed by compensated dot products (exact to one rounding, where
@@ -131,7 +131,7 @@ float64 products are off by :math:`u s_{max}/s_i`, 1e-2 on the q = 1
 dictionaries with condition numbers ~1e14), solved by HiGHS in the first
 round and by a primal simplex warm-started at the previous optimal basis
 afterwards; the dual point :math:`z = M^T\zeta` is formed in double-double and
-the certificate (``rflite._bp_lp._dual_bound``'s guarded bound) evaluated with
+the certificate (``rflite._bp.lp._dual_bound``'s guarded bound) evaluated with
 compensated products on the original ``A`` and ``y``, with rigorous rounding
 bounds (``"linprog"`` when the gap is within ``tol``).  140 x 20,000 SHRIMP
 q = 1: certified, gap 7e-14, ``||c||_1 = 2.000180``, residual 3e-15, 2.4 s
@@ -142,7 +142,7 @@ it cannot be certified on numerically rank-deficient dictionaries.
 
 Real BPDN (``sigma > 0``) that the homotopy cannot certify (SHRIMP's q = 1
 dictionaries of f1 and f2, condition ~1e13, thousands of near-duplicate
-columns) goes next to ``rflite._bp_nnls`` (``stop_reason="lasso_nnls"``):
+columns) goes next to ``rflite._bp.nnls`` (``stop_reason="lasso_nnls"``):
 the LASSO at the penalty whose residual norm is sigma, found by a secant
 search on the penalty, each LASSO a non-negative least-squares problem
 (Lawson-Hanson) on a working set of columns grown by column generation,
@@ -153,9 +153,9 @@ method of the complex case, on the real dual in :math:`\mathbb{R}^m`, then
 SPGL1 from the best point, the best dual bound seen being the reported gap.
 
 Modules: the SPGL1 loop, the path driver, :class:`L1Result` and the
-constants are in ``rflite._bp_spgl1``; the homotopy in
-``rflite._bp_homotopy``; the LPs in ``rflite._bp_lp``; the LASSO root
-search in ``rflite._bp_nnls``; the barrier method in ``rflite._bp_socp`` (all
+constants are in ``rflite._bp.spgl1``; the homotopy in
+``rflite._bp.homotopy``; the LPs in ``rflite._bp.lp``; the LASSO root
+search in ``rflite._bp.nnls``; the barrier method in ``rflite._bp.socp`` (all
 re-exported here where public).
 
 Honest results: a result is certified (:attr:`L1Result.certified`) only when
@@ -198,10 +198,14 @@ from typing import NamedTuple
 import numpy as np
 from scipy.sparse.linalg import LinearOperator
 
-from rflite import _bp_homotopy, _bp_lp, _bp_path, _bp_spgl1, _dask
+from rflite._bp import homotopy as _bp_homotopy
+from rflite._bp import lp as _bp_lp
+from rflite._bp import path as _bp_path
+from rflite._bp import spgl1 as _bp_spgl1
+from rflite._dask import backend as _dask
 from rflite._base import RandomFeatureModel
-from rflite._cv import HOLDOUT_FRACTION, AutoChoice, CVSearch
-from rflite._bp_homotopy import (  # noqa: F401 - constants and kernels re-exported
+from rflite._core.selection import HOLDOUT_FRACTION, AutoChoice, CVSearch
+from rflite._bp.homotopy import (  # noqa: F401 - constants and kernels re-exported
     HOMOTOPY_RCOND,
     HOMOTOPY_REFRESH,
     WS_ADD,
@@ -214,8 +218,8 @@ from rflite._bp_homotopy import (  # noqa: F401 - constants and kernels re-expor
     _next_join,
     _Products,
 )
-from rflite._bp_lp import LP_MAX_ENTRIES, _bp_colgen
-from rflite._bp_path import (  # noqa: F401 - the path, its result type and constants re-exported
+from rflite._bp.lp import LP_MAX_ENTRIES, _bp_colgen
+from rflite._bp.path import (  # noqa: F401 - the path, its result type and constants re-exported
     PATH_PATIENCE,
     PATH_STOP_FACTOR,
     BPDNPath,
@@ -225,7 +229,7 @@ from rflite._bp_path import (  # noqa: F401 - the path, its result type and cons
     _threshold_refit,
     bpdn_path,
 )
-from rflite._bp_spgl1 import (  # noqa: F401 - the result type, constants and kernels re-exported
+from rflite._bp.spgl1 import (  # noqa: F401 - the result type, constants and kernels re-exported
     BP_TOL,
     CERTIFIED,
     DEC_TOL,
@@ -254,16 +258,10 @@ from rflite._bp_spgl1 import (  # noqa: F401 - the result type, constants and ke
     _solve_path,
     _vdot,
 )
-from rflite._numerics import (
-    check_array,
-    check_bool,
-    check_choice,
-    check_int,
-    check_real,
-    min_norm_solve,
-    ridge_on_columns,
-)
+from rflite._core.validation import check_array, check_bool, check_choice, check_int, check_real
+from rflite._core.linalg import min_norm_solve, ridge_on_columns
 from rflite._reexport import reexport
+from rflite._bp.solve import _check_problem, _options, _solve  # noqa: F401 - used by the estimators and tests
 
 # setting a constant here (rflite.bp.WS_SIZE = ...) sets it where it is read
 reexport(__name__, (_bp_homotopy, _bp_spgl1, _bp_lp, _bp_path), public=(BPDNPath, bpdn_path))
@@ -683,7 +681,7 @@ class SRFERegressor(AutoChoice, RandomFeatureModel):
         no particular way).  Off by default, so that predictions are the model's.
     verbose : bool or int, default False
         ``eta="auto"``: lines for the hold-out path and the choice on stderr
-        (:class:`rflite._cv.Progress`).
+        (:class:`rflite._core.progress.Progress`).
 
     The default
     -----------
@@ -693,7 +691,7 @@ class SRFERegressor(AutoChoice, RandomFeatureModel):
     homotopy path on the rest (:func:`bpdn_path`), which gives the BPDN
     solution at every ``eta`` of the grid :data:`ETA_FRACTIONS` x the
     standard deviation of ``y`` (0.95 ... 1/1000 of it), takes the lowest
-    validation MSE (:func:`rflite._cv.choose`, rule ``"min"``) and refits on
+    validation MSE (:func:`rflite._core.selection.choose`, rule ``"min"``) and refits on
     all rows by the same path, stopped at ``eta_`` (:func:`_srfe_by_path`:
     the exact homotopy point, certified by its duality gap against ``tol``,
     ``result_.bpdn.stop_reason == "homotopy"``; when the path's point fails
@@ -705,7 +703,7 @@ class SRFERegressor(AutoChoice, RandomFeatureModel):
     fit noise cost nothing.  Complex features (``activation="exp"``) have
     no piecewise-linear path: each fold follows the certified solution
     path of complex BPDN through the grid points, largest ``eta`` first,
-    with the same early stop (``rflite._bp_path._solve_grid``), and the
+    with the same early stop (``rflite._bp.path._solve_grid``), and the
     final fit is :func:`bpdn` at ``eta_``.  Measured on 120 rows with 3
     folds (:class:`SRFECV`): 30 features 0.3 s in memory, 5.4 s on Dask's
     synchronous scheduler (1.7 s and 7.8 s with a solve from scratch per
@@ -796,8 +794,8 @@ class SRFERegressor(AutoChoice, RandomFeatureModel):
             if isinstance(self.eta, str):
                 raise ValueError(f"eta must be a float >= 0 or 'auto', got {self.eta!r}")
             return check_real(self.eta, "eta", minimum=0.0), None
-        from rflite._parallel import check_executor
-        from rflite.ridge import check_grid
+        from rflite._core.parallel import check_executor
+        from rflite._core.selection import check_grid
 
         grid, is_fraction, s_grid = search
         grid = np.sort(check_grid(grid, "etas"))[::-1].astype(float)
@@ -817,12 +815,12 @@ class SRFERegressor(AutoChoice, RandomFeatureModel):
 
     def fit(self, X, y, sample_weight=None):
         """Draw the features, centre, choose ``eta`` if asked, solve SRFE; returns ``self``."""
-        from rflite._cv import Progress
+        from rflite._core.progress import Progress
 
-        from rflite.ridge import kept_rows
+        from rflite._core.folds import kept_rows
 
-        if _dask.is_dask_array(X):  # distributed fit (issue 16): all logic in rflite._dask_srfe
-            from rflite._dask_srfe import fit_srfe
+        if _dask.is_dask_array(X):  # distributed fit (issue 16): all logic in rflite._dask.srfe
+            from rflite._dask.srfe import fit_srfe
 
             return fit_srfe(self, X, y, sample_weight)
 
@@ -910,7 +908,7 @@ class SRFERegressor(AutoChoice, RandomFeatureModel):
         """Score the ``(eta, s)`` grid from one path per split; set ``cv_results_``."""
         import functools
 
-        from rflite._cv import cross_validate_grid
+        from rflite._core.selection import cross_validate_grid
         from rflite.ridge import choose_per_output, cv_results_per_output
 
         A = fmap.transform(X)
@@ -957,7 +955,7 @@ class SRFECV(CVSearch, SRFERegressor):
     features: one certified solve per grid point instead, see
     :class:`SRFERegressor`); each is
     thresholded to every ``s`` of ``ss`` (and refitted if ``refit``) and
-    scored on the fold's validation rows.  :func:`rflite._cv.choose` picks
+    scored on the fold's validation rows.  :func:`rflite._core.selection.choose` picks
     ``eta_`` (and ``s_``), and the model is refitted on all rows by the path
     stopped at ``eta_`` (as ``SRFERegressor(eta="auto")``, see there).
 
@@ -1036,89 +1034,4 @@ class SRFECV(CVSearch, SRFERegressor):
         if self.etas is None:
             return ETA_FRACTIONS, True, s_grid
         return self.etas, False, s_grid
-
-# =========================================================================
-# internals: validation and products
-# =========================================================================
-def _check_problem(A, y):
-    """Validate ``A`` (array or LinearOperator) and ``y``; return (op, y, is_complex)."""
-    if isinstance(A, LinearOperator):
-        op = A
-        if len(op.shape) != 2:
-            raise ValueError(f"A must be 2-dimensional, got shape {op.shape}")
-        a_cplx = np.issubdtype(np.dtype(op.dtype), np.complexfloating)
-    else:
-        op = check_array(A, "A", ndim=2, allow_complex=True)
-        a_cplx = np.iscomplexobj(op)
-    y = check_array(y, "y", ndim=1, allow_complex=True)
-    if y.shape[0] != op.shape[0]:
-        raise ValueError(
-            f"A and y must have the same number of rows, got A {op.shape} and y {y.shape}"
-        )
-    cplx = bool(a_cplx or np.iscomplexobj(y))
-    y = np.ascontiguousarray(y, dtype=np.complex128 if cplx else np.float64)
-    return op, y, cplx
-
-
-def _options(op, tol, max_iter, x0, polish, method="auto"):
-    check_choice(method, "method", ("auto", "homotopy", "spgl1"))
-    tol = check_real(tol, "tol", minimum=0.0, strict=True, maximum=1.0)
-    if max_iter is None:
-        max_iter = max(1000, MAX_ITER_FACTOR * op.shape[0])
-    max_iter = check_int(max_iter, "max_iter", minimum=0)
-    if x0 is not None:
-        x0 = check_array(x0, "x0", ndim=1, allow_complex=True)
-        if x0.shape[0] != op.shape[1]:
-            raise ValueError(f"x0 must have length {op.shape[1]}, got {x0.shape[0]}")
-    return {"tol": tol, "max_iter": max_iter, "x0": x0, "polish": check_bool(polish, "polish"),
-            "method": method}
-
-
-# =========================================================================
-# internals: the SPGL1 loop
-# =========================================================================
-def _solve(op, y, cplx, *, sigma, tau, tol, max_iter, x0, polish, method,
-           resume=None) -> L1Result:
-    """Dispatch: column-generation LPs for large real basis pursuit, else :func:`_solve_path`.
-
-    Real basis pursuit on dictionaries above ``LP_MAX_ENTRIES`` (with more
-    columns than rows, dense or with ``columns``) goes first to
-    :func:`rflite._bp_lp._bp_colgen`.  Its point is returned when certified
-    (``"linprog"``), and also, uncertified (``"lp_inexact"``, finite gap),
-    when the dictionary is numerically rank-deficient: there the homotopy's
-    support solves lose their accuracy before lambda reaches 0 (on the
-    140 x 20,000 SHRIMP q = 1 problem the path and its SPGL1 fallback took
-    87 s to stop at ``max_iter`` with a residual of 1e-3 ``‖y‖``; the
-    preconditioned rounds certify it).
-    Otherwise the path runs and the LP point is kept if the path's end is
-    not certified and the LP point is feasible with no larger l1 norm.
-    """
-    m, n = op.shape
-    ynorm = float(np.linalg.norm(y))
-    if (tau is None and sigma == 0.0 and not cplx and method == "auto" and x0 is None
-            and ynorm > 0.0 and n > m and m * n > LP_MAX_ENTRIES
-            and (isinstance(op, np.ndarray)
-                 or (hasattr(op, "columns") and hasattr(op, "column_norms")))):
-        P = _Products(op, False)
-        feas = BP_TOL * ynorm
-        norms = (np.sqrt(np.einsum("ij,ij->j", op, op)) if isinstance(op, np.ndarray)
-                 else np.asarray(op.column_norms()))
-        best, deficient = _bp_colgen(P, op, y, feas=feas, tol=tol, columns=_columns,
-                                     colnorm=float(norms.max()))
-        lp_res = None
-        if best is not None:
-            c_lp, rn_lp, l1_lp, gap_lp, rounds = best
-            lp_res = L1Result(c_lp, rn_lp, l1_lp, gap_lp, rounds, P.count, l1_lp,
-                              "linprog" if gap_lp <= tol else "lp_inexact")
-            if gap_lp <= tol or deficient:
-                return lp_res
-        res = _solve_path(op, y, cplx, sigma=sigma, tau=tau, tol=tol, max_iter=max_iter,
-                          x0=x0, polish=polish, method=method)
-        res = res._replace(n_products=res.n_products + P.count)
-        if lp_res is not None and not res.certified and (
-                res.residual_norm > feas or lp_res.l1_norm <= res.l1_norm):
-            return lp_res._replace(n_products=res.n_products)
-        return res
-    return _solve_path(op, y, cplx, sigma=sigma, tau=tau, tol=tol, max_iter=max_iter, x0=x0,
-                       polish=polish, method=method, resume=resume)
 

@@ -70,7 +70,8 @@ import numpy as np
 import scipy.io
 import scipy.special
 
-from ._numerics import check_array, check_choice, check_int, check_real, check_rng
+from rflite._core.validation import check_array, check_choice, check_int, check_real
+from rflite._core.random import check_rng
 
 __all__ = [
     "Sample",

@@ -36,11 +36,11 @@ BLAS product instead: for ``sin``, ``cos`` and ``fourier`` in float64 one
 (:func:`_fill_blas_trig`); for the other activations a few large
 calls before the row blocks, so that Ctrl-C is honoured between them.  The
 activations ``sin``, ``cos`` and ``fourier`` in float64 are fused into the same
-pass by the vectorised :func:`rflite._numerics.sincos` (``sin_only`` /
+pass by the vectorised :func:`rflite._core.sincos.sincos` (``sin_only`` /
 ``cos_only`` where one of the two is needed: the same values, one polynomial
 instead of two; 1-3 ns an entry against 10-15 ns for ``numpy.sin`` on the
 machines measured), with ``math.sin``/``cos`` for rows whose
-phases exceed :data:`rflite._numerics.SINCOS_MAX_ABS`; the other activations,
+phases exceed :data:`rflite._core.sincos.SINCOS_MAX_ABS`; the other activations,
 float32 output and ``exp`` go through NumPy's ufuncs (``tanh``, ``expit``,
 ``sin``/``cos``).  Row blocks are handed to a small thread pool (the kernels
 and the ufuncs release the GIL), which doubles throughput on two cores; the
@@ -51,7 +51,7 @@ Kernel approximation
 --------------------
 :class:`RandomFeatures` is a scikit-learn style transformer (a drop-in for
 ``sklearn.kernel_approximation.RBFSampler``) that draws the weights of the
-Gaussian, Laplace or Cauchy kernel (spectral laws in :mod:`rflite._orf`),
+Gaussian, Laplace or Cauchy kernel (spectral laws in :mod:`rflite._features.orf`),
 optionally q-sparse or orthogonal (Yu et al. 2016), and builds
 :math:`\sqrt{2/N} \cos(X W^T + b)` by the same BLAS / gather, sincos and
 thread-pool scheme as :meth:`FeatureMap.transform`, the amplitude fused in.
@@ -78,9 +78,10 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.sparse.linalg import LinearOperator
 
-from rflite import _feature_fill, _orf
-from rflite._estimator import EstimatorMixin, feature_names
-from rflite._feature_fill import (  # noqa: F401 - constants forwarded, helpers re-exported
+from rflite._features import fill as _feature_fill
+from rflite._features import orf as _orf
+from rflite._core.estimator import EstimatorMixin, feature_names
+from rflite._features.fill import (  # noqa: F401 - constants forwarded, helpers re-exported
     THREAD_MIN_ENTRIES,
     TILE_ROWS_COLS,
     _activate,
@@ -89,24 +90,18 @@ from rflite._feature_fill import (  # noqa: F401 - constants forwarded, helpers 
     _run_blocks,
     _threaded,
 )
-from rflite._feature_kernels import (
+from rflite._features.kernels import (
     _partial_fisher_yates,
     _preactivation,
     _trig_pick,
     _trig_rows,
 )
-from rflite._numerics import (
-    MAX_ABS,
-    SINCOS_MAX_ABS,
-    check_array,
-    check_bool,
-    check_choice,
-    check_int,
-    check_memory,
-    check_real,
-    check_rng,
-    spawn_streams,
+from rflite._core.validation import (
+    MAX_ABS, check_array, check_bool, check_choice, check_int, check_real,
 )
+from rflite._core.sincos import SINCOS_MAX_ABS
+from rflite._core.memory import check_memory
+from rflite._core.random import check_rng, spawn_streams
 from rflite._reexport import reexport
 
 # setting TILE_ROWS_COLS or THREAD_MIN_ENTRIES here sets them where the fill reads them
@@ -156,7 +151,7 @@ BLAS_CHUNK_MULADDS = 1 << 31
 
 #: Largest ``Normal(scale)``: normal draws stay below 40 standard deviations
 #: (probability below 1e-300 each), so the weights stay below
-#: :data:`rflite._numerics.MAX_ABS`, the bound on every array entry.
+#: :data:`rflite._core.validation.MAX_ABS`, the bound on every array entry.
 MAX_WEIGHT_SCALE = MAX_ABS / 64
 
 # ------------------------------------------------------------- distributions
@@ -234,7 +229,7 @@ def sample_supports(d: int, n_features: int, q: int, rng=None) -> np.ndarray:
     d, n_features, q : int
         Input dimension, number of features, support size (``1 <= q <= d``).
     rng : None, int, Generator, RandomState or SeedSequence
-        See :func:`rflite._numerics.check_rng` (a negative seed is an error).
+        See :func:`rflite._core.random.check_rng` (a negative seed is an error).
 
     Returns
     -------
@@ -597,7 +592,7 @@ def random_feature_map(
     activation : str
         One of :data:`ACTIVATIONS`.
     rng : None, int, Generator, RandomState or SeedSequence
-        See :func:`rflite._numerics.check_rng` (a negative seed is an error).
+        See :func:`rflite._core.random.check_rng` (a negative seed is an error).
 
     Returns
     -------
@@ -757,7 +752,7 @@ def variable_usage(fmap: FeatureMap, coef, *, columns=None, weighting="magnitude
 
 # -------------------------------------------------------------- transformer
 #: Largest ``gamma``: weight draws (Cauchy tails reach ~1e16 x gamma with
-#: 53-bit uniforms) stay far below :data:`rflite._numerics.MAX_ABS`.
+#: 53-bit uniforms) stay far below :data:`rflite._core.validation.MAX_ABS`.
 MAX_GAMMA = 1e100
 
 
@@ -788,7 +783,7 @@ class RandomFeatures(EstimatorMixin):
 
     (the Gaussian row is ``RBFSampler``'s kernel and law), i.e. the *Laplace*
     kernel comes from *Cauchy* weights and the *Cauchy*
-    kernel from *Laplace* weights (see :mod:`rflite._orf`).  Rahimi and
+    kernel from *Laplace* weights (see :mod:`rflite._features.orf`).  Rahimi and
     Recht's Fig. 1 is the case :math:`\gamma = 1`, up to its normalisation.
 
     The matrix is built as :meth:`FeatureMap.transform` builds it (activation
@@ -796,7 +791,7 @@ class RandomFeatures(EstimatorMixin):
     the fused sparse gather for q-sparse ones, then the vectorised sincos
     kernel (about 1 ns an entry against ~15 ns for ``numpy.cos``) in row
     blocks on a thread pool, with the amplitude :math:`\sqrt{2/N}` applied
-    in the same pass (:mod:`rflite._orf` kernels).
+    in the same pass (:mod:`rflite._features.orf` kernels).
 
     Parameters
     ----------
@@ -821,7 +816,7 @@ class RandomFeatures(EstimatorMixin):
         Orthogonal random features (Yu et al. 2016, "Orthogonal Random
         Features", Sec. 3): blocks of ``d`` weight rows taken from the
         orthogonal factor of the QR decomposition of a Gaussian matrix and
-        rescaled by :math:`\chi_d`-distributed norms (:func:`rflite._orf.
+        rescaled by :math:`\chi_d`-distributed norms (:func:`rflite._features.orf.
         orthogonal_gaussian`).  Each row keeps the law
         :math:`N(0, 2\gamma I)`, so the estimate stays unbiased, and its
         variance for the Gaussian kernel is lower.  Only for
@@ -830,7 +825,7 @@ class RandomFeatures(EstimatorMixin):
         draws would change the kernel; those combinations raise
         ``ValueError``.
     random_state : None, int, Generator, RandomState or SeedSequence
-        See :func:`rflite._numerics.check_rng`.  As in
+        See :func:`rflite._core.random.check_rng`.  As in
         :func:`random_feature_map`, the first ``N`` features of a map with
         more features equal the map with ``N`` (not with ``orthogonal``).
     dtype : {"float64", "float32"}, default "float64"
@@ -906,7 +901,7 @@ class RandomFeatures(EstimatorMixin):
             self.feature_names_in_ = names
         elif hasattr(self, "feature_names_in_"):
             del self.feature_names_in_
-        from rflite import _dask
+        from rflite._dask import backend as _dask
 
         lazy = _dask.is_dask_array(X)
         X = _dask.check_dask_X(X) if lazy else check_array(X, "X", ndim=2)
@@ -959,7 +954,7 @@ class RandomFeatures(EstimatorMixin):
         its rows (issue 16): nothing of size m x N is formed on the client.
         """
         self._check_fitted()
-        from rflite import _dask
+        from rflite._dask import backend as _dask
 
         if _dask.is_dask_array(X):
             return _dask.transform(self, X, self.feature_map_.n_features, self.dtype_)

@@ -52,10 +52,12 @@ import numpy as np
 import scipy.linalg
 import scipy.optimize
 
-from rflite import _gfc_descent
+from rflite._gfc import descent as _gfc_descent
 from rflite._base import RandomFeatureModel
-from rflite._cv import Progress, check_cv, choose, cv_splits
-from rflite._gfc_descent import (  # noqa: F401 - the result type, fold_ids and constants re-exported
+from rflite._core.progress import Progress
+from rflite._core.folds import check_cv, cv_splits
+from rflite._core.selection import choose
+from rflite._gfc.descent import (  # noqa: F401 - the result type, fold_ids and constants re-exported
     LAM_BOUNDS,
     LAM_INIT,
     LBFGS_MAXITER,
@@ -66,21 +68,14 @@ from rflite._gfc_descent import (  # noqa: F401 - the result type, fold_ids and 
     _greedy_descent,
     fold_ids,
 )
-from rflite._greedy_kernels import _hyper_objective, _ridge_step
-from rflite._numerics import (
-    MAX_ABS,
-    check_array,
-    check_bool,
-    check_choice,
-    check_int,
-    check_real,
-    check_rng,
-    check_X_y,
-    ridge_solve,
-    shared_blas_limit,
-    spawn_streams,
+from rflite._gfc.kernels import _hyper_objective, _ridge_step
+from rflite._core.validation import (
+    MAX_ABS, check_array, check_bool, check_choice, check_int, check_real, check_X_y,
 )
-from rflite._parallel import check_executor, executor_scope, map_tasks, spawn_seeds
+from rflite._core.random import check_rng, spawn_streams
+from rflite._core.linalg import ridge_solve
+from rflite._core.blas import shared_blas_limit
+from rflite._core.parallel import check_executor, executor_scope, map_tasks, spawn_seeds
 from rflite._reexport import reexport
 from rflite.features import FeatureMap
 from rflite.metropolis import _canonical_order
@@ -135,7 +130,7 @@ NU_GRID_ESTIMATOR = np.logspace(-3, 5, 17)
 #: speech below 1 for all; 0.1 is the best compromise.  (``s = 0`` does not
 #: move: the sine column and its gradient vanish at w = 0.)
 GFC_INIT_SCALE = 0.1
-#: Rule choosing :math:`\nu` over explicit ``cv`` folds (:func:`rflite._cv.choose`).
+#: Rule choosing :math:`\nu` over explicit ``cv`` folds (:func:`rflite._core.selection.choose`).
 #: "1se" was measured worse on housing (test MSE 0.37 against 0.22 with "min")
 #: and only moved insulin from 1.02 to 0.97 (predicting the mean: 0.97).
 NU_RULE = "min"
@@ -350,7 +345,7 @@ def greedy_descent(X, y, f0, *, max_steps=20, eps=0.01, n_folds=5, rng=None) -> 
     n_folds : int >= 2
         Folds of the hyper-parameter objective (one trains, the rest validate).
     rng : None, int, Generator, RandomState or SeedSequence
-        See :func:`rflite._numerics.check_rng` (a negative seed is an error).
+        See :func:`rflite._core.random.check_rng` (a negative seed is an error).
         The fold split and the initial spectra.
 
     Returns
@@ -408,7 +403,7 @@ def gfc(X, y, *, n_passes=1, max_steps=20, n_workers=5, nu=None, eta=None, eps=0
                + a_l^s \sin(w_l^\top x_k) - y_k\Big)^2 + \nu \|a\|_2^2,
 
        with :math:`\nu` from :data:`NU_GRID` by cross-validation unless
-       given (``cv``; the rule "min" of :func:`rflite._cv.choose`, which
+       given (``cv``; the rule "min" of :func:`rflite._core.selection.choose`, which
        never picks a :math:`\nu` whose error on a fold exceeds ten times that
        of predicting the training mean);
     3. drop the features with amplitude :math:`\sqrt{(a_l^c)^2 + (a_l^s)^2} <
@@ -464,9 +459,9 @@ def gfc(X, y, *, n_passes=1, max_steps=20, n_workers=5, nu=None, eta=None, eps=0
     executor : None, int or concurrent.futures.Executor
         ``None`` serial; an int ``n_jobs`` a local process pool;
         ``distributed.Client(...).get_executor()`` a Dask cluster;
-        ``mpi4py.futures.MPIPoolExecutor()`` MPI.  See :mod:`rflite._parallel`.
+        ``mpi4py.futures.MPIPoolExecutor()`` MPI.  See :mod:`rflite._core.parallel`.
     rng : None, int, Generator, RandomState or SeedSequence
-        See :func:`rflite._numerics.check_rng` (a negative seed is an error).
+        See :func:`rflite._core.random.check_rng` (a negative seed is an error).
     verbose : int, default 0
         ``>= 1``: one line per greedy step of every descent (worker, step,
         elapsed seconds, training MSE and the step's validation objective)
@@ -502,7 +497,7 @@ def _gfc_fits(X, y, rngs, *, n_passes=1, max_steps=20, n_workers=5, nu=None, eta
     """:func:`gfc` once per generator of ``rngs`` (a bag), the fits in lock step.
 
     Pass k of every fit runs its descents as tasks of one
-    :func:`~rflite._parallel.map_tasks`, so a bag of B fits keeps up to
+    :func:`~rflite._core.parallel.map_tasks`, so a bag of B fits keeps up to
     ``B * n_workers`` descents in flight; each fit draws only from its own
     generator, in the order :func:`gfc` does, so fit j is exactly
     ``gfc(X, y, rng=rngs[j], ...)`` whatever runs the tasks.
@@ -729,7 +724,7 @@ def _choose_steps_nu(tables, baseline, nu_grid):
     ``tables[s - 1]`` holds the errors of the features of the first s steps
     of every descent: ``(n_folds, len(nu_grid))`` per fold with explicit
     folds (``baseline`` their mean-prediction errors), chosen by
-    :data:`NU_RULE` of :func:`rflite._cv.choose` with the grid ordered from
+    :data:`NU_RULE` of :func:`rflite._core.selection.choose` with the grid ordered from
     the simplest model (fewer steps, then larger :math:`\nu`), the rule that
     chooses :math:`\nu` alone (:func:`_choose_nu`); or ``(len(nu_grid),)``
     mean errors over :func:`gfc`'s random folds (``baseline`` None), the
@@ -859,7 +854,7 @@ def rff_ridge_cv(X, y, *, n_features=100, measure="gaussian", bandwidths=BANDWID
     :math:`\nu \|a\|^2`; :math:`(\sigma, \nu)` minimise the ``n_folds``-fold CV
     error over ``bandwidths x nus`` (Appendix C.2: ``logspace(-3, 2, 10)``),
     then the model is refitted on all of ``X``.  The bandwidths are independent
-    tasks for ``executor`` (see :func:`rflite._parallel.map_tasks`).
+    tasks for ``executor`` (see :func:`rflite._core.parallel.map_tasks`).
 
     Parameters
     ----------
@@ -874,7 +869,7 @@ def rff_ridge_cv(X, y, *, n_features=100, measure="gaussian", bandwidths=BANDWID
         final fit always uses all rows).
     executor : None, int or Executor
     rng : None, int, Generator, RandomState or SeedSequence
-        See :func:`rflite._numerics.check_rng` (a negative seed is an error).
+        See :func:`rflite._core.random.check_rng` (a negative seed is an error).
 
     Returns
     -------
@@ -941,7 +936,7 @@ class GFCRegressor(RandomFeatureModel):
     stops when its training error stops improving by ``eps``, and the
     amplitudes' ridge parameter :math:`\\nu` is chosen from :data:`NU_GRID`
     by cross-validation over ``cv`` (``cv_results_``; the "min" rule of
-    :func:`rflite._cv.choose`, which never picks a :math:`\\nu` that fits some
+    :func:`rflite._core.selection.choose`, which never picks a :math:`\\nu` that fits some
     fold worse than ten times predicting the mean).
 
     Small samples: the number of descents is at most ``m //``
@@ -1000,7 +995,7 @@ class GFCRegressor(RandomFeatureModel):
     are expanded).
     ``mean_guard=False`` (what :func:`gfc` does) skips it.
 
-    A row-chunked Dask ``X`` fits on the cluster (:mod:`rflite._dask_gfc`:
+    A row-chunked Dask ``X`` fits on the cluster (:mod:`rflite._dask.gfc`:
     every descent a Dask task on its subsample, the amplitudes from one pass
     of per-fold Gram sums; no ``sample_weight`` or ``executor`` there).
 
@@ -1063,7 +1058,7 @@ class GFCRegressor(RandomFeatureModel):
         training MSE, the step's validation objective) and per pass (the
         chosen :math:`\\nu` and its CV error) on stderr.
     random_state : None, int, Generator, RandomState or SeedSequence
-        See :func:`rflite._numerics.check_rng` (a negative seed is an error).
+        See :func:`rflite._core.random.check_rng` (a negative seed is an error).
 
     Attributes
     ----------
@@ -1139,11 +1134,11 @@ class GFCRegressor(RandomFeatureModel):
         ``executor`` (optional) overrides the constructor's for this fit
         only and is not stored (a live executor or Dask client belongs here).
         """
-        from rflite import _dask
-        from rflite._numerics import check_sample_weight
+        from rflite._dask import backend as _dask
+        from rflite._core.validation import check_sample_weight
 
-        if _dask.is_dask_array(X):  # distributed fit (issue 16): rflite._dask_gfc
-            from rflite._dask_gfc import fit_gfc
+        if _dask.is_dask_array(X):  # distributed fit (issue 16): rflite._dask.gfc
+            from rflite._dask.gfc import fit_gfc
 
             return fit_gfc(self, X, y, sample_weight, executor)
         X_raw, y_raw = X, y
@@ -1246,7 +1241,7 @@ class GFCRegressor(RandomFeatureModel):
 
     def _guard_errors(self, X, y, use_cv, executor, n_estimators):
         """``(gfc, mean)`` held-out MSEs of the guard: the bag of GFC fits on 80 % of the rows."""
-        from rflite._cv import holdout_split
+        from rflite._core.folds import holdout_split
 
         rng = self._rng()
         tr, va = holdout_split(X.shape[0], GUARD_FRACTION, rng)
@@ -1284,7 +1279,7 @@ class GFCRegressor(RandomFeatureModel):
         with its row chunks (as :meth:`predict` does), each chunk the
         in-memory transform of its rows.
         """
-        from rflite import _dask
+        from rflite._dask import backend as _dask
 
         self._check_fitted()
         if _dask.is_dask_array(X):

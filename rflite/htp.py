@@ -39,10 +39,10 @@ Cost
 No N x N matrix is formed.  Per iteration: one product :math:`A^* r`
 (:math:`mN`), the top-s selection by a partition (:func:`top_s`,
 :math:`O(N)`), and a ridge solve on the support.  The support system is kept
-between iterations (:class:`rflite._htp_support._SupportSystem`).  For
+between iterations (:class:`rflite._htp.support._SupportSystem`).  For
 ``s <= m`` its Cholesky factor is updated: the ``k`` columns that left the
 support are deleted by Givens rotations (the numba kernel
-:func:`rflite._htp_support._chol_delete`), the ``k`` that
+:func:`rflite._htp.support._chol_delete`), the ``k`` that
 entered are appended by a triangular solve, :math:`O(k s^2 + m s k)` instead
 of :math:`O(m s^2 + s^3/3)` (typically ``k`` is a few after the first
 iterations).  For ``s > m`` the m x m dual system
@@ -67,12 +67,13 @@ from typing import NamedTuple
 
 import numpy as np
 
-from rflite import _dask, _htp_select
+from rflite._dask import backend as _dask
+from rflite._htp import select as _htp_select
 from rflite._base import RandomFeatureModel
-from rflite._cv import HOLDOUT_FRACTION, AutoChoice, CVSearch
+from rflite._core.selection import HOLDOUT_FRACTION, AutoChoice, CVSearch
 # _warmup compiles the support kernel for rflite's warm-up of the modules with
 # numba kernels
-from rflite._htp_select import (  # noqa: F401 - the fold scoring; constants forwarded
+from rflite._htp.select import (  # noqa: F401 - the fold scoring; constants forwarded
     GRAM_BLOCK,
     RIDGE_MAX_ROWS_MATRIX_FREE,
     _apply,
@@ -86,14 +87,10 @@ from rflite._htp_select import (  # noqa: F401 - the fold scoring; constants for
     _ridge_predictions,
     _split_points,
 )
-from rflite._htp_support import _adjoint, _SupportSystem, _warmup  # noqa: F401
-from rflite._numerics import (
-    blas_threads,
-    check_array,
-    check_bool,
-    check_int,
-    check_real,
-    refuse_plain_operator,
+from rflite._htp.support import _adjoint, _SupportSystem, _warmup  # noqa: F401
+from rflite._core.blas import blas_threads
+from rflite._core.validation import (
+    check_array, check_bool, check_int, check_real, refuse_plain_operator,
 )
 from rflite._reexport import reexport
 
@@ -231,7 +228,7 @@ def harfe(
     The support is the ``s`` largest entries of the gradient step in
     magnitude, ties broken towards the smaller index (:func:`top_s`).  A
     numerically singular support system is solved by a pseudo-inverse with an
-    :class:`rflite._numerics.IllConditionedWarning`.
+    :class:`rflite._core.linalg.IllConditionedWarning`.
 
     Examples
     --------
@@ -272,7 +269,7 @@ _LIMIT_STATE = threading.local()
 
 @contextlib.contextmanager
 def _one_blas_thread():
-    """:func:`rflite._numerics.blas_threads` (1), entered once however deeply nested.
+    """:func:`rflite._core.blas.blas_threads` (1), entered once however deeply nested.
 
     Each ``threadpool_limits`` call scans the loaded libraries (about 1.5 ms,
     more on a busy machine): a grid of HARFE fits inside one fold's limit
@@ -559,10 +556,10 @@ class HARFERegressor(AutoChoice, RandomFeatureModel):
         far outside the training data a random-feature model extrapolates in
         no particular way).  Off by default, so that predictions are the model's.
     random_state : None, int, Generator, RandomState or SeedSequence
-        See :func:`rflite._numerics.check_rng` (a negative seed is an error).
+        See :func:`rflite._core.random.check_rng` (a negative seed is an error).
     verbose : bool or int, default False
         One line per grid point of the automatic choice on stderr
-        (:class:`rflite._cv.Progress`); 2 also one line per HARFE fit.
+        (:class:`rflite._core.progress.Progress`); 2 also one line per HARFE fit.
 
     The default
     -----------
@@ -571,7 +568,7 @@ class HARFERegressor(AutoChoice, RandomFeatureModel):
     :func:`rflite.ridge.row_folds` drawn from ``random_state`` after the
     features; repeated rows stay together, so integer ``sample_weight``
     equals repeated rows), warm-starting along the grid
-    (:func:`harfe_grid`), the lowest validation MSE wins (:func:`rflite._cv.choose`,
+    (:func:`harfe_grid`), the lowest validation MSE wins (:func:`rflite._core.selection.choose`,
     rule ``"min"`` with its predict-the-mean guard) and the model is refitted
     on all rows; :class:`HARFECV` does the same by K-fold.  The paper's
     noise-free settings are explicit values: Table 2 (Friedman 1) is
@@ -686,7 +683,7 @@ class HARFERegressor(AutoChoice, RandomFeatureModel):
 
     def _grid_points(self, search, m, n_columns):
         """The ``(s, lam)`` grid: s ascending, lam descending within each s."""
-        from rflite.ridge import check_grid
+        from rflite._core.selection import check_grid
 
         s_grid, lam_grid = search
         if s_grid is None:
@@ -728,11 +725,11 @@ class HARFERegressor(AutoChoice, RandomFeatureModel):
         them on a hold-out split (K folds for :class:`HARFECV`), then refit on
         all rows.
         """
-        from rflite._cv import Progress
+        from rflite._core.progress import Progress
 
-        if _dask.is_dask_array(X):  # distributed fit (issue 16): all logic in rflite._dask
+        if _dask.is_dask_array(X):  # distributed fit (issue 16): all logic in rflite._dask.backend
             return _dask.fit_harfe(self, X, y, sample_weight)
-        from rflite.ridge import kept_rows
+        from rflite._core.folds import kept_rows
 
         self._kept = kept_rows(sample_weight)
         X, Y, w = self._validate_fit(X, y, sample_weight)
@@ -749,7 +746,7 @@ class HARFERegressor(AutoChoice, RandomFeatureModel):
         fit_intercept = check_bool(self.fit_intercept, "fit_intercept")
         progress = Progress(getattr(self, "verbose", False), type(self).__name__)
         if search is not None:
-            from rflite._parallel import check_executor
+            from rflite._core.parallel import check_executor
 
             # relative grids scale with the weighted row count, so that integer
             # weights give the grid of the repeated rows
@@ -822,7 +819,7 @@ class HARFERegressor(AutoChoice, RandomFeatureModel):
         """Score ``points`` on the splits, set ``cv_results_``; the chosen (s, lam) per output."""
         import functools
 
-        from rflite._cv import cross_validate_grid
+        from rflite._core.selection import cross_validate_grid
         from rflite.ridge import choose_per_output, cv_results_per_output
 
         splits = self._splits(X, Y, rng)
@@ -866,7 +863,7 @@ class HARFECV(CVSearch, HARFERegressor):
     each fit warm-started from the previous solution (:func:`harfe_grid`,
     :func:`harfe`'s ``c0``).  The validation MSE (weighted by
     ``sample_weight``; per output for a 2-d ``y``) of every point goes to
-    :func:`rflite._cv.choose`; the model is refitted on all rows with the
+    :func:`rflite._core.selection.choose`; the model is refitted on all rows with the
     chosen ``s_`` and ``lam_``.
 
     Parameters
@@ -884,10 +881,10 @@ class HARFECV(CVSearch, HARFERegressor):
         int K is scikit-learn's unshuffled ``KFold(K)``; any object with
         ``split(X, y)`` is used as is.
     rule : {"min", "1se"}, default "min"
-        :func:`rflite._cv.choose`; "1se" takes the smallest ``s`` (then the
+        :func:`rflite._core.selection.choose`; "1se" takes the smallest ``s`` (then the
         largest ``lam``) within one standard error of the best.
     n_jobs : None, int or executor
-        Folds in parallel (:mod:`rflite._parallel`).
+        Folds in parallel (:mod:`rflite._core.parallel`).
     verbose : bool or int, default False
         One line per fold and per grid point on stderr; 2 also per HARFE fit.
 

@@ -35,7 +35,7 @@ power of two just above :math:`\max|c|`; magnitudes in the same grid cell are ti
 increasing column order.  The coefficients carry rounding errors that depend
 on the BLAS build and thread count, and an exact sort turns a last-bit
 difference between two nearly equal magnitudes into a different support
-(:func:`rflite._imp_path._prune_order`).
+(:func:`rflite._imp.path._prune_order`).
 
 Numerics of the path
 --------------------
@@ -80,7 +80,7 @@ and orthogonal factors elsewhere:
 * a factor with a diagonal ratio below :data:`RANK_RTOL` (numerically rank
   deficient) is solved by an SVD of :math:`A_P` (label ``"svd"``; a
   Householder QR first when :math:`A_P` is wide), truncating singular values
-  at most :math:`10^{-15}\sigma_{\max}` (:data:`rflite._imp_factor.SVD_RCOND`),
+  at most :math:`10^{-15}\sigma_{\max}` (:data:`rflite._imp.factor.SVD_RCOND`),
   ``numpy.linalg.pinv``'s cut and so the SHRIMP authors' definition of the
   minimum-norm solution.  LAPACK ``gelsd``'s default :math:`\epsilon\,
   \sigma_{\max}` (used here before session 19) also kept the directions of
@@ -99,16 +99,16 @@ and orthogonal factors elsewhere:
   :math:`\min \|c\|` over the least-squares solutions of
   :math:`V^T A_{P'} c = V^T y` (r rows instead of m; ``V`` shrinks whenever
   the rank drops; label ``"svd-reduced"``,
-  :meth:`rflite._imp_factor._MinNormSolver._solve_reduced`).  The
+  :meth:`rflite._imp.factor._MinNormSolver._solve_reduced`).  The
   directions dropped are those the solve discards at that step; on the q = 1
   paths, whose rank falls
   from m to a few dozen, this replaced a fresh m-row ``gelsd`` per step
   (high-dim f2, 1260 rows: a rank of about 1200 at the first rank-deficient
   step, about 400 ten steps later).
 
-The factorisations live in :mod:`rflite._imp_factor`, the path loop, its
-schedule and ranking in :mod:`rflite._imp_path`, the refit guard and the
-held-out scoring in :mod:`rflite._imp_guard` (issue 18).
+The factorisations live in :mod:`rflite._imp.factor`, the path loop, its
+schedule and ranking in :mod:`rflite._imp.path`, the refit guard and the
+held-out scoring in :mod:`rflite._imp.guard` (issue 18).
 
 Accuracy (measured on the Table 2 problems, m = 126, 20000 columns): on
 well-conditioned steps the coefficients agree with ``numpy.linalg.pinv`` to
@@ -118,7 +118,7 @@ well-conditioned steps the coefficients agree with ``numpy.linalg.pinv`` to
 The solver used at each step is recorded in :attr:`SHRIMPPath.solver`.
 
 Memory: the matrix is held transposed (columns of ``A`` contiguous) and
-compacted in place as columns are removed (:func:`rflite._imp_factor._compact_rows`, the only
+compacted in place as columns are removed (:func:`rflite._imp.factor._compact_rows`, the only
 jitted kernel: everything else is BLAS / LAPACK bound), so a path needs the
 m x N matrix once plus O(m^2), and from the first rank-deficient step on
 the N_t x r projection of the surviving columns onto the reduced basis
@@ -134,10 +134,15 @@ import warnings
 
 import numpy as np
 
-from rflite import _dask, _imp_factor, _imp_guard, _imp_path, _imp_select
-from rflite._base import MagnitudeWarning, RandomFeatureModel
-from rflite._cv import Progress
-from rflite._imp_factor import (  # noqa: F401 - the constants are public here
+from rflite._dask import backend as _dask
+from rflite._imp import factor as _imp_factor
+from rflite._imp import guard as _imp_guard
+from rflite._imp import path as _imp_path
+from rflite._imp import select as _imp_select
+from rflite._core.exceptions import MagnitudeWarning
+from rflite._base import RandomFeatureModel
+from rflite._core.progress import Progress
+from rflite._imp.factor import (  # noqa: F401 - the constants are public here
     BLOCKED_QR_MAX_COLS,
     BLOCKED_QR_ROWS,
     GRAM_RCOND,
@@ -149,7 +154,7 @@ from rflite._imp_factor import (  # noqa: F401 - the constants are public here
     LQ_REFINE_RTOL,
     SVD_RCOND,
 )
-from rflite._imp_guard import (  # noqa: F401 - the constants are public here
+from rflite._imp.guard import (  # noqa: F401 - the constants are public here
     AMPLIFICATION_MAX,
     GUARD_RATIO,
     MAGNITUDE_RATIO,
@@ -168,7 +173,7 @@ from rflite._imp_guard import (  # noqa: F401 - the constants are public here
     _target_stats,
     _warn_magnitude,
 )
-from rflite._imp_path import (  # noqa: F401 - the public names are public here
+from rflite._imp.path import (  # noqa: F401 - the public names are public here
     MAX_PRUNE_STEPS,
     METHODS,
     SCHEDULES,
@@ -185,7 +190,7 @@ from rflite._imp_path import (  # noqa: F401 - the public names are public here
     _transposed_copy,
     prune_counts,
 )
-from rflite._imp_select import (  # noqa: F401 - public here; the selection machinery
+from rflite._imp.select import (  # noqa: F401 - public here; the selection machinery
     MEAN_FACTOR,
     MIN_WEIGHTS_PER_SUBSET,
     N_FEATURES_MAX,
@@ -204,15 +209,10 @@ from rflite._imp_select import (  # noqa: F401 - public here; the selection mach
     _run_fold_model,
     select_shrimp,
 )
-from rflite._numerics import (
-    check_bool,
-    check_choice,
-    check_int,
-    check_real,
-    ridge_fit,
-    spawn_streams,
-)
-from rflite._parallel import map_tasks
+from rflite._core.validation import check_bool, check_choice, check_int, check_real
+from rflite._core.linalg import ridge_fit
+from rflite._core.random import spawn_streams
+from rflite._core.parallel import map_tasks
 from rflite._reexport import reexport
 from rflite.features import Normal
 
@@ -284,7 +284,7 @@ def shrimp_path(
     :data:`TIE_RTOL` :math:`\cdot \max|c|` (same grid cell) are ties, removed
     lowest column index first, so that last-bit differences in ``c`` (another
     BLAS, another thread count) do not change the support
-    (:func:`rflite._imp_path._prune_order`).  See the module notes for how the minimum-norm
+    (:func:`rflite._imp.path._prune_order`).  See the module notes for how the minimum-norm
     solves are done (downdated Gram, Cholesky, iterative refinement against
     :math:`A_{P_t}`, ``gelsd`` fallback).
 
@@ -494,7 +494,7 @@ class SHRIMPRegressor(RandomFeatureModel):
         ``"random"``: one random q-subset per weight; ``"auto"``: ``"all"``
         when every subset gets at least :data:`MIN_WEIGHTS_PER_SUBSET`
         weights, else ``"random"`` with an
-        :class:`~rflite._base.EffectiveFeaturesWarning` (raise ``n_features``
+        :class:`~rflite._core.exceptions.EffectiveFeaturesWarning` (raise ``n_features``
         to ``5 * C(d, q)`` for Def. 3).
     bias, activation
         Feature options (:func:`rflite.features.random_feature_map`); the
@@ -541,14 +541,14 @@ class SHRIMPRegressor(RandomFeatureModel):
     function can never exceed :math:`|c_0| + \sum_j |c_j|(1 + |\bar a_j|)`,
     which the guarded refit keeps within :data:`GUARD_RATIO` times the
     target range; a fitted model or a prediction beyond it raises a
-    :class:`~rflite._base.MagnitudeWarning`.  ``clip_inputs=True`` predicts
+    :class:`~rflite._core.exceptions.MagnitudeWarning`.  ``clip_inputs=True`` predicts
     an outside point as the nearest point of the training box (coordinate
     by coordinate), so that predictions stay within what was fitted.
 
     With ``subsets="all"`` the map has ``C(d, q) * (n_features // C(d, q))``
     weight vectors (Def. 3), fewer than ``n_features`` unless ``C(d, q)``
     divides it: the effective number is ``n_features_`` and an
-    :class:`~rflite._base.EffectiveFeaturesWarning` says so.  A ``q`` above d
+    :class:`~rflite._core.exceptions.EffectiveFeaturesWarning` says so.  A ``q`` above d
     is clipped to d (``q_``).
 
     For a 2-d ``y`` each output is an independent fit (own path, step and
@@ -659,7 +659,7 @@ class SHRIMPRegressor(RandomFeatureModel):
         """Draw the features, run the path, select the step, refit; returns ``self``."""
         if isinstance(self.q, str):
             return self._fit_auto_q(X, y, sample_weight)
-        if _dask.is_dask_array(X):  # distributed fit (issue 16): all logic in rflite._dask
+        if _dask.is_dask_array(X):  # distributed fit (issue 16): all logic in rflite._dask.backend
             return _dask.fit_shrimp(self, X, y, sample_weight)
         X, Y, w, frac, refit = self._fit_setup(X, y, sample_weight)
         # one BLAS thread setting for every step of the fit, whatever the
@@ -825,7 +825,7 @@ class SHRIMPRegressor(RandomFeatureModel):
         """The step of every output: ``(bests, step_lams, mses, use_mean)``.
 
         ``memos``: one dict per output, shared by calls on paths that start
-        from the same solve (:func:`rflite._imp_guard._guarded_step_scores`).
+        from the same solve (:func:`rflite._imp.guard._guarded_step_scores`).
         """
         Y_tr, Y_val, val_scale = st.Y_tr, st.Y_val, st.val_scale
         A_tr, A_val, a_mean = st.A_tr, st.A_val, st.a_mean
@@ -929,7 +929,7 @@ class SHRIMPRegressor(RandomFeatureModel):
     def predict(self, X) -> np.ndarray:
         r"""Predictions :math:`c_0 + A(X)_{:, S} c_S` from the kept columns.
 
-        Warns (:class:`~rflite._base.MagnitudeWarning`) when a prediction
+        Warns (:class:`~rflite._core.exceptions.MagnitudeWarning`) when a prediction
         deviates from the training targets' mean (``target_mean_``) by more
         than :data:`MAGNITUDE_RATIO` times their largest deviation from it
         (``target_scale_``); with ``clip_inputs=True`` the inputs are first
@@ -942,7 +942,7 @@ def _average_models(est, models):
     r"""Average ``est``'s fitted model with ``models`` (a cross-validation committee).
 
     ``models`` holds, per fold, ``[(support, coef, intercept)]`` per output
-    (:func:`rflite._imp_select._fold_model`).  The result is the model whose
+    (:func:`rflite._imp.select._fold_model`).  The result is the model whose
     prediction is the mean of the K + 1 predictions: coefficients averaged on
     the union of the supports, intercepts averaged; ``n_models_`` = K + 1.
     """
@@ -974,7 +974,7 @@ def _strongest_penalty_within_se(best, grid, choice, order):
     penalty; ``best`` itself when there is none.  This is the
     one-standard-error rule (Hastie, Tibshirani & Friedman 2009, Sec. 7.10;
     glmnet's ``lambda.1se``) over the refit's penalty only: the support stays
-    the one of lowest error.  ``choice`` is :func:`rflite._cv.choose`'s
+    the one of lowest error.  ``choice`` is :func:`rflite._core.selection.choose`'s
     outcome on the grid permuted by ``order``; ``grid`` holds the (map, rate,
     step, n_kept, penalty) points, penalty k >= 1 being
     :math:`\sigma_{\max}^2 10^{-e_k}` with e_k increasing in k.
@@ -1029,7 +1029,7 @@ class SHRIMPCV(RandomFeatureModel):
     on the held-out rows.  A path of prune rate p on :math:`N_0` columns has
     the same sizes :math:`N_t` in every fold (:func:`prune_counts`), so every
     (q, p, t) is one grid point with one error per fold.  The rule
-    (:func:`rflite._cv.choose`) is applied with the grid ordered from the
+    (:func:`rflite._core.selection.choose`) is applied with the grid ordered from the
     smallest model (:math:`N_t`, then q, then p).  ``rule="1se_ridge"``
     (default) takes the (q, p, t) of lowest mean error and then, on that
     support, the strongest ridge penalty of the refit whose mean error is
@@ -1102,7 +1102,7 @@ class SHRIMPCV(RandomFeatureModel):
         Candidate q (clipped to d, duplicates dropped).
     prune_rates : sequence of float in (0, 1), default (0.2,)
     cv : int, None or splitter, default 5
-        Folds (:func:`rflite._cv.check_cv`: an int is unshuffled K-fold as in
+        Folds (:func:`rflite._core.folds.check_cv`: an int is unshuffled K-fold as in
         scikit-learn; any object with ``split(X, y)``, or an iterable of
         ``(train, test)`` index pairs); ``None``: 5 folds over the distinct
         rows drawn from ``random_state``, so that integer ``sample_weight``
@@ -1118,7 +1118,7 @@ class SHRIMPCV(RandomFeatureModel):
     distribution, subsets, bias, activation, fit_intercept, clip_inputs
         As :class:`SHRIMPRegressor`.
     n_jobs : None, int or executor
-        Runs the folds in parallel (:mod:`rflite._parallel`); the result is
+        Runs the folds in parallel (:mod:`rflite._core.parallel`); the result is
         the same.
     verbose : bool or int
         One line per fold and for the final fit on stderr.
@@ -1189,10 +1189,11 @@ class SHRIMPCV(RandomFeatureModel):
 
     def fit(self, X, y, sample_weight=None):
         """Cross-validate the (q, p, step) grid, refit the choice on all rows; returns ``self``."""
-        from rflite._cv import Progress, cross_validate_grid
+        from rflite._core.progress import Progress
+        from rflite._core.selection import cross_validate_grid
 
-        if _dask.is_dask_array(X):  # distributed fit (issue 16): rflite._dask_shrimpcv
-            from rflite._dask_shrimpcv import fit_shrimpcv
+        if _dask.is_dask_array(X):  # distributed fit (issue 16): rflite._dask.shrimpcv
+            from rflite._dask.shrimpcv import fit_shrimpcv
 
             return fit_shrimpcv(self, X, y, sample_weight)
         n_rows = _n_rows(X)
@@ -1284,7 +1285,7 @@ class SHRIMPCV(RandomFeatureModel):
 
     def _choose_grid(self, scores, baseline, grid, qs, rates, mean_factor):
         """The grid point chosen from the fold scores; sets ``cv_results_`` and the choice."""
-        from rflite._cv import choose
+        from rflite._core.selection import choose
 
         n_pen = 1 + len(RIDGE_EXPONENTS)
         # simplest first: fewest columns, smaller q, smaller p, larger penalty

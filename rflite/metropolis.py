@@ -80,7 +80,7 @@ Threads and processes
 ---------------------
 The complex features and the accept test have parallel numba kernels; how
 they are launched safely from several threads and in forked processes is
-described in :mod:`rflite._arff_kernels`, which holds them.
+described in :mod:`rflite._arff.kernels`, which holds them.
 """
 
 from __future__ import annotations
@@ -90,8 +90,9 @@ from typing import Callable, NamedTuple
 
 import numpy as np
 
-from rflite import _arff_chain, _dask
-from rflite._arff_chain import (  # noqa: F401  (ARFFResult, _Chain, ... re-exported)
+from rflite._arff import chain as _arff_chain
+from rflite._dask import backend as _dask
+from rflite._arff.chain import (  # noqa: F401  (ARFFResult, _Chain, ... re-exported)
     PEAK_GRAM_FACTOR,
     PEAK_S_FACTOR,
     ARFFResult,
@@ -106,7 +107,7 @@ from rflite._arff_chain import (  # noqa: F401  (ARFFResult, _Chain, ... re-expo
     _ValidationMonitor,
     _validation_mse,
 )
-from rflite._arff_kernels import (  # noqa: F401 - the layer names and kernels used by tests re-exported
+from rflite._arff.kernels import (  # noqa: F401 - the layer names and kernels used by tests re-exported
     FORK_SAFE_LAYERS,
     ParallelFallbackWarning,
     _accept_kernel,
@@ -123,16 +124,11 @@ from rflite._arff_kernels import (  # noqa: F401 - the layer names and kernels u
     _train_error,
 )
 from rflite._base import RandomFeatureModel, refuse_dask
-from rflite._cv import Progress, holdout_split
-from rflite._numerics import (
-    check_array,
-    check_bool,
-    check_choice,
-    check_int,
-    check_real,
-    check_rng,
-    r2_score,
-)
+from rflite._core.progress import Progress
+from rflite._core.folds import holdout_split
+from rflite._core.validation import check_array, check_bool, check_choice, check_int, check_real
+from rflite._core.random import check_rng
+from rflite._core.metrics import r2_score
 from rflite._reexport import reexport
 from rflite.features import FeatureMap
 
@@ -179,7 +175,7 @@ LAM_PAPER = 0.1
 LAM_GRID = np.logspace(-8, 1, 19)
 
 #: Rule choosing ``lam`` on the validation rows at each check
-#: (:func:`rflite._cv.choose`; the rows play the folds).
+#: (:func:`rflite._core.selection.choose`; the rows play the folds).
 LAM_RULE = "1se"
 
 #: Default proposal step of the early-stopping estimators,
@@ -297,7 +293,7 @@ def arff(
     -----
     Per-iteration cost (see the module notes): ``N K^2 / 2`` complex
     multiply-adds for the proposal Gram matrix by BLAS ``zherk``, ``K^3 / 6``
-    for its Cholesky factorisation (:func:`rflite._numerics.ridge_solve`), and
+    for its Cholesky factorisation (:func:`rflite._core.linalg.ridge_solve`), and
     ``O(N K (d + p))`` for the features, right-hand side and training error.
     Refits reuse the current Gram matrix and recompute only the rows of the
     features accepted since the previous refit.
@@ -405,7 +401,7 @@ def fourier_amplitudes(X, y, frequencies, *, lam: float = 0.1,
     r"""Amplitudes :math:`\hat\beta` of eq. (29) for given frequencies.
 
     Solves :math:`(S^* S + \lambda N I) \hat\beta = S^* y` with the Gram matrix
-    by BLAS and a Cholesky factorisation (:func:`rflite._numerics.ridge_solve`).
+    by BLAS and a Cholesky factorisation (:func:`rflite._core.linalg.ridge_solve`).
     For ``"sigmoid"`` the frequencies have ``d + 1`` columns (the last one
     multiplies a constant-1 input).
     """
@@ -614,7 +610,7 @@ class _ARFFBase(RandomFeatureModel):
         The rows are first put in a canonical (lexicographic) order, so that the
         fit does not depend on the order of the rows and integer sample weights
         (repeated rows) give exactly the repeated-rows fit.  Then
-        :func:`rflite._cv.holdout_split` holds out ``validation_fraction`` of
+        :func:`rflite._core.folds.holdout_split` holds out ``validation_fraction`` of
         them; the Metropolis chain runs on the rest with ``lam``, the
         validation MSE of the current model is recorded after every iteration
         (iteration 0 is the constant model), and the run stops once it has not
@@ -749,7 +745,7 @@ class ARFFRegressor(_ARFFBase):
     ``MLPRegressor`` / ``SGDRegressor`` with ``early_stopping=True``, the
     (standardised) rows are put in a canonical order and
     ``validation_fraction`` of them are held out
-    (:func:`rflite._cv.holdout_split`); the chain runs on the rest, starting at
+    (:func:`rflite._core.folds.holdout_split`); the chain runs on the rest, starting at
     :math:`\omega = 0` (the constant model) with the small step
     ``delta = DELTA_EARLY / sqrt(d)`` (:data:`DELTA_EARLY`) so that it passes
     through the low frequencies slowly.  At every refit (every
@@ -759,7 +755,7 @@ class ARFFRegressor(_ARFFBase):
     eigendecomposition) and scored on the validation part, where the largest
     :math:`\lambda` whose validation MSE is within one standard error (over
     the validation rows) of the best is taken (:data:`LAM_RULE`, the
-    one-standard-error rule of :func:`rflite._cv.choose`: measured, it kept
+    one-standard-error rule of :func:`rflite._core.selection.choose`: measured, it kept
     ``insulin`` (d = 50, 51 validation rows) below the mean predictor where
     the plain minimum over 19 values did not); the run stops once
     the best validation MSE has not improved by ``tol`` for
@@ -877,8 +873,8 @@ class ARFFRegressor(_ARFFBase):
 
     def fit(self, X, y, sample_weight=None):
         """Standardise, sample the frequencies, solve the amplitudes; returns ``self``."""
-        if _dask.is_dask_array(X):  # distributed fit (issue 16): rflite._dask_arff
-            from rflite._dask_arff import fit_arff
+        if _dask.is_dask_array(X):  # distributed fit (issue 16): rflite._dask.arff
+            from rflite._dask.arff import fit_arff
 
             return fit_arff(self, X, y, sample_weight)
         X, Y, w = self._validate_fit(X, y, sample_weight)
@@ -937,14 +933,14 @@ class ARFFClassifier(_ARFFBase):
         ``sample_weight``: zero weights drop rows, integer weights repeat
         them, non-integer weights raise ``ValueError`` (as the regressor).
         """
-        from rflite._estimator import feature_names as _feature_names
+        from rflite._core.estimator import feature_names as _feature_names
 
-        if _dask.is_dask_array(X):  # distributed fit (issue 16): rflite._dask_arff
-            from rflite._dask_arff import fit_arff_classifier
+        if _dask.is_dask_array(X):  # distributed fit (issue 16): rflite._dask.arff
+            from rflite._dask.arff import fit_arff_classifier
 
             return fit_arff_classifier(self, X, y, sample_weight)
         refuse_dask(self, X, y, sample_weight)  # a Dask y or weight with a NumPy X
-        from rflite._numerics import check_sample_weight
+        from rflite._core.validation import check_sample_weight
 
         names = _feature_names(X)
         X = check_array(X, "X", ndim=2, min_rows=2)

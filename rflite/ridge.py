@@ -18,7 +18,7 @@ features :math:`\tilde A = U\,\mathrm{diag}(e)^{1/2} V^*`, the coefficients
 at every shift are :math:`c(\lambda) = V\,\mathrm{diag}(1/(e + \lambda'))\,V^*
 \tilde A^* \tilde y` (Gram matrix of size ``min(m, N)``), so the validation
 predictions of the whole grid cost one product each.  The rule is
-:func:`rflite._cv.choose`.
+:func:`rflite._core.selection.choose`.
 
 The weight scale is chosen in the same folds: ``scale="auto"`` (the default
 with ``lam="auto"``) and :class:`RandomFeatureRidgeCV` multiply the drawn
@@ -43,12 +43,18 @@ import numbers
 
 import numpy as np
 
-from rflite import _dask
+from rflite._dask import backend as _dask
 from rflite._base import RandomFeatureModel
-from rflite._cv import CVSearch, Progress, SplitList, choose, cross_validate_grid, cv_splits
-from rflite._numerics import (
-    blas_threads, check_int, check_real, check_rng, ridge_fit, shifted_eigenvalues,
-)
+from rflite._core.selection import CVSearch, choose, cross_validate_grid
+from rflite._core.progress import Progress
+from rflite._core.folds import SplitList, cv_splits
+from rflite._core.blas import blas_threads
+from rflite._core.validation import check_int, check_real
+from rflite._core.random import check_rng
+from rflite._core.linalg import ridge_fit, shifted_eigenvalues
+from rflite._core.folds import (  # noqa: F401 - public here
+    DEFAULT_FOLDS, grouped_splits, kept_rows, resolve_splits, row_folds)
+from rflite._core.selection import check_grid, fold_baseline  # noqa: F401 - public here
 
 __all__ = ["RandomFeatureRidge", "RandomFeatureRidgeCV", "LAMBDA_GRID", "SCALE_GRID",
            "row_folds", "scaled_map", "stacked_map"]
@@ -61,107 +67,6 @@ LAMBDA_GRID = tuple(np.logspace(1, -10, 23))
 #: :class:`RandomFeatureRidgeCV`), smallest (smoothest features) first so that
 #: ties go to the smoother model.
 SCALE_GRID = (0.25, 0.5, 1.0, 2.0)
-
-#: Folds of the default (``cv=None`` / ``lam="auto"``) choice.
-DEFAULT_FOLDS = 5
-
-
-def row_folds(X, n_folds, rng) -> np.ndarray:
-    """Fold label (0 .. n_folds-1) of each row, the same for identical rows.
-
-    The distinct rows of ``X`` (found by a random projection, equal rows
-    project equally) are dealt round-robin to the folds in a random order
-    drawn from ``rng``; repeated rows follow their first copy.  So the folds
-    do not depend on the row order and a row of integer ``sample_weight`` k
-    behaves like k copies of it, which K-fold over row positions cannot do.
-    """
-    X = np.asarray(X, dtype=float)
-    n_folds = check_int(n_folds, "n_folds", minimum=1)
-    rng = check_rng(rng)
-    g = rng.standard_normal(X.shape[1])
-    v = X @ g
-    _, first, inv = np.unique(v, return_index=True, return_inverse=True)
-    inv = inv.ravel()
-    if not np.array_equal(X, X[first[inv]]):
-        # distinct rows whose projections rounded to the same value (entries
-        # far apart in magnitude): group by the rows themselves instead
-        _, first, inv = np.unique(X, axis=0, return_index=True, return_inverse=True)
-        inv = inv.ravel()
-    order = rng.permutation(first.size)
-    return (order[inv] % n_folds).astype(np.int64)
-
-
-def grouped_splits(X, n_folds, rng) -> list[tuple[np.ndarray, np.ndarray]]:
-    """``(train, test)`` pairs of :func:`row_folds` (fewer folds if there are few distinct rows)."""
-    labels = row_folds(X, n_folds, rng)
-    splits = []
-    for k in range(n_folds):
-        test = np.flatnonzero(labels == k)
-        train = np.flatnonzero(labels != k)
-        if test.size and train.size:
-            splits.append((train, test))
-    if not splits:
-        raise ValueError("a validation split needs at least 2 distinct rows of X, got "
-                         f"n_samples={len(X)} with {np.unique(labels).size} distinct")
-    return splits
-
-
-def kept_rows(sample_weight):
-    """Mask of the rows ``fit`` keeps (zero weights are dropped), or None (all kept)."""
-    if sample_weight is None:
-        return None
-    try:
-        w = np.asarray(sample_weight, dtype=float)
-    except (TypeError, ValueError):
-        return None  # fit's own validation reports it
-    return None if w.ndim != 1 else w > 0
-
-
-def resolve_splits(cv, X, Y, rng, *, name="cv", kept=None):
-    """The folds of ``cv``.
-
-    ``None``: :func:`grouped_splits` (5 folds over distinct rows); an int or
-    an object with ``split``: :func:`rflite._cv.cv_splits`; an iterable of
-    ``(train, test)`` index pairs (as scikit-learn's ``check_cv`` accepts,
-    and its estimator checks pass) is used as given.
-    """
-    if cv is None:
-        return grouped_splits(X, DEFAULT_FOLDS, rng)
-    if not isinstance(cv, (str, bytes, numbers.Integral)) and not callable(
-            getattr(cv, "split", None)) and hasattr(cv, "__iter__"):
-        pairs = [(np.asarray(tr), np.asarray(te)) for tr, te in cv]
-        if kept is not None and not kept.all():
-            # the pairs index the rows as given; fit dropped the zero-weight ones
-            new = np.cumsum(kept) - 1
-            pairs = [(new[tr[kept[tr]]], new[te[kept[te]]]) for tr, te in pairs]
-        cv = SplitList(pairs)
-    return cv_splits(cv, X, Y[:, 0] if Y.ndim == 2 else Y, name=name)
-
-
-def fold_baseline(Y, w, train, test) -> float:
-    """Validation MSE of predicting the (weighted) training mean on one fold."""
-    from rflite._cv import weighted_mse
-
-    wt = None if w is None else w[train]
-    mean = Y[train].mean(axis=0) if wt is None else (wt @ Y[train]) / wt.sum()
-    return weighted_mse(Y[test], np.broadcast_to(mean, Y[test].shape),
-                        None if w is None else w[test])
-
-
-def check_grid(values, name, *, minimum=0.0, integer=False):
-    """A non-empty 1-d grid of finite values ``>= minimum``; ``ValueError`` names ``name``."""
-    try:
-        arr = np.asarray(values, dtype=float).ravel()
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a sequence of numbers, got {values!r}") from None
-    if arr.size == 0 or not np.all(np.isfinite(arr)) or np.any(arr < minimum):
-        raise ValueError(f"{name} must be a non-empty sequence of finite values >= {minimum:g}, "
-                         f"got {values!r}")
-    if integer:
-        if not np.all(arr == np.round(arr)):
-            raise ValueError(f"{name} must hold integers, got {values!r}")
-        return arr.astype(np.int64)
-    return arr
 
 
 # --------------------------------------------------------------- fold scores
@@ -199,7 +104,7 @@ def _ridge_grid_predict(A_tr, Y_tr, w_tr, A_te, shifts, fit_intercept):
 
 def _ridge_fold_scores(train, test, A, Y, w, lams, fit_intercept):
     """Validation MSE of every ``lam`` on one fold (module level: picklable)."""
-    from rflite._cv import weighted_mse
+    from rflite._core.selection import weighted_mse
 
     w_tr = None if w is None else w[train]
     total = train.size if w_tr is None else float(w_tr.sum())
@@ -217,7 +122,7 @@ def choose_per_output(scores, n_grid, Y, w, splits, rule):
     """Per-output choices from fold scores laid out grid-major (n_folds, n_grid * n_targets).
 
     Returns ``(S, choices)`` with ``S`` of shape (n_folds, n_grid, n_targets)
-    and one :class:`rflite._cv.CVChoice` per output (each output of a 2-d
+    and one :class:`rflite._core.selection.CVChoice` per output (each output of a 2-d
     ``y`` is an independent fit, so it gets its own regularisation, as
     scikit-learn's ``RidgeCV(alpha_per_target=True)``).
     """
@@ -345,7 +250,7 @@ class RandomFeatureRidge(RandomFeatureModel):
         eigendecomposition per fold and factor, module notes); with a float
         ``lam`` it is 1 (no search, the paper settings).  The choice is
         ``scale_``; ``scale=1.0`` is the behaviour before 0.3.  Dask input
-        (:mod:`rflite._dask`) does not search it yet: ``"auto"`` uses the
+        (:mod:`rflite._dask.backend`) does not search it yet: ``"auto"`` uses the
         weights as drawn there (``scale_ = 1``), a float is applied.
     q : int or None, default 2
         Nonzeros per weight vector (None: dense).  Dense N(0, 1) weights on
@@ -366,9 +271,9 @@ class RandomFeatureRidge(RandomFeatureModel):
         far outside the training data a random-feature model extrapolates in
         no particular way).  Off by default, so that predictions are the model's.
     random_state : None, int, Generator, RandomState or SeedSequence
-        See :func:`rflite._numerics.check_rng` (a negative seed is an error).
+        See :func:`rflite._core.random.check_rng` (a negative seed is an error).
     verbose : bool or int, default False
-        ``lam="auto"``: one line per fold on stderr (:class:`rflite._cv.Progress`).
+        ``lam="auto"``: one line per fold on stderr (:class:`rflite._core.progress.Progress`).
 
     Attributes
     ----------
@@ -427,8 +332,8 @@ class RandomFeatureRidge(RandomFeatureModel):
     def _fit_workspace(self, m, n_columns, itemsize, dense):
         """Bytes a fit needs beyond the feature matrix (for ``_check_feature_memory``).
 
-        :func:`rflite._numerics.ridge_fit` forms the ``min(m, N)`` square
-        Gram matrix and :func:`~rflite._numerics.ridge_solve` one copy of it
+        :func:`rflite._core.linalg.ridge_fit` forms the ``min(m, N)`` square
+        Gram matrix and :func:`~rflite._core.linalg.ridge_solve` one copy of it
         to factorise; the vectors are negligible but counted.  The ``"auto"``
         choice adds a centred copy of the training rows and the fold's
         eigenvectors.
@@ -472,7 +377,7 @@ class RandomFeatureRidge(RandomFeatureModel):
 
     def fit(self, X, y, sample_weight=None):
         """Draw the features, choose ``lam`` if asked, solve the (weighted, centred) ridge problem."""
-        if _dask.is_dask_array(X):  # distributed fit (issue 16): all logic in rflite._dask
+        if _dask.is_dask_array(X):  # distributed fit (issue 16): all logic in rflite._dask.backend
             return _dask.fit_ridge(self, X, y, sample_weight)
         kept = kept_rows(sample_weight)
         X, Y, w = self._validate_fit(X, y, sample_weight)
@@ -485,7 +390,7 @@ class RandomFeatureRidge(RandomFeatureModel):
             if np.any(scales <= 0):
                 raise ValueError(f"scales must be > 0, got {self._scales()!r}")
         if grid is not None:
-            from rflite._parallel import check_executor
+            from rflite._core.parallel import check_executor
 
             grid = check_grid(grid, "lams")
             rule = self._rule()
@@ -500,7 +405,7 @@ class RandomFeatureRidge(RandomFeatureModel):
         rng = self._rng()
         fmap = self._draw_features(X.shape[1], rng)
         if grid is not None and not isinstance(scales, float):
-            from rflite._numerics import check_bool
+            from rflite._core.validation import check_bool
 
             splits = resolve_splits(self._cv(), X, Y, rng, kept=kept)
             S, choices = select_scale_and_lambda(
@@ -522,7 +427,7 @@ class RandomFeatureRidge(RandomFeatureModel):
                               + (f" for output {t}" if len(lams) > 1 else ""),
                               error=float(c.mean[c.index]))
         elif grid is not None:
-            from rflite._numerics import check_bool
+            from rflite._core.validation import check_bool
 
             factors = [scales] * Y.shape[1]
             fmap = scaled_map(fmap, scales)
@@ -592,9 +497,9 @@ class RandomFeatureRidgeCV(CVSearch, RandomFeatureRidge):
         scikit-learn's unshuffled ``KFold(K)``; any object with
         ``split(X, y)`` (e.g. ``sklearn.model_selection.KFold``) is used as is.
     rule : {"min", "1se"}, default "min"
-        See :func:`rflite._cv.choose`.
+        See :func:`rflite._core.selection.choose`.
     n_jobs : None, int or executor
-        Folds in parallel (:mod:`rflite._parallel`).
+        Folds in parallel (:mod:`rflite._core.parallel`).
     verbose : bool or int, default False
         One line per fold on stderr.
 

@@ -109,16 +109,11 @@ import numpy as np
 import scipy.linalg
 import scipy.optimize
 
-from rflite import _theory_kernels
-from rflite._numerics import (
-    check_array,
-    check_choice,
-    check_int,
-    check_real,
-    check_rng,
-)
+from rflite._theory import kernels as _theory_kernels
+from rflite._core.validation import check_array, check_choice, check_int, check_real
+from rflite._core.random import check_rng
 from rflite._reexport import reexport
-from rflite._theory_kernels import (  # noqa: F401 - RIPEstimate and BLOCK_ENTRIES re-exported
+from rflite._theory.kernels import (  # noqa: F401 - RIPEstimate and BLOCK_ENTRIES re-exported
     BLOCK_ENTRIES,
     _ONE,
     RIPEstimate,
@@ -699,7 +694,7 @@ def best_s_term_error(c, s: int, p: float = 1.0) -> float:
 
 
 # ======================================================== closed forms
-# (evaluated in rflite._theory_kernels._CONTEXT through @_closed_form)
+# (evaluated in rflite._theory.kernels._CONTEXT through @_closed_form)
 
 #: Largest m :func:`harfe_min_samples` searches (beyond it no float can hold m).
 _MAX_SAMPLES = 2**1100

@@ -20,7 +20,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from rflite._numerics import UndefinedMetricWarning, r2_score, shifted_eigenvalues
+from rflite._core.metrics import UndefinedMetricWarning, r2_score
+from rflite._core.linalg import shifted_eigenvalues
 from rflite.imp import SHRIMPCV, SHRIMPRegressor
 from rflite.metropolis import ARFFRegressor
 from rflite.ridge import RandomFeatureRidge, RandomFeatureRidgeCV

@@ -392,7 +392,7 @@ def test_q1_fourier_basis_pursuit_matches_linprog(seed):
 def test_q1_fourier_bpdn_matches_dual_reference(seed, ws_size, monkeypatch):
     """sigma = 1e-3 ||y|| (the SRFE-S regime), with the working set forced on
     (``WS_SIZE = 2``: 60 of 800 columns to start) and off (the full path)."""
-    from rflite import _bp_homotopy
+    from rflite._bp import homotopy as _bp_homotopy
 
     if ws_size is not None:
         monkeypatch.setattr(_bp_homotopy, "WS_SIZE", ws_size)
@@ -406,7 +406,7 @@ def test_q1_fourier_bpdn_matches_dual_reference(seed, ws_size, monkeypatch):
 
 def test_working_set_certifies_on_full_dictionary(monkeypatch):
     """A working set that misses the needed columns must grow, not stop early."""
-    from rflite import _bp_homotopy
+    from rflite._bp import homotopy as _bp_homotopy
 
     monkeypatch.setattr(_bp_homotopy, "WS_SIZE", 1)
     A, y = q1_fourier_problem(3, N=500)
@@ -425,7 +425,7 @@ def test_rank_deficient_basis_pursuit_never_claims_a_certificate():
     gap and a residual above BP_TOL.  Now a certified reason comes only with a
     checked gap and residual, and (with the LP route) most are certified.
     The gap's dual value includes a bound on the rounding of y.w and A^T w
-    (``rflite._bp_lp._dual_bound``); HiGHS's dual points here reach norms of
+    (``rflite._bp.lp._dual_bound``); HiGHS's dual points here reach norms of
     1e9, where unguarded gaps came out negative (-5e-8): the 20 seeds whose
     guarded gap is above tol are no longer certified (80 of 100 are).
     """
@@ -491,7 +491,7 @@ def test_column_generation_matches_full_lp(seed, monkeypatch):
     (``LP_MAX_ENTRIES = 0``; first working set 60 of 800 columns) against
     HiGHS on the full LP: certified, feasible, the LP's optimal l1 norm to
     1e-6 (measured: 1e-10), after several rounds of generated columns."""
-    from rflite import _bp_lp
+    from rflite._bp import lp as _bp_lp
 
     monkeypatch.setattr(bp, "LP_MAX_ENTRIES", 0)
     monkeypatch.setattr(_bp_lp, "LP_WS_SIZE", 2)

@@ -16,7 +16,7 @@ from numpy.testing import assert_allclose
 from scipy.sparse.linalg import aslinearoperator
 
 from rflite import bp
-from rflite._bp_socp import _fix_feasible
+from rflite._bp.socp import _fix_feasible
 from rflite.bp import basis_pursuit, bpdn
 from rflite.features import random_feature_map
 
@@ -69,7 +69,7 @@ def test_complex_exponential_features_certified(frac):
 
 def test_complex_operator_and_working_set(monkeypatch):
     """Column generation (working set of 2m columns forced) on a LinearOperator."""
-    from rflite import _bp_socp
+    from rflite._bp import socp as _bp_socp
 
     monkeypatch.setattr(_bp_socp, "SOCP_FULL", 0)
     monkeypatch.setattr(_bp_socp, "SOCP_WS", 2)
@@ -108,8 +108,8 @@ def test_fix_feasible_reaches_the_bound():
 # ------------------------------------------- real data: the barrier as the path's fallback
 def test_real_barrier_matches_the_homotopy():
     """The real-dual barrier (R^m) on a real problem: certified, same optimal l1."""
-    from rflite._bp_homotopy import _columns, _Products
-    from rflite._bp_socp import _socp_bpdn
+    from rflite._bp.homotopy import _columns, _Products
+    from rflite._bp.socp import _socp_bpdn
 
     rng = np.random.default_rng(5)
     A = rng.standard_normal((20, 60))
@@ -134,7 +134,7 @@ def test_real_bpdn_fallbacks_after_the_homotopy(with_nnls, monkeypatch):
     y = rng.standard_normal(20)
     sigma = 0.2 * np.linalg.norm(y)
     ref = bpdn(A, y, sigma)
-    from rflite import _bp_spgl1
+    from rflite._bp import spgl1 as _bp_spgl1
 
     monkeypatch.setattr(_bp_spgl1, "_homotopy_ws",
                         lambda P, op, y, **kw: (np.zeros(op.shape[1]), None, 1, "stalled"))
@@ -199,7 +199,7 @@ def test_complex_bpdn_where_the_barrier_stalls_follows_the_path(m, n, d, eta):
 def test_kkt_tangent_is_the_derivative_of_the_support_path():
     """The Euler predictor's tangent against central differences of the path
     itself (Newton solutions at sigma -+ delta on the same support)."""
-    from rflite._bp_socp import _kkt_newton, _kkt_tangent
+    from rflite._bp.socp import _kkt_newton, _kkt_tangent
 
     A, yc = _stalling_problem(100, 40, 6)
     sigma = 1.0 * np.sqrt(100)
@@ -220,7 +220,7 @@ def test_complex_path_predicts_its_leave_events(monkeypatch):
     the path used 630 Newton solves (zero-order starts, halving towards each
     leave event), now 172, with the same certified optimum; and each Newton
     run stops when it no longer contracts."""
-    from rflite import _bp_socp
+    from rflite._bp import socp as _bp_socp
 
     calls, steps = [], []
     newton, solve = _bp_socp._kkt_newton, _bp_socp._kkt_solve
@@ -244,7 +244,8 @@ def test_complex_sigma_grid_follows_one_path(monkeypatch):
     from grid point to grid point: the path starts at ||y|| once and the dual
     barrier is not run (it ran at every point, each solve from scratch), with
     every point the certified optimum of an independent ``bpdn``."""
-    from rflite import _bp_path, _bp_socp
+    from rflite._bp import path as _bp_path
+    from rflite._bp import socp as _bp_socp
 
     calls = {"top": 0, "barrier": 0}
     top, barrier = getattr(_bp_socp, "_path_top", None), _bp_socp._socp_bpdn
@@ -258,7 +259,7 @@ def test_complex_sigma_grid_follows_one_path(monkeypatch):
         return barrier(*a, **k)
 
     monkeypatch.setattr(_bp_socp, "_path_top", counted_top, raising=False)
-    monkeypatch.setattr("rflite._bp_spgl1._socp_bpdn", counted_barrier)
+    monkeypatch.setattr("rflite._bp.spgl1._socp_bpdn", counted_barrier)
     A, yc = _stalling_problem(100, 40, 6)
     sigmas = np.array([20.0, 5.0, 30.0, 8.0, 6.0, 12.0])  # solved largest first
     path = _bp_path._solve_grid(A, yc, sigmas, None)
@@ -276,7 +277,8 @@ def test_uncertifiable_grid_point_skips_spgl1(monkeypatch):
     at their best point: SPGL1's last resort (1,000 products without
     improving the gap 0.8 at one point per fold of a complex SRFECV; 60 s a
     fold on a Dask operator) runs for single solves only."""
-    from rflite import _bp_socp, _bp_spgl1
+    from rflite._bp import socp as _bp_socp
+    from rflite._bp import spgl1 as _bp_spgl1
     from rflite.bp import _check_problem, _options, _solve
 
     barrier = _bp_socp._socp_bpdn

@@ -1,6 +1,6 @@
 """Basis pursuit on SHRIMP's q = 1 dictionaries: the rigorous duality-gap guard (issue 19).
 
-The dual bound of ``rflite._bp_lp._dual_bound`` recomputes ``A^T z`` and
+The dual bound of ``rflite._bp.lp._dual_bound`` recomputes ``A^T z`` and
 ``y^T z`` with compensated dot products when the float64 gap is within tol;
 these tests check the numba kernel against exact rational arithmetic and that
 the q = 1 problems it was written for are now certified against HiGHS.
@@ -13,7 +13,8 @@ import pytest
 import scipy.optimize
 from numpy.testing import assert_allclose
 
-from rflite import _bp_lp, bp, datasets
+from rflite import bp, datasets
+from rflite._bp import lp as _bp_lp
 from rflite.bp import basis_pursuit, bpdn
 from rflite.features import random_feature_map
 
@@ -127,7 +128,7 @@ def test_q1_bpdn_barrier_certified_where_the_path_fails(monkeypatch):
     5.6e-6 here, so SPGL1 returned it uncertified.  Now the dual point's
     active columns give a primal point by sign-constrained least squares
     (``_bp_socp._active_nnls``), certified at the independent optimum."""
-    from rflite import _bp_spgl1
+    from rflite._bp import spgl1 as _bp_spgl1
 
     monkeypatch.setattr(_bp_spgl1, "_nnls_bpdn", lambda *args, **kwargs: None)
     A, y, sigma = shrimp1_q1_problem()
@@ -229,7 +230,7 @@ def test_lasso_nnls_matches_sklearn_lasso():
     """One LASSO by the augmented NNLS against scikit-learn's coordinate descent
     at the same (effective) penalty, on a well-conditioned problem."""
     sklearn_linear = pytest.importorskip("sklearn.linear_model")
-    from rflite import _bp_nnls
+    from rflite._bp import nnls as _bp_nnls
 
     rng = np.random.default_rng(3)
     A = rng.standard_normal((40, 120))
@@ -253,8 +254,8 @@ def test_lasso_root_search_gives_up_on_hopeless_problems():
     and the LASSO root search stops within NNLS_GIVE_UP_BY rounds (here at
     the first, by the l1 ratio; without the rules it ran 6 rounds and 82
     solves to end uncertified at gap 0.48)."""
-    from rflite import _bp_nnls
-    from rflite._bp_homotopy import _columns, _Products
+    from rflite._bp import nnls as _bp_nnls
+    from rflite._bp.homotopy import _columns, _Products
 
     rng = np.random.default_rng(37)
     X = rng.uniform(-1, 1, (52, 5))

@@ -16,7 +16,8 @@ import warnings
 import numpy as np
 import pytest
 
-from rflite._base import EffectiveFeaturesWarning, FeatureNamesWarning, QClippedWarning
+from rflite._core.exceptions import EffectiveFeaturesWarning, QClippedWarning
+from rflite._base import FeatureNamesWarning
 from rflite.bp import SRFERegressor
 from rflite.greedy import GFCRegressor
 from rflite.htp import HARFERegressor
@@ -185,8 +186,9 @@ def test_repr_shows_changed_parameters_only():
 
 
 def test_warning_classes_subclass_standard_ones():
-    from rflite._cache import NumbaCacheWarning
-    from rflite._numerics import DataConversionWarning, IllConditionedWarning
+    from rflite._core.cache import NumbaCacheWarning
+    from rflite._core.validation import DataConversionWarning
+    from rflite._core.linalg import IllConditionedWarning
     from rflite.bp import SigmaUnreachableWarning
     from rflite.metropolis import ParallelFallbackWarning
 

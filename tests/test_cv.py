@@ -1,12 +1,11 @@
-"""The shared cross-validation machinery (rflite._cv)."""
+"""The shared cross-validation machinery (rflite._core.folds, rflite._core.selection)."""
 
 import numpy as np
 import pytest
 
-from rflite._cv import (
-    KFold, Progress, check_cv, choose, cross_validate_grid, cv_splits, holdout_split,
-    weighted_mse,
-)
+from rflite._core.folds import KFold, check_cv, cv_splits, holdout_split
+from rflite._core.progress import Progress
+from rflite._core.selection import choose, cross_validate_grid, weighted_mse
 
 sk_ms = pytest.importorskip("sklearn.model_selection")
 

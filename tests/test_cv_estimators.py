@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 
-from rflite import _cv
+from rflite._core import folds as _cv
 from rflite.bp import SRFECV, SRFERegressor, bpdn, bpdn_path
 from rflite.htp import HARFECV, HARFERegressor, harfe, harfe_grid
 from rflite.ridge import RandomFeatureRidge, RandomFeatureRidgeCV, row_folds, _ridge_fold_scores

@@ -1,4 +1,4 @@
-"""Fits and predictions on Dask arrays (issue 16): rflite._dask.
+"""Fits and predictions on Dask arrays (issue 16): rflite._dask.backend.
 
 Every distributed result is compared with the in-memory path on the same
 data, on the synchronous scheduler and on a 2-process LocalCluster.
@@ -17,8 +17,8 @@ dask = pytest.importorskip("dask")
 da = pytest.importorskip("dask.array")
 distributed = pytest.importorskip("distributed")
 
-from rflite import _dask  # noqa: E402
-from rflite._dask import DaskFeatureOperator  # noqa: E402
+from rflite._dask import backend as _dask
+from rflite._dask.backend import DaskFeatureOperator  # noqa: E402
 from rflite.bp import SRFERegressor  # noqa: E402
 from rflite.datasets import make_friedman1  # noqa: E402
 from rflite.features import random_feature_map  # noqa: E402
@@ -103,7 +103,7 @@ def dask_folds(est, d, X, n_folds=5):
 # ------------------------------------------------------------- import policy
 def test_import_rflite_does_not_import_dask():
     code = ("import sys, rflite, rflite.htp, rflite.ridge, rflite.imp, rflite.bp, "
-            "rflite.metropolis, rflite.greedy, rflite._dask\n"
+            "rflite.metropolis, rflite.greedy, rflite._dask.backend\n"
             "bad = [m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed')]\n"
             "assert not bad, bad\n")
     env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(_dask.__file__)))

@@ -1,4 +1,4 @@
-"""ARFF fitted on Dask arrays (issue 16): rflite._dask_arff.
+"""ARFF fitted on Dask arrays (issue 16): rflite._dask.arff.
 
 The Metropolis loop runs on the client with the same random draws as in
 memory; only the Gram matrices, right-hand sides, training errors and
@@ -207,7 +207,7 @@ def test_arff_classifier_bad_labels_on_dask_are_named(labelled, bad, match, sync
 
 def test_arff_classifier_column_vector_labels_on_dask_warn(labelled, sync):
     """A column-vector y warns and is flattened, as in memory."""
-    from rflite._numerics import DataConversionWarning
+    from rflite._core.validation import DataConversionWarning
 
     X, labels = labelled
     Xd = da.from_array(X, chunks=(70, -1))

@@ -1,4 +1,4 @@
-"""sample_weight and the CV estimators on Dask arrays (issue 16): rflite._dask, rflite._dask_auto.
+"""sample_weight and the CV estimators on Dask arrays (issue 16): rflite._dask.backend, rflite._dask.auto.
 
 Every distributed result is compared with the in-memory fit on the same data:
 weighted HARFE and ridge to 1e-10, HARFECV / RandomFeatureRidgeCV with an
@@ -14,7 +14,7 @@ dask = pytest.importorskip("dask")
 da = pytest.importorskip("dask.array")
 distributed = pytest.importorskip("distributed")
 
-from rflite import _dask  # noqa: E402
+from rflite._dask import backend as _dask
 from rflite.datasets import make_friedman1  # noqa: E402
 from rflite.htp import HARFECV, HARFERegressor  # noqa: E402
 from rflite.ridge import RandomFeatureRidge, RandomFeatureRidgeCV  # noqa: E402
@@ -190,7 +190,7 @@ def test_ridgecv_int_cv_matches_in_memory(sync, data, rows):
 def test_ridgecv_splitter_rule_and_2d_y(sync, data):
     from sklearn.model_selection import KFold
 
-    from rflite._cv import KFold as OurKFold
+    from rflite._core.folds import KFold as OurKFold
 
     X, y, _ = data
     Y = np.column_stack([y, np.sin(3 * X[:, 0])])
@@ -228,7 +228,7 @@ def test_int_cv_folds_are_built_chunk_by_chunk(sync, data, rows, weighted):
     """An int cv (and an unshuffled KFold) labels each chunk's rows from its offset
     among the kept rows: the in-memory folds over the rows of positive weight, with
     no m-long array on the client or in the graph (issue 16)."""
-    from rflite._cv import KFold
+    from rflite._core.folds import KFold
 
     X, y, w = data
     m = X.shape[0]

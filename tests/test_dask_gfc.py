@@ -1,4 +1,4 @@
-"""GFCRegressor fitted on Dask arrays (issue 16): rflite._dask_gfc.
+"""GFCRegressor fitted on Dask arrays (issue 16): rflite._dask.gfc.
 
 The descents are Dask tasks on the same subsamples as in memory and the
 amplitude fit sums per-fold Gram matrices, so on rows in the in-memory
@@ -15,8 +15,8 @@ dask = pytest.importorskip("dask")
 da = pytest.importorskip("dask.array")
 distributed = pytest.importorskip("distributed")
 
-from rflite import _dask_split  # noqa: E402
-from rflite._dask_split import FeistelPermutation  # noqa: E402
+from rflite._dask import split as _dask_split
+from rflite._dask.split import FeistelPermutation  # noqa: E402
 from rflite.datasets import make_friedman_gfc  # noqa: E402
 from rflite.greedy import GFCRegressor  # noqa: E402
 from rflite.metropolis import _canonical_order  # noqa: E402
@@ -109,7 +109,7 @@ def test_exact_means_do_not_depend_on_the_chunks(sync):
     parts per chunk), so the descents see the same targets whatever the chunking."""
     from fractions import Fraction
 
-    from rflite._dask_gfc import exact_means
+    from rflite._dask.gfc import exact_means
 
     rng = np.random.default_rng(0)
     Y = rng.standard_normal((1001, 2)) * 10.0 ** rng.integers(-8, 8, size=(1001, 2))
@@ -171,13 +171,13 @@ def test_tall_subsamples_equal_in_memory_with_the_same_shuffle(sync, data, monke
     """Past CLIENT_SPLIT_MAX_ROWS the subsamples (and the guard's hold-out rows) are
     position ranges of a keyed bijection evaluated chunk by chunk: the in-memory
     fit whose permutations are that bijection's order."""
-    import rflite._cv
+    import rflite._core.folds
     import rflite.greedy
 
     X, y = data
     monkeypatch.setattr(_dask_split, "CLIENT_SPLIT_MAX_ROWS", 0)
     est = GFCRegressor(**KW).fit(*_dask(X, y, 170))
-    for module in (rflite.greedy, rflite._cv):
+    for module in (rflite.greedy, rflite._core.folds):
         check = module.check_rng
         monkeypatch.setattr(module, "check_rng", lambda r, *a, _c=check, **k: _FeistelGenerator(
             _c(r, *a, **k).bit_generator))

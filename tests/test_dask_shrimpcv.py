@@ -1,4 +1,4 @@
-"""SHRIMPCV fitted on Dask arrays (issue 16): rflite._dask_shrimpcv.
+"""SHRIMPCV fitted on Dask arrays (issue 16): rflite._dask.shrimpcv.
 
 The folds are the in-memory ones; every fold's paths run on triangular
 factors of its rows.  On well-conditioned (q >= 2) dictionaries the choice,

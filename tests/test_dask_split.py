@@ -2,7 +2,7 @@
 
 Past ``CLIENT_SPLIT_MAX_ROWS`` rows, SHRIMP's validation split and ARFF's
 early-stopping split come from a keyed bijection of the row indices
-(rflite._dask_split.FeistelPermutation) evaluated chunk by chunk.  The tests
+(rflite._dask.split.FeistelPermutation) evaluated chunk by chunk.  The tests
 lower the threshold to 0 so that small data take that route, and check it
 against the in-memory fits given the same shuffle.
 """
@@ -16,8 +16,8 @@ dask = pytest.importorskip("dask")
 da = pytest.importorskip("dask.array")
 distributed = pytest.importorskip("distributed")
 
-from rflite import _dask_split  # noqa: E402
-from rflite._dask_split import (FeistelPermutation, holdout_rows, take_rows,  # noqa: E402
+from rflite._dask import split as _dask_split
+from rflite._dask.split import (FeistelPermutation, holdout_rows, take_rows,  # noqa: E402
                                 validation_mask, weighted_prefix)
 from rflite.datasets import make_friedman1  # noqa: E402
 

@@ -1,4 +1,4 @@
-"""SRFE fitted on Dask arrays (issue 16): rflite._dask_srfe.
+"""SRFE fitted on Dask arrays (issue 16): rflite._dask.srfe.
 
 Every distributed fit is compared with the in-memory fit on the same data
 (same seed): the same BPDN problem up to the order of the sums over rows, so
@@ -15,7 +15,7 @@ dask = pytest.importorskip("dask")
 da = pytest.importorskip("dask.array")
 distributed = pytest.importorskip("distributed")
 
-from rflite._dask import DaskFeatureOperator  # noqa: E402
+from rflite._dask.backend import DaskFeatureOperator  # noqa: E402
 from rflite.bp import SRFECV, SRFERegressor  # noqa: E402
 from rflite.features import random_feature_map  # noqa: E402
 

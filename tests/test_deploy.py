@@ -218,7 +218,7 @@ def _fail_or_block(task):
 def test_failed_task_stops_the_pool_without_waiting_for_running_tasks():
     """``executor_scope`` used to ``shutdown(wait=True)`` on an error or Ctrl-C, so the
     caller waited for every running task (here an hour) before seeing it."""
-    from rflite._parallel import map_tasks
+    from rflite._core.parallel import map_tasks
 
     def hang(signum, frame):
         raise TimeoutError("map_tasks waited for the running task after the failure")
@@ -254,7 +254,7 @@ def test_cancelled_future_race_of_a_stopped_pool_prints_nothing(monkeypatch):
     from concurrent.futures import InvalidStateError
     from concurrent.futures.process import _ExecutorManagerThread
 
-    from rflite import _parallel
+    from rflite._core import parallel as _parallel
 
     seen = []
     monkeypatch.setattr(threading, "excepthook", lambda args: seen.append(args.exc_type))
@@ -286,7 +286,7 @@ def test_terminated_pool_has_closed_its_wakeup_pipe_on_return():
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    from rflite import _parallel
+    from rflite._core import parallel as _parallel
 
     pool = ProcessPoolExecutor(max_workers=2, mp_context=multiprocessing.get_context("spawn"))
     futures = [pool.submit(time.sleep, 30) for _ in range(2)]

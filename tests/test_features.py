@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rflite import features
-from rflite._numerics import SINCOS_MAX_ABS
+from rflite._core.sincos import SINCOS_MAX_ABS
 from rflite.features import (
     ACTIVATIONS,
     FeatureMap,
@@ -142,7 +142,7 @@ def test_phase_bound_of_the_blas_trig_path(rng):
 def test_sparse_trig_rows_skip_the_range_check_with_the_same_bits(rng, activation, kind, q):
     """The gather path skips its per-row range check when the phase bound holds:
     the same bits as the checked route, and libm rows where it does not hold."""
-    from rflite._feature_kernels import _trig_rows
+    from rflite._features.kernels import _trig_rows
 
     fmap = random_feature_map(40, 50, q=q, activation=activation, rng=3)  # gather path
     st = np.ascontiguousarray(fmap.supports.T)

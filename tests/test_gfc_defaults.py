@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 
-from rflite._cv import KFold
+from rflite._core.folds import KFold
 from rflite.datasets import make_friedman_gfc
 from rflite.greedy import NU_GRID_ESTIMATOR, GFCRegressor, gfc
 

@@ -1,4 +1,4 @@
-"""Greedy feature construction (rflite.greedy) and the executor helper (rflite._parallel)."""
+"""Greedy feature construction (rflite.greedy) and the executor helper (rflite._core.parallel)."""
 
 from concurrent.futures import ThreadPoolExecutor
 
@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 
-from rflite._numerics import spawn_streams
-from rflite._parallel import check_executor, map_tasks, spawn_seeds
+from rflite._core.random import spawn_streams
+from rflite._core.parallel import check_executor, map_tasks, spawn_seeds
 from rflite.greedy import (
     BANDWIDTHS,
     NU_GRID,
@@ -364,7 +364,7 @@ def _naive_steps_nu(X, y, weights, new, splits, nus):
     every nu, each fold's ridge by ``np.linalg.solve``; the grid from the
     simplest model (fewer steps, then larger nu); the lowest mean fold error
     among the points whose error on every fold is at most ten times the mean
-    prediction's (the "min" rule of rflite._cv.choose), first on ties."""
+    prediction's (the "min" rule of rflite._core.selection.choose), first on ties."""
     n_old = len(weights) - sum(len(w) for w in new)
     step = np.concatenate([np.full(n_old, -1)] + [np.arange(len(w)) for w in new])
     base = np.array([np.mean((y[te] - y[tr].mean()) ** 2) for tr, te in splits])

@@ -9,8 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rflite import _htp_support, htp
-from rflite._numerics import IllConditionedWarning
+from rflite import htp
+from rflite._htp import support as _htp_support
+from rflite._core.linalg import IllConditionedWarning
 from rflite.datasets import make_friedman1
 from rflite.features import random_feature_map
 from rflite.htp import HARFERegressor, harfe, top_s

@@ -12,16 +12,18 @@ import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 
 from rflite import datasets as D
-from rflite import _imp_factor, _imp_path, imp
+from rflite import imp
+from rflite._imp import factor as _imp_factor
+from rflite._imp import path as _imp_path
 from rflite.features import Normal, random_feature_map
-from rflite._imp_factor import (
+from rflite._imp.factor import (
     _compact_rows,
     _householder_min_norm,
     _lq_downdate,
     _qr_delete_columns,
     _refined_min_norm,
 )
-from rflite._imp_path import _extreme_eigs
+from rflite._imp.path import _extreme_eigs
 from rflite.imp import (
     SHRIMPRegressor,
     prune_counts,
@@ -447,7 +449,7 @@ def test_blocked_qr_routes_match_pinv(n, n_blocks, monkeypatch):
     the same minimum-norm solution as ``pinv`` (well conditioned, and rank
     deficient with the SVD route), the same triangle as one ``dgeqrf`` up to
     row signs, and the routes are really taken."""
-    import rflite._imp_factor as IF
+    import rflite._imp.factor as IF
 
     monkeypatch.setattr(IF, "BLOCKED_QR_ROWS", 32)
     A, y = well_conditioned(9, n, 13)
@@ -513,7 +515,7 @@ def test_reduced_basis_path_matches_pinv_at_every_step(m, n):
 
 
 def test_reduced_basis_shrinks_with_the_rank():
-    import rflite._imp_factor as IF
+    import rflite._imp.factor as IF
 
     rng = np.random.default_rng(6)
     A = _low_rank_columns(30, 240, 6, 3, rng)
@@ -640,7 +642,7 @@ def test_auto_q_single_input_and_any_random_state():
     y = np.sin(3 * X[:, 0]) + 0.01 * rng.standard_normal(80)
     import warnings
 
-    from rflite._base import QClippedWarning
+    from rflite._core.exceptions import QClippedWarning
 
     with warnings.catch_warnings():
         warnings.simplefilter("error", QClippedWarning)
@@ -675,11 +677,12 @@ def test_verbose_prints_one_line_per_step_and_candidate(capsys):
 
 
 def test_public_names_defined_in_private_modules_report_rflite_imp():
-    # SHRIMPPath and prune_counts live in rflite._imp_path, select_shrimp in
-    # rflite._imp_select; users (help(), pickle) see rflite.imp
+    # SHRIMPPath and prune_counts live in rflite._imp.path, select_shrimp in
+    # rflite._imp.select; users (help(), pickle) see rflite.imp
     import pickle
 
-    from rflite import _imp_path, _imp_select
+    from rflite._imp import path as _imp_path
+    from rflite._imp import select as _imp_select
 
     for name in ("SHRIMPPath", "prune_counts", "select_shrimp", "SHRIMPSelection"):
         obj = getattr(imp, name)
@@ -688,7 +691,7 @@ def test_public_names_defined_in_private_modules_report_rflite_imp():
     rng = np.random.default_rng(0)
     path = shrimp_path(rng.standard_normal((8, 20)), rng.standard_normal(8), n_steps=2)
     blob = pickle.dumps(path)
-    assert b"rflite._imp_path" not in blob
+    assert b"rflite._imp.path" not in blob
     back = pickle.loads(blob)
     assert type(back) is imp.SHRIMPPath
     assert_array_equal(back.n_kept, path.n_kept)
@@ -699,7 +702,7 @@ def test_rank_deficient_steps_cut_like_the_authors_pinv():
     before: coefficients of ~1e15 along it) and numpy's pinv's 1e-15 (the SHRIMP
     authors' code: dropped).  The path's rank-deficient solves and SHRIMP's
     minimum-norm refit now cut where pinv does."""
-    from rflite._imp_factor import min_norm_lstsq
+    from rflite._imp.factor import min_norm_lstsq
 
     rng = np.random.default_rng(3)
     U, _ = np.linalg.qr(rng.standard_normal((20, 11)))

@@ -10,8 +10,8 @@ import warnings
 import numpy as np
 import pytest
 
-from rflite import _imp_select
-from rflite._imp_factor import _MinNormSolver
+from rflite._imp import select as _imp_select
+from rflite._imp.factor import _MinNormSolver
 from rflite.imp import (
     SHRIMPCV,
     SHRIMPRegressor,
@@ -160,7 +160,7 @@ def test_cv_fold_scores_equal_per_rate():
         cv.fit(X, y)
     fmaps = []
     from rflite.imp import _shrimp_map
-    from rflite._numerics import spawn_streams
+    from rflite._core.random import spawn_streams
 
     for q, s in zip((1, 2), spawn_streams(np.random.default_rng(0), 2)):
         cv._n_weights = 60

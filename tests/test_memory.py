@@ -1,6 +1,6 @@
 """Memory: the peak of a fit is estimated up front, against every limit that applies.
 
-- :func:`rflite._numerics.available_memory` reads ``RLIMIT_AS`` (``ulimit -v``)
+- :func:`rflite._core.memory.available_memory` reads ``RLIMIT_AS`` (``ulimit -v``)
   and cgroup v1 / v2 limits, not only ``MemAvailable``;
 - a fit that cannot fit is refused before anything large is allocated, with
   the library's ``MemoryError`` naming ``n_features`` (subprocesses under
@@ -19,7 +19,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rflite import _numerics as nm
+from rflite._core import linalg
+from rflite._core import memory
+from rflite._core import validation
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -42,7 +44,7 @@ def _run_limited(code: str, ulimit_kb: int = ULIMIT_KB) -> subprocess.CompletedP
 @posix_only
 def test_available_memory_reads_rlimit_as():
     res = _run_limited("""
-        from rflite._numerics import available_memory
+        from rflite._core.memory import available_memory
         print(available_memory())
     """)
     assert res.returncode == 0, res.stderr
@@ -110,9 +112,9 @@ def _fake_cgroup(tmp_path, monkeypatch, *, v2=None, v1=None):
         (base / "job" / "memory.max").write_text(f"{v2[0]}\n")
         (base / "job" / "memory.current").write_text(f"{v2[1]}\n")
         lines.append("0::/job")
-        monkeypatch.setattr(nm, "_CGROUP_V2_ROOTS", (str(base),))
+        monkeypatch.setattr(memory, "_CGROUP_V2_ROOTS", (str(base),))
     else:
-        monkeypatch.setattr(nm, "_CGROUP_V2_ROOTS", (str(tmp_path / "none"),))
+        monkeypatch.setattr(memory, "_CGROUP_V2_ROOTS", (str(tmp_path / "none"),))
     if v1 is not None:
         base = tmp_path / "v1"
         (base / "a" / "b").mkdir(parents=True)
@@ -121,29 +123,29 @@ def _fake_cgroup(tmp_path, monkeypatch, *, v2=None, v1=None):
         (base / "a" / "memory.usage_in_bytes").write_text(f"{v1[1]}\n")
         (base / "a" / "b" / "memory.limit_in_bytes").write_text("9223372036854771712\n")
         lines.append("4:memory:/a/b")
-        monkeypatch.setattr(nm, "_CGROUP_V1_ROOTS", (str(base),))
+        monkeypatch.setattr(memory, "_CGROUP_V1_ROOTS", (str(base),))
     else:
-        monkeypatch.setattr(nm, "_CGROUP_V1_ROOTS", (str(tmp_path / "none"),))
+        monkeypatch.setattr(memory, "_CGROUP_V1_ROOTS", (str(tmp_path / "none"),))
     proc.write_text("\n".join(lines) + "\n")
-    monkeypatch.setattr(nm, "_PROC_SELF_CGROUP", str(proc))
+    monkeypatch.setattr(memory, "_PROC_SELF_CGROUP", str(proc))
 
 
 def test_available_memory_reads_cgroup_v2(tmp_path, monkeypatch):
     _fake_cgroup(tmp_path, monkeypatch, v2=(1 << 30, 1 << 28))
-    assert nm._cgroup_available() == (1 << 30) - (1 << 28)
-    assert nm.available_memory() <= (1 << 30) - (1 << 28)
+    assert memory._cgroup_available() == (1 << 30) - (1 << 28)
+    assert memory.available_memory() <= (1 << 30) - (1 << 28)
 
 
 def test_available_memory_reads_cgroup_v1_parent_limit(tmp_path, monkeypatch):
     _fake_cgroup(tmp_path, monkeypatch, v1=(3 << 29, 1 << 29))
-    assert nm._cgroup_available() == 1 << 30
-    assert nm.available_memory() <= 1 << 30
+    assert memory._cgroup_available() == 1 << 30
+    assert memory.available_memory() <= 1 << 30
 
 
 def test_no_cgroup_limit(tmp_path, monkeypatch):
     _fake_cgroup(tmp_path, monkeypatch)
-    assert nm._cgroup_available() is None
-    assert nm.available_memory() > 0
+    assert memory._cgroup_available() is None
+    assert memory.available_memory() > 0
 
 
 def _peak_bytes(fn, *args):
@@ -157,16 +159,16 @@ def _peak_bytes(fn, *args):
 
 def test_check_array_makes_no_full_size_temporary():
     A = np.random.default_rng(0).normal(size=(2000, 2000))  # 32 MB
-    assert _peak_bytes(nm.check_array, A, "A") < A.nbytes / 4
-    assert nm.max_abs(A) == np.abs(A).max()
+    assert _peak_bytes(validation.check_array, A, "A") < A.nbytes / 4
+    assert validation.max_abs(A) == np.abs(A).max()
     for bad in (np.nan, np.inf, -np.inf):
         B = A.copy()
         B[-1, -1] = bad
         with pytest.raises(ValueError, match="A contains NaN or infinite"):
-            nm.check_array(B, "A")
+            validation.check_array(B, "A")
     C = A * (1 + 1j)
-    assert nm.max_abs(C) == np.abs(C).max()
-    assert nm.max_abs(np.arange(-5.0, 3.0)) == 5.0
+    assert validation.max_abs(C) == np.abs(C).max()
+    assert validation.max_abs(np.arange(-5.0, 3.0)) == 5.0
 
 
 def test_ridge_fit_workspace_is_two_gram_matrices():
@@ -176,7 +178,7 @@ def test_ridge_fit_workspace_is_two_gram_matrices():
     A = rng.normal(size=(300, 2000))
     y = rng.normal(size=300)
     gram = 300 * 300 * 8
-    assert _peak_bytes(nm.ridge_fit, A, y, 1e-3) < 2 * gram + 0.5 * gram
+    assert _peak_bytes(linalg.ridge_fit, A, y, 1e-3) < 2 * gram + 0.5 * gram
 
 
 @posix_only

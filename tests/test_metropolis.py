@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose, assert_array_equal
 
-from rflite import _arff_kernels as kern
+from rflite._arff import kernels as kern
 from rflite import metropolis as mp
 from rflite.datasets import make_metropolis1, make_metropolis3
 from rflite.metropolis import (

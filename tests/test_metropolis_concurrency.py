@@ -19,7 +19,7 @@ import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 
 import rflite
-from rflite import _arff_kernels as kern
+from rflite._arff import kernels as kern
 from rflite import metropolis as mp
 
 ROOT = str(pathlib.Path(rflite.__file__).resolve().parents[1])
@@ -28,7 +28,7 @@ PRELUDE = """
 import numpy as np
 import numba
 import rflite.metropolis as mp
-import rflite._arff_kernels as kern
+import rflite._arff.kernels as kern
 kern.PARALLEL_MIN_ENTRIES = 0   # the threaded feature kernel for any size
 kern.PARALLEL_MIN_FEATURES = 0  # the threaded accept kernel for any K
 rng = np.random.default_rng(0)
@@ -141,7 +141,7 @@ def test_jit_disabled_import_and_fit():
     code = """
 import numpy as np
 import rflite.metropolis as mp
-import rflite._arff_kernels as kern
+import rflite._arff.kernels as kern
 kern.PARALLEL_MIN_ENTRIES = 0
 kern.PARALLEL_MIN_FEATURES = 0
 rng = np.random.default_rng(0)

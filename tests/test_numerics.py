@@ -9,65 +9,68 @@ import warnings
 import numpy as np
 import pytest
 
-from rflite import _numerics as nm
+from rflite._core import linalg
+from rflite._core import random as core_random
+from rflite._core import sincos
+from rflite._core import validation
 
 
 def test_check_rng_forms():
     g = np.random.default_rng(3)
-    assert nm.check_rng(g) is g
-    assert nm.check_rng(5).random() == np.random.default_rng(5).random()
-    assert isinstance(nm.check_rng(None), np.random.Generator)
+    assert core_random.check_rng(g) is g
+    assert core_random.check_rng(5).random() == np.random.default_rng(5).random()
+    assert isinstance(core_random.check_rng(None), np.random.Generator)
     for bad in ("seed", 1.5, -1, True):
         with pytest.raises(ValueError, match="rng"):
-            nm.check_rng(bad)
+            core_random.check_rng(bad)
 
 
 def test_spawn_streams_are_independent_and_reproducible():
-    a = [s.random() for s in nm.spawn_streams(np.random.default_rng(0), 3)]
-    b = [s.random() for s in nm.spawn_streams(np.random.default_rng(0), 3)]
+    a = [s.random() for s in core_random.spawn_streams(np.random.default_rng(0), 3)]
+    b = [s.random() for s in core_random.spawn_streams(np.random.default_rng(0), 3)]
     assert a == b and len(set(a)) == 3
 
 
 def test_check_array_messages():
     with pytest.raises(ValueError, match="X must have 2"):
-        nm.check_array(np.zeros(3), "X")
+        validation.check_array(np.zeros(3), "X")
     with pytest.raises(ValueError, match="y contains NaN"):
-        nm.check_array([1.0, np.nan], "y", ndim=1)
+        validation.check_array([1.0, np.nan], "y", ndim=1)
     with pytest.raises(ValueError, match="A must be real"):
-        nm.check_array(np.ones((2, 2)) * 1j, "A")
+        validation.check_array(np.ones((2, 2)) * 1j, "A")
     with pytest.raises(ValueError, match="X must be numeric"):
-        nm.check_array([["a"]], "X")
+        validation.check_array([["a"]], "X")
     a = np.ones((3, 2))
-    assert nm.check_array(a, "X") is a  # no copy for clean float64 input
+    assert validation.check_array(a, "X") is a  # no copy for clean float64 input
     with pytest.raises(ValueError, match="same number of rows"):
-        nm.check_X_y(np.ones((3, 2)), np.ones(4))
+        validation.check_X_y(np.ones((3, 2)), np.ones(4))
 
 
 def test_scalar_checks():
-    assert nm.check_int(3, "s", minimum=1) == 3
+    assert validation.check_int(3, "s", minimum=1) == 3
     with pytest.raises(ValueError, match="s must be >= 1, got 0"):
-        nm.check_int(0, "s", minimum=1)
+        validation.check_int(0, "s", minimum=1)
     with pytest.raises(ValueError, match="s must be an integer"):
-        nm.check_int(2.0, "s")
+        validation.check_int(2.0, "s")
     with pytest.raises(ValueError, match="lam must be >= 0"):
-        nm.check_real(-1e-3, "lam", minimum=0.0)
+        validation.check_real(-1e-3, "lam", minimum=0.0)
     with pytest.raises(ValueError, match="mu must be > 0"):
-        nm.check_real(0.0, "mu", minimum=0.0, strict=True)
+        validation.check_real(0.0, "mu", minimum=0.0, strict=True)
     with pytest.raises(ValueError, match="mu must be finite"):
-        nm.check_real(np.inf, "mu")
+        validation.check_real(np.inf, "mu")
     with pytest.raises(ValueError, match="method"):
-        nm.check_choice("x", "method", ("a", "b"))
+        validation.check_choice("x", "method", ("a", "b"))
 
 
 @pytest.mark.parametrize("complex_", [False, True])
 def test_ridge_solve_matches_numpy(complex_, rng):
     A = rng.normal(size=(30, 8)) + (1j * rng.normal(size=(30, 8)) if complex_ else 0)
     y = rng.normal(size=30)
-    z = nm.ridge_on_columns(A, y, 0.3)
+    z = linalg.ridge_on_columns(A, y, 0.3)
     G = A.conj().T @ A + 0.3 * np.eye(8)
     np.testing.assert_allclose(z, np.linalg.solve(G, A.conj().T @ y), rtol=1e-10)
     Y = rng.normal(size=(8, 2))
-    np.testing.assert_allclose(nm.ridge_solve(A.conj().T @ A, Y, 0.3), np.linalg.solve(G, Y),
+    np.testing.assert_allclose(linalg.ridge_solve(A.conj().T @ A, Y, 0.3), np.linalg.solve(G, Y),
                                rtol=1e-10)
 
 
@@ -75,8 +78,8 @@ def test_ridge_solve_singular_falls_back_with_warning(rng):
     B = rng.normal(size=(20, 3))
     A = np.hstack([B, B])  # duplicate columns: rank 3 of 6
     y = rng.normal(size=20)
-    with pytest.warns(nm.IllConditionedWarning, match="pseudo-inverse"):
-        z = nm.ridge_on_columns(A, y, 0.0)
+    with pytest.warns(linalg.IllConditionedWarning, match="pseudo-inverse"):
+        z = linalg.ridge_on_columns(A, y, 0.0)
     np.testing.assert_allclose(z, np.linalg.pinv(A) @ y, rtol=1e-8, atol=1e-10)
 
 
@@ -84,7 +87,7 @@ def test_ridge_fit_primal_and_dual_agree(rng):
     for m, n in [(40, 10), (10, 40)]:
         A = rng.normal(size=(m, n))
         y = rng.normal(size=m)
-        c = nm.ridge_fit(A, y, 0.5)
+        c = linalg.ridge_fit(A, y, 0.5)
         expected = np.linalg.solve(A.T @ A + 0.5 * np.eye(n), A.T @ y)
         np.testing.assert_allclose(c, expected, rtol=1e-10)
 
@@ -94,9 +97,9 @@ def test_ridge_fit_primal_and_dual_agree(rng):
 def test_min_norm_solve_matches_pinv(shape, complex_, rng):
     A = rng.normal(size=shape) + (1j * rng.normal(size=shape) if complex_ else 0)
     y = rng.normal(size=shape[0])
-    np.testing.assert_allclose(nm.min_norm_solve(A, y), np.linalg.pinv(A) @ y, rtol=1e-9,
+    np.testing.assert_allclose(linalg.min_norm_solve(A, y), np.linalg.pinv(A) @ y, rtol=1e-9,
                                atol=1e-12)
-    assert nm.min_norm_solve(A[:, :0], y).shape == (0,)
+    assert linalg.min_norm_solve(A[:, :0], y).shape == (0,)
 
 
 def test_min_norm_solve_rank_deficient(rng):
@@ -105,12 +108,12 @@ def test_min_norm_solve_rank_deficient(rng):
     y = np.concatenate([np.ones(5), np.ones(5)])
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        c = nm.min_norm_solve(A, y)
+        c = linalg.min_norm_solve(A, y)
     np.testing.assert_allclose(c, np.linalg.pinv(A) @ y, rtol=1e-8, atol=1e-10)
 
 
 # ------------------------------------------------------------------- sincos
-@pytest.mark.parametrize("scale", [1.0, 1e2, 1e4, nm.SINCOS_MAX_ABS])
+@pytest.mark.parametrize("scale", [1.0, 1e2, 1e4, sincos.SINCOS_MAX_ABS])
 def test_sincos_within_one_ulp_of_numpy(scale):
     """Within 1 ulp of NumPy's value (and |error| <= 2.3e-16) over the documented
     range, including arguments within rounding of multiples of pi/2."""
@@ -119,7 +122,7 @@ def test_sincos_within_one_ulp_of_numpy(scale):
     @njit
     def both(x, s, c):
         for i in range(x.size):
-            s[i], c[i] = nm.sincos(x[i])
+            s[i], c[i] = sincos.sincos(x[i])
 
     x = np.random.default_rng(0).uniform(-scale, scale, 200_000)
     x[:2000] = np.round(x[:2000] / (np.pi / 2)) * (np.pi / 2)
@@ -137,7 +140,7 @@ def _sincos_arrays(x):
     @njit
     def both(x, s, c):
         for i in range(x.size):
-            s[i], c[i] = nm.sincos(x[i])
+            s[i], c[i] = sincos.sincos(x[i])
 
     s, c = np.empty_like(x), np.empty_like(x)
     both(x, s, c)
@@ -158,7 +161,7 @@ def test_sincos_within_one_ulp_next_to_multiples_of_half_pi():
     near = (k * pi_ld / 2).astype(np.float64)
     x = np.concatenate([near + i * np.spacing(near) for i in (-2, -1, 0, 1, 2)])
     x = np.concatenate([x, -x])
-    assert np.abs(x).max() <= nm.SINCOS_MAX_ABS
+    assert np.abs(x).max() <= sincos.SINCOS_MAX_ABS
     s, c = _sincos_arrays(x)
     assert _ulps(s, np.sin(x)).max() <= 1
     assert _ulps(c, np.cos(x)).max() <= 1
@@ -181,14 +184,14 @@ def test_sin_only_and_cos_only_equal_sincos_bit_for_bit():
     @njit
     def each(x, s, c):
         for i in range(x.size):
-            s[i] = nm.sin_only(x[i])
-            c[i] = nm.cos_only(x[i])
+            s[i] = sincos.sin_only(x[i])
+            c[i] = sincos.cos_only(x[i])
 
     rng = np.random.default_rng(3)
     pi_ld = np.longdouble("3.14159265358979323846264338327950288")
     near = (np.arange(1, 2**14, dtype=np.longdouble) * pi_ld / 2).astype(np.float64)
     x = np.concatenate(
-        [rng.uniform(-scale, scale, 50_000) for scale in (1.0, 1e2, 1e4, nm.SINCOS_MAX_ABS)]
+        [rng.uniform(-scale, scale, 50_000) for scale in (1.0, 1e2, 1e4, sincos.SINCOS_MAX_ABS)]
         + [near + i * np.spacing(near) for i in (-1, 0, 1)]
         + [[0.0, -0.0, 5e-324, -5e-324, -1e-310, np.pi / 4, -np.pi / 4]])
     x = np.concatenate([x, -x])
@@ -218,18 +221,18 @@ def test_sin_features_beyond_sincos_range_use_libm():
 # ------------------------------------------------- random state (issue 13)
 def test_check_rng_accepts_every_sklearn_random_state():
     big = 2**64 + 12345  # seeds >= 2**63 are valid SeedSequence entropy
-    assert nm.check_rng(big).random() == np.random.default_rng(big).random()
-    assert nm.check_rng(np.uint64(2**63)).random() == np.random.default_rng(2**63).random()
-    assert nm.check_rng(np.int32(7)).random() == np.random.default_rng(7).random()
+    assert core_random.check_rng(big).random() == np.random.default_rng(big).random()
+    assert core_random.check_rng(np.uint64(2**63)).random() == np.random.default_rng(2**63).random()
+    assert core_random.check_rng(np.int32(7)).random() == np.random.default_rng(7).random()
     ss = np.random.SeedSequence(11)
-    assert nm.check_rng(ss).random() == np.random.default_rng(np.random.SeedSequence(11)).random()
+    assert core_random.check_rng(ss).random() == np.random.default_rng(np.random.SeedSequence(11)).random()
     bg = np.random.PCG64(3)
-    assert nm.check_rng(bg).bit_generator is bg
+    assert core_random.check_rng(bg).bit_generator is bg
     # RandomState: deterministic, and it advances (two calls give different streams)
     rs = np.random.RandomState(0)
-    a, b = nm.check_rng(rs).random(), nm.check_rng(rs).random()
+    a, b = core_random.check_rng(rs).random(), core_random.check_rng(rs).random()
     assert a != b
-    assert nm.check_rng(np.random.RandomState(0)).random() == a
+    assert core_random.check_rng(np.random.RandomState(0)).random() == a
     entropy = np.random.RandomState(0).randint(0, 2**32, size=4, dtype=np.uint32)
     expected = np.random.Generator(np.random.PCG64(np.random.SeedSequence(entropy.tolist())))
     assert a == expected.random()
@@ -237,12 +240,12 @@ def test_check_rng_accepts_every_sklearn_random_state():
 
 def test_check_rng_names_the_parameter():
     with pytest.raises(ValueError, match="random_state must be a non-negative int seed, got -1"):
-        nm.check_rng(-1, name="random_state")
+        core_random.check_rng(-1, name="random_state")
     with pytest.raises(ValueError, match="rng must be a non-negative"):
-        nm.check_rng(-(2**70))
+        core_random.check_rng(-(2**70))
     for bad in (True, np.bool_(False), 1.0, "0", [1]):
         with pytest.raises(ValueError, match="^random_state must be None"):
-            nm.check_rng(bad, name="random_state")
+            core_random.check_rng(bad, name="random_state")
 
 
 def test_check_rng_random_state_works_in_functions():
@@ -259,11 +262,11 @@ def test_check_rng_random_state_works_in_functions():
 
 # ---------------------------------------------------- booleans and overflow
 def test_check_bool():
-    assert nm.check_bool(True, "normalize") is True
-    assert nm.check_bool(np.bool_(False), "normalize") is False
+    assert validation.check_bool(True, "normalize") is True
+    assert validation.check_bool(np.bool_(False), "normalize") is False
     for bad in ("no", "False", 0, 1, None, 1.0, np.array([True, False])):
         with pytest.raises(ValueError, match="normalize must be a bool"):
-            nm.check_bool(bad, "normalize")
+            validation.check_bool(bad, "normalize")
 
 
 def test_check_real_rejects_values_beyond_float64():
@@ -271,10 +274,10 @@ def test_check_real_rejects_values_beyond_float64():
 
     for huge in (10**400, -(10**400), Fraction(10**400, 3)):
         with pytest.raises(ValueError, match="lam must be finite, got a value too large"):
-            nm.check_real(huge, "lam")
+            validation.check_real(huge, "lam")
     with pytest.raises(ValueError, match="lam must be a real number"):
-        nm.check_real(np.bool_(True), "lam")
-    assert nm.check_real(10**300, "lam") == 1e300
+        validation.check_real(np.bool_(True), "lam")
+    assert validation.check_real(10**300, "lam") == 1e300
 
 
 # ------------------------------------------- conditioning safeguard (13.1)
@@ -290,11 +293,11 @@ def test_cholesky_rcond_sees_through_a_unit_diagonal():
     # the old test, squared diagonal ratio of the factor, is 1: no warning
     assert np.abs(np.diag(R)).min() ** 2 / np.abs(np.diag(R)).max() ** 2 == 1.0
     anorm = np.abs(G).sum(axis=0).max()
-    assert nm.cholesky_rcond(R, anorm) < 1e-15
-    assert nm.cholesky_rcond(R) < 1e-15  # trace-based norm
+    assert linalg.cholesky_rcond(R, anorm) < 1e-15
+    assert linalg.cholesky_rcond(R) < 1e-15  # trace-based norm
     Q = np.linalg.qr(np.random.default_rng(0).normal(size=(40, 40)))[0]
     well = np.linalg.cholesky(Q @ np.diag(np.linspace(1, 10, 40)) @ Q.T).T
-    assert 1e-3 < nm.cholesky_rcond(well) <= 1.0
+    assert 1e-3 < linalg.cholesky_rcond(well) <= 1.0
 
 
 def test_ridge_solve_warns_on_unit_diagonal_ill_conditioned_gram():
@@ -302,14 +305,14 @@ def test_ridge_solve_warns_on_unit_diagonal_ill_conditioned_gram():
     R = _unit_diagonal_ill_conditioned()
     G = R.T @ R
     x = np.random.default_rng(0).normal(size=40)
-    with pytest.warns(nm.IllConditionedWarning, match="numerically singular"):
-        z = nm.ridge_solve(G, G @ x, 0.0)
+    with pytest.warns(linalg.IllConditionedWarning, match="numerically singular"):
+        z = linalg.ridge_solve(G, G @ x, 0.0)
     # the pseudo-inverse solution reproduces the right-hand side
     assert np.linalg.norm(G @ z - G @ x) <= 1e-8 * np.linalg.norm(G @ x)
     # a shift that makes the system well conditioned: no warning, exact solve
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        z = nm.ridge_solve(G, G @ x + 1e-2 * x, 1e-2)
+        z = linalg.ridge_solve(G, G @ x + 1e-2 * x, 1e-2)
     np.testing.assert_allclose(z, x, rtol=1e-9)
 
 
@@ -329,18 +332,18 @@ def test_sincos_pi_half_split_is_exact_where_it_must_be():
             e += 1
         return int(m).bit_length(), e  # significant bits, position of the last bit
 
-    assert bits(nm._PIO2_1)[0] <= 33 and bits(nm._PIO2_3)[0] <= 33
-    n2, last2 = bits(nm._PIO2_2)
+    assert bits(sincos._PIO2_1)[0] <= 33 and bits(sincos._PIO2_3)[0] <= 33
+    n2, last2 = bits(sincos._PIO2_2)
     assert n2 <= 21 and last2 <= 53
-    assert 2 * nm.SINCOS_MAX_ABS / math.pi < 2**20
+    assert 2 * sincos.SINCOS_MAX_ABS / math.pi < 2**20
     pi = Fraction("3.14159265358979323846264338327950288419716939937510582097494459")
-    total = sum(Fraction(p) for p in (nm._PIO2_1, nm._PIO2_2, nm._PIO2_3, nm._PIO2_3T))
+    total = sum(Fraction(p) for p in (sincos._PIO2_1, sincos._PIO2_2, sincos._PIO2_3, sincos._PIO2_3T))
     assert abs(total - pi / 2) < Fraction(1, 2**135)
 
 
 def test_absmax_matches_numpy():
     """The allocation-free row maximum of the sincos kernels against ``np.abs(z).max()``."""
-    from rflite._numerics import absmax
+    from rflite._core.sincos import absmax
 
     rng = np.random.default_rng(0)
     for z in (rng.standard_normal(1001) * 1e6, -np.arange(5.0), np.array([-0.0]),
@@ -366,7 +369,7 @@ def test_shared_blas_limit_restores_the_count_after_interleaved_threads():
     threadpoolctl = pytest.importorskip("threadpoolctl")
     import threading
 
-    from rflite._numerics import shared_blas_limit
+    from rflite._core.blas import shared_blas_limit
 
     a_in, b_in, a_out = threading.Event(), threading.Event(), threading.Event()
 
@@ -399,7 +402,7 @@ def test_shared_blas_limit_without_waiting():
     threadpoolctl = pytest.importorskip("threadpoolctl")
     import threading
 
-    from rflite._numerics import shared_blas_limit
+    from rflite._core.blas import shared_blas_limit
 
     held, release, waited = threading.Event(), threading.Event(), []
 
@@ -434,7 +437,7 @@ def test_exact_sum_parts_give_the_correctly_rounded_sum_of_any_partition():
     import math
     from fractions import Fraction
 
-    from rflite._numerics import exact_sum_parts, exact_total
+    from rflite._core.metrics import exact_sum_parts, exact_total
 
     rng = np.random.default_rng(0)
     for trial in range(60):

@@ -7,15 +7,15 @@ import pytest
 
 #: public module -> (home modules, whether every constant of the homes is public)
 SPLITS = {
-    "rflite.imp": (("rflite._imp_factor", "rflite._imp_guard", "rflite._imp_path",
-                    "rflite._imp_select"), True),
-    "rflite.metropolis": (("rflite._arff_chain",), True),
-    "rflite.greedy": (("rflite._gfc_descent",), True),
-    "rflite.htp": (("rflite._htp_select",), True),
-    "rflite.features": (("rflite._feature_fill",), True),
-    "rflite._dask": (("rflite._dask_operator",), True),
-    "rflite.theory": (("rflite._theory_kernels",), True),
-    "rflite.bp": (("rflite._bp_homotopy", "rflite._bp_spgl1", "rflite._bp_lp", "rflite._bp_path"),
+    "rflite.imp": (("rflite._imp.factor", "rflite._imp.guard", "rflite._imp.path",
+                    "rflite._imp.select"), True),
+    "rflite.metropolis": (("rflite._arff.chain",), True),
+    "rflite.greedy": (("rflite._gfc.descent",), True),
+    "rflite.htp": (("rflite._htp.select",), True),
+    "rflite.features": (("rflite._features.fill",), True),
+    "rflite._dask.backend": (("rflite._dask.operator",), True),
+    "rflite.theory": (("rflite._theory.kernels",), True),
+    "rflite.bp": (("rflite._bp.homotopy", "rflite._bp.spgl1", "rflite._bp.lp", "rflite._bp.path"),
                   False),
 }
 

@@ -10,12 +10,13 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 
-from rflite import _imp_guard, imp
-from rflite._base import EffectiveFeaturesWarning, MagnitudeWarning
-from rflite._cv import KFold
-from rflite._imp_factor import min_norm_lstsq
-from rflite._imp_guard import _collapse_rows
-from rflite._numerics import min_norm_solve
+from rflite import imp
+from rflite._imp import guard as _imp_guard
+from rflite._core.exceptions import EffectiveFeaturesWarning, MagnitudeWarning
+from rflite._core.folds import KFold
+from rflite._imp.factor import min_norm_lstsq
+from rflite._imp.guard import _collapse_rows
+from rflite._core.linalg import min_norm_solve
 from rflite.imp import SHRIMPCV, SHRIMPRegressor, select_shrimp
 
 
@@ -160,10 +161,10 @@ def test_out_of_proportion_detects_singular_refits():
 
 
 def test_constants_set_on_rflite_imp_reach_the_code_that_reads_them(monkeypatch):
-    """The guard's constants live in rflite._imp_guard (and the factorisation's in
-    rflite._imp_factor); setting them on rflite.imp, as the README suggests for
+    """The guard's constants live in rflite._imp.guard (and the factorisation's in
+    rflite._imp.factor); setting them on rflite.imp, as the README suggests for
     GUARD_RATIO, must change what the guard does."""
-    from rflite import _imp_factor
+    from rflite._imp import factor as _imp_factor
 
     rng = np.random.default_rng(0)
     A = rng.uniform(-1, 1, (30, 10))
@@ -386,7 +387,7 @@ def test_shrimpcv_scores_the_whole_dictionarys_ridge_even_when_wider_than_the_ro
 
 
 def test_shrimpcv_average_folds_is_the_mean_of_the_refit_and_the_scored_fold_models():
-    from rflite._imp_select import _fold_model
+    from rflite._imp.select import _fold_model
 
     X, y = smooth(60)
     y = y + 0.3 * np.random.default_rng(1).standard_normal(y.size)

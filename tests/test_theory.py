@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from numpy.testing import assert_allclose
 
-from rflite import _theory_kernels as TK
+from rflite._theory import kernels as TK
 from rflite import theory as T
 from rflite.experiments import Context, run_experiment
 from rflite.features import Normal, random_feature_map

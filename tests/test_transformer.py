@@ -9,7 +9,7 @@ import warnings
 import numpy as np
 import pytest
 
-from rflite import _orf
+from rflite._features import orf as _orf
 from rflite.features import RandomFeatures
 
 sklearn = pytest.importorskip("sklearn")

@@ -91,7 +91,7 @@ def _fit_one(task):
 @register("defaults-real", "every default / CV estimator vs RidgeCV and RBFSampler+RidgeCV "
           "on Friedman-1 and the six real sets", "~10 min on 2 cores with --jobs 2 (quick ~2 min)")
 def defaults_real(ctx):
-    from rflite._parallel import map_tasks
+    from rflite._core.parallel import map_tasks
 
     try:
         importlib.import_module("sklearn")

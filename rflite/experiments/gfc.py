@@ -24,7 +24,7 @@ training rows) against the three RFF baselines.  These sets are small (200 to
 paper's regime, and the spectra overfit the training rows there.
 
 The outer folds (and data sets of ``gfc-real``) are independent tasks run with
-``ctx.jobs`` (:func:`rflite._parallel.map_tasks`); seeds are spawned per task,
+``ctx.jobs`` (:func:`rflite._core.parallel.map_tasks`); seeds are spawned per task,
 so the numbers do not depend on ``--jobs``.
 """
 
@@ -34,8 +34,8 @@ import time
 
 import numpy as np
 
-from rflite._numerics import blas_threads
-from rflite._parallel import map_tasks, spawn_seeds
+from rflite._core.blas import blas_threads
+from rflite._core.parallel import map_tasks, spawn_seeds
 from rflite.datasets import (
     UCI_DATASETS,
     load_uci,
@@ -77,7 +77,7 @@ _KERNEL = {"gaussian": "Gauss kernel", "laplace": "Cauchy kernel", "cauchy": "La
 
 
 def _single_blas_thread():
-    """One BLAS thread per task (see ``rflite._numerics.blas_threads``)."""
+    """One BLAS thread per task (see ``rflite._core.blas.blas_threads``)."""
     return blas_threads(1)
 
 

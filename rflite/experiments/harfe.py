@@ -36,8 +36,8 @@ import warnings
 import numpy as np
 
 from rflite import datasets
-from rflite._numerics import IllConditionedWarning
-from rflite._parallel import map_tasks
+from rflite._core.linalg import IllConditionedWarning
+from rflite._core.parallel import map_tasks
 from rflite.experiments import atomic_path, register
 from rflite.experiments.srfe import print_srfe_rows
 from rflite.features import random_feature_map

@@ -40,7 +40,7 @@ from rflite.datasets import (
     target_metropolis2,
     target_metropolis3,
 )
-from rflite._parallel import map_tasks, spawn_seeds
+from rflite._core.parallel import map_tasks, spawn_seeds
 from rflite.experiments import atomic_path, register
 from rflite.metropolis import (
     DELTA_NUMERATOR,

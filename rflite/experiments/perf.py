@@ -72,7 +72,7 @@ import time
 
 import numpy as np
 
-from rflite._numerics import blas_threads
+from rflite._core.blas import blas_threads
 from rflite.bp import srfe
 from rflite.experiments import register
 from rflite.features import random_feature_map

@@ -14,7 +14,7 @@ import time
 
 import numpy as np
 
-from rflite._parallel import map_tasks
+from rflite._core.parallel import map_tasks
 from rflite.datasets import make_friedman1, target_friedman1
 from rflite.experiments import atomic_path, register
 from rflite.ridge import RandomFeatureRidge

@@ -29,7 +29,7 @@ For every m it prints
   divided by the number of workers; the resident size of this process on the
   synchronous scheduler), which stays flat in m because a task holds one
   chunk of ``X`` and one 32 MB row block of its features at a time
-  (:data:`rflite._dask.BLOCK_ENTRIES`), and how far the fit raised it above
+  (:data:`rflite._dask.backend.BLOCK_ENTRIES`), and how far the fit raised it above
   the workers' memory at its start ("added": the workers' resident memory
   rarely shrinks, so the absolute peak of a later m also carries what the
   earlier fits left behind);

@@ -22,8 +22,8 @@ from collections import Counter
 import numpy as np
 
 from rflite import datasets
-from rflite._numerics import min_norm_solve
-from rflite._parallel import map_tasks
+from rflite._core.linalg import min_norm_solve
+from rflite._core.parallel import map_tasks
 from rflite.experiments import atomic_path, register
 from rflite.experiments.srfe import print_srfe_rows
 from rflite.features import Normal, random_feature_map

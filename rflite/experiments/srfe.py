@@ -34,8 +34,8 @@ import time
 import numpy as np
 
 from rflite import datasets
-from rflite._numerics import ridge_fit
-from rflite._parallel import map_tasks, spawn_seeds
+from rflite._core.linalg import ridge_fit
+from rflite._core.parallel import map_tasks, spawn_seeds
 from rflite.bp import SRFERegressor, srfe
 from rflite.experiments import atomic_path, register
 from rflite.features import Normal, Uniform, random_feature_map
@@ -156,7 +156,7 @@ def srfe_row(table, *, q=None, n_runs=None, quick=False, seed=0, log=None,
     log : callable, optional
         Progress lines (e.g. ``ctx.log``).
     executor : None, int or Executor
-        Where the repetitions run (:func:`rflite._parallel.map_tasks`); each
+        Where the repetitions run (:func:`rflite._core.parallel.map_tasks`); each
         has its own seed, so the numbers do not depend on it.
 
     Returns

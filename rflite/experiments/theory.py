@@ -17,7 +17,7 @@ import math
 import numpy as np
 
 from rflite import theory
-from rflite._parallel import map_tasks, spawn_seeds
+from rflite._core.parallel import map_tasks, spawn_seeds
 from rflite.experiments import atomic_path, register
 from rflite.features import Normal, random_feature_map
 

@@ -1,0 +1,226 @@
+"""Folds and hold-outs: scikit-learn's ``KFold`` and ``cv`` conventions, and folds over distinct rows."""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from rflite._core.random import check_rng
+from rflite._core.validation import check_int
+
+
+class KFold:
+    """K consecutive folds, optionally after a shuffle: scikit-learn's ``KFold``.
+
+    The first ``n % n_splits`` folds have one row more; with ``shuffle=True`` the
+    rows are permuted by ``np.random.RandomState(random_state).shuffle`` (an int
+    or None seed) exactly as scikit-learn does, so the same arguments give the
+    same folds in both libraries.  A ``numpy.random.Generator`` is also
+    accepted (then the permutation is the generator's).
+    """
+
+    def __init__(self, n_splits: int = 5, *, shuffle: bool = False, random_state=None):
+        if not isinstance(n_splits, numbers.Integral) or isinstance(n_splits, bool) \
+                or n_splits < 2:
+            raise ValueError(f"n_splits must be an int >= 2, got {n_splits!r}")
+        self.n_splits = int(n_splits)
+        self.shuffle = bool(shuffle)
+        self.random_state = random_state
+
+    def __repr__(self):
+        return (f"KFold(n_splits={self.n_splits}, random_state={self.random_state!r}, "
+                f"shuffle={self.shuffle})")
+
+    def get_n_splits(self, X=None, y=None, groups=None) -> int:
+        return self.n_splits
+
+    def fold_sizes(self, n: int) -> np.ndarray:
+        """Test rows of each fold for ``n`` rows (the first ``n % n_splits`` get one more)."""
+        if self.n_splits > n:
+            raise ValueError(
+                f"cannot have n_splits={self.n_splits} greater than the number of samples "
+                f"n_samples={n}"
+            )
+        sizes = np.full(self.n_splits, n // self.n_splits)
+        sizes[: n % self.n_splits] += 1
+        return sizes
+
+    def split(self, X, y=None, groups=None):
+        n = len(X)
+        sizes = self.fold_sizes(n)
+        idx = np.arange(n)
+        if self.shuffle:
+            rs = self.random_state
+            if isinstance(rs, np.random.Generator):
+                rs.shuffle(idx)
+            else:
+                rs = rs if isinstance(rs, np.random.RandomState) else np.random.RandomState(rs)
+                rs.shuffle(idx)
+        start = 0
+        for size in sizes:
+            # scikit-learn returns both parts in increasing row order
+            mask = np.zeros(n, dtype=bool)
+            mask[idx[start:start + size]] = True
+            yield np.flatnonzero(~mask), np.flatnonzero(mask)
+            start += size
+
+
+class SplitList:
+    """An iterable of ``(train, test)`` pairs as a splitter (scikit-learn accepts these,
+    and its estimator checks pass them)."""
+
+    def __init__(self, splits):
+        self.splits = [(np.asarray(a), np.asarray(b)) for a, b in splits]
+
+    def split(self, X, y=None, groups=None):
+        yield from self.splits
+
+    def get_n_splits(self, X=None, y=None, groups=None):
+        return len(self.splits)
+
+
+def check_cv(cv, *, name: str = "cv"):
+    """``cv`` as an object with ``split``: int K -> :class:`KFold` (K), None -> 5 folds,
+    an iterable of ``(train, test)`` pairs -> :class:`SplitList`."""
+    if cv is None:
+        return KFold(5)
+    if isinstance(cv, numbers.Integral) and not isinstance(cv, bool):
+        if cv < 2:
+            raise ValueError(f"{name} must be an int >= 2 or a splitter, got {cv}")
+        return KFold(int(cv))
+    if callable(getattr(cv, "split", None)) and not isinstance(cv, (str, bytes)):
+        return cv
+    if hasattr(cv, "__iter__") and not isinstance(cv, (str, bytes)):
+        try:
+            return SplitList(cv)
+        except (TypeError, ValueError):
+            pass
+    raise ValueError(
+        f"{name} must be None, an int >= 2 or an object with a split(X, y) method "
+        f"(e.g. sklearn.model_selection.KFold), got {cv!r}"
+    )
+
+
+def cv_splits(cv, X, y=None, *, name: str = "cv") -> list[tuple[np.ndarray, np.ndarray]]:
+    """The ``(train, test)`` index pairs of ``cv`` on ``X``, validated.
+
+    Raises ``ValueError`` naming ``cv`` when a fold is empty, repeats rows or
+    indexes outside ``X``, or when fewer than one fold is produced.
+    """
+    n = len(X)
+    splits = []
+    for k, (train, test) in enumerate(check_cv(cv, name=name).split(X, y)):
+        train = np.asarray(train)
+        test = np.asarray(test)
+        if train.dtype == bool:
+            train = np.flatnonzero(train)
+        if test.dtype == bool:
+            test = np.flatnonzero(test)
+        train = train.astype(np.int64)
+        test = test.astype(np.int64)
+        for part, idx in (("training", train), ("test", test)):
+            if idx.size == 0:
+                raise ValueError(f"{name}: fold {k} has an empty {part} part")
+            if idx.min() < 0 or idx.max() >= n:
+                raise ValueError(f"{name}: fold {k} indexes rows outside 0..{n - 1}")
+        splits.append((train, test))
+    if not splits:
+        raise ValueError(f"{name} produced no folds")
+    return splits
+
+
+def holdout_split(n: int, fraction: float, rng) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted training and validation rows: ``max(1, round(fraction * n))`` held out.
+
+    The single-split version of the CV rules, used by the default estimators
+    to pick their regularisation from the data.  ``rng`` is a Generator.
+    """
+    if not 0.0 < fraction < 1.0:
+        raise ValueError(f"validation_fraction must be in (0, 1), got {fraction!r}")
+    n_val = holdout_size(n, fraction)
+    perm = check_rng(rng).permutation(n)
+    return np.sort(perm[n_val:]), np.sort(perm[:n_val])
+
+
+def holdout_size(n: int, fraction: float) -> int:
+    """The validation count of :func:`holdout_split`: ``max(1, round(fraction * n))``, below n."""
+    if n < 2:
+        raise ValueError(f"a validation split needs at least 2 samples, got {n}")
+    return min(n - 1, max(1, int(round(fraction * n))))
+
+
+#: Folds of the default (``cv=None`` / ``lam="auto"``) choice.
+DEFAULT_FOLDS = 5
+
+
+def row_folds(X, n_folds, rng) -> np.ndarray:
+    """Fold label (0 .. n_folds-1) of each row, the same for identical rows.
+
+    The distinct rows of ``X`` (found by a random projection, equal rows
+    project equally) are dealt round-robin to the folds in a random order
+    drawn from ``rng``; repeated rows follow their first copy.  So the folds
+    do not depend on the row order and a row of integer ``sample_weight`` k
+    behaves like k copies of it, which K-fold over row positions cannot do.
+    """
+    X = np.asarray(X, dtype=float)
+    n_folds = check_int(n_folds, "n_folds", minimum=1)
+    rng = check_rng(rng)
+    g = rng.standard_normal(X.shape[1])
+    v = X @ g
+    _, first, inv = np.unique(v, return_index=True, return_inverse=True)
+    inv = inv.ravel()
+    if not np.array_equal(X, X[first[inv]]):
+        # distinct rows whose projections rounded to the same value (entries
+        # far apart in magnitude): group by the rows themselves instead
+        _, first, inv = np.unique(X, axis=0, return_index=True, return_inverse=True)
+        inv = inv.ravel()
+    order = rng.permutation(first.size)
+    return (order[inv] % n_folds).astype(np.int64)
+
+
+def grouped_splits(X, n_folds, rng) -> list[tuple[np.ndarray, np.ndarray]]:
+    """``(train, test)`` pairs of :func:`row_folds` (fewer folds if there are few distinct rows)."""
+    labels = row_folds(X, n_folds, rng)
+    splits = []
+    for k in range(n_folds):
+        test = np.flatnonzero(labels == k)
+        train = np.flatnonzero(labels != k)
+        if test.size and train.size:
+            splits.append((train, test))
+    if not splits:
+        raise ValueError("a validation split needs at least 2 distinct rows of X, got "
+                         f"n_samples={len(X)} with {np.unique(labels).size} distinct")
+    return splits
+
+
+def kept_rows(sample_weight):
+    """Mask of the rows ``fit`` keeps (zero weights are dropped), or None (all kept)."""
+    if sample_weight is None:
+        return None
+    try:
+        w = np.asarray(sample_weight, dtype=float)
+    except (TypeError, ValueError):
+        return None  # fit's own validation reports it
+    return None if w.ndim != 1 else w > 0
+
+
+def resolve_splits(cv, X, Y, rng, *, name="cv", kept=None):
+    """The folds of ``cv``.
+
+    ``None``: :func:`grouped_splits` (5 folds over distinct rows); an int or
+    an object with ``split``: :func:`rflite._core.folds.cv_splits`; an iterable of
+    ``(train, test)`` index pairs (as scikit-learn's ``check_cv`` accepts,
+    and its estimator checks pass) is used as given.
+    """
+    if cv is None:
+        return grouped_splits(X, DEFAULT_FOLDS, rng)
+    if not isinstance(cv, (str, bytes, numbers.Integral)) and not callable(
+            getattr(cv, "split", None)) and hasattr(cv, "__iter__"):
+        pairs = [(np.asarray(tr), np.asarray(te)) for tr, te in cv]
+        if kept is not None and not kept.all():
+            # the pairs index the rows as given; fit dropped the zero-weight ones
+            new = np.cumsum(kept) - 1
+            pairs = [(new[tr[kept[tr]]], new[te[kept[te]]]) for tr, te in pairs]
+        cv = SplitList(pairs)
+    return cv_splits(cv, X, Y[:, 0] if Y.ndim == 2 else Y, name=name)

@@ -1,0 +1,589 @@
+r"""Fits on data that lives in a Dask array, on a Dask cluster (issue 16).
+
+For ``X`` a row-chunked :class:`dask.array.Array` (m x d, every chunk holding
+all d columns) the feature matrix :math:`A = \sigma(X W^T + b)` (m x N) is
+never formed anywhere.  :class:`DaskFeatureOperator` evaluates it chunk by
+chunk on the workers with the numba kernels of :mod:`rflite.features` (the
+small :class:`~rflite.features.FeatureMap` is sent to every worker once) and
+returns only reductions over the rows, summed by Dask's tree reduction
+(``dask.array.sum(..., split_every=SPLIT_EVERY)``):
+
+=========================  ===============================  ==================
+operation                  result                           lives on
+=========================  ===============================  ==================
+``op.rmatvec(r)``          :math:`A^* r`, (N,)              client (NumPy)
+``op.gradient(y, S, c)``   :math:`A^*(y - A_S c)`,          client
+                           :math:`\|y - A_S c\|^2`
+``op.gram(S, y, rows=T)``  :math:`A_T^* A_S`, :math:`A_T^*y`  client
+``op.column_norms()``      :math:`\|a_j\|`, (N,)            client
+``op.matvec(c)``           :math:`A c`, (m,)                cluster (lazy Dask)
+``op.columns(S)``          :math:`A_S`, (m, s)              cluster (lazy Dask)
+=========================  ===============================  ==================
+
+A task evaluates its chunk's features in row blocks of about
+:data:`BLOCK_ENTRIES` numbers (32 MB, one buffer reused, as the in-memory
+:class:`~rflite.features.FeatureOperator`), so per-worker memory is one
+chunk of ``X`` plus one block whatever the chunk size; length-m vectors (``y``, residuals, predictions) stay Dask arrays with the
+row chunks of ``X``; length-N vectors and s x s systems live on the client.
+
+Solvers
+-------
+* :func:`harfe_dask` -- HARFE (Saha, Schaeffer and Tran 2023, Algorithm 1)
+  with one distributed pass per iteration for the gradient
+  :math:`A^*(y - A_S c_S)` (the residual is formed inside the chunk) and one
+  cheaper pass over the s support columns for the Gram rows of the columns
+  that entered the support, :math:`A_{in}^* A_{S'}` and :math:`A_{in}^* y`.
+  The s x s ridge system is solved on the client by
+  :func:`rflite._core.linalg.ridge_solve` (fresh Cholesky each iteration).
+* :func:`fit_harfe` / :func:`fit_ridge` -- the estimators' (and their CV
+  estimators') ``fit`` on Dask input, with the same weighted centring, row
+  weighting and column normalisation as the in-memory path (column means
+  and sums of squares from the first pass, so the centred norms cost no
+  pass of their own; the centred Gram from the second for ridge).
+* :func:`fit_shrimp` -- SHRIMP (Xie, Shi, Schaeffer and Ward 2022) for
+  m >> N: one distributed TSQR of the centred ``[A, y]`` (training and
+  validation rows apart) and the whole pruning path on the client from the
+  small triangular factors, a least-squares path, with no further pass
+  except the refit's TSQR over the kept columns.
+* :func:`as_linear_operator` -- a SciPy ``LinearOperator`` view for BPDN /
+  basis pursuit / SRFE (:mod:`rflite.bp`): ``A^* r`` distributed, ``A c``
+  and support columns computed to the client (m-length vectors); the
+  estimator :class:`~rflite.bp.SRFERegressor` on it in
+  :mod:`rflite._dask.srfe`.
+* :func:`predict` -- lazy predictions by ``map_blocks`` (a Dask array) for
+  every estimator whose prediction is ``A(X)_{:, S} c_S + c_0``.
+
+:func:`harfe_dask` and :func:`as_linear_operator` live in
+:mod:`rflite._dask.htp`, the SHRIMP TSQR path in
+:mod:`rflite._dask.shrimp`, folds and the choice of regularisation in
+:mod:`rflite._dask.auto`; all are importable from here.
+
+The Dask fits set ``dask_passes_`` (a list of ``(kind, seconds)``, one
+per distributed pass) and ``dask_fit_seconds_`` on the estimator.
+
+Self-tuning defaults
+--------------------
+The default estimators choose their regularisation from the data on Dask
+input too, in the spirit of the in-memory choice:
+
+* ``RandomFeatureRidge(lam="auto")`` (and ``RandomFeatureRidgeCV`` with
+  ``cv=None``): 5-fold validation over the same grid with the same rule, from
+  *one* extra pass of per-fold sufficient statistics (:func:`choose_ridge_lam`).
+* ``HARFERegressor(s="auto", lam="auto")``: the in-memory grid (s as
+  fractions of m, shifts / m), scored on a hold-out fifth of the rows,
+  warm-started along the grid, one validation pass for the whole grid per
+  fold (:func:`choose_harfe`); ``HARFECV`` with ``cv=None`` uses all five
+  folds.  About 2 passes per HARFE iteration per grid point: pin ``s`` and
+  ``lam`` for large m.
+* ``SHRIMPRegressor``: ``n_features=None`` is resolved by the in-memory rule
+  (on the m rows; in memory on the distinct rows), and the guarded
+  ``refit="auto"`` / ``"ridge"`` choice runs on the TSQR factors
+  (:func:`fit_shrimp`).
+
+With ``cv=None`` the folds are not the in-memory ones:
+:func:`rflite.ridge.row_folds` needs a global ``unique`` over the m rows,
+so on Dask each row's fold is a hash of its values (:class:`_RowSplit`:
+equal rows share a fold, independent of the chunking and the row order).
+With those folds passed to the in-memory CV estimator the choices are
+identical (tests).  SHRIMP's split is the in-memory one when the rows are
+distinct and sorted (the in-memory fit sorts its distinct rows first; on
+Dask the client draws a permutation of the m rows; past
+:data:`rflite._dask.split.CLIENT_SPLIT_MAX_ROWS` rows a keyed bijection of
+the row indices, evaluated chunk by chunk, replaces it).  ``lam="auto"`` with
+complex features (``activation="exp"``) is refused with a ``ValueError``.
+
+Cross-validation and weights
+----------------------------
+:class:`~rflite.htp.HARFECV` and :class:`~rflite.ridge.RandomFeatureRidgeCV`
+with an int or splitter ``cv`` use the in-memory folds (an int K is
+scikit-learn's unshuffled ``KFold(K)`` over the rows, i.e. contiguous
+blocks, after dropping zero-weight rows as in memory), given to the
+workers as per-row group labels (:mod:`rflite._dask.auto`; an int K's
+are computed chunk by chunk from the row offsets, a splitter's on the
+client); every fold's fits run on the cluster and choose the same
+parameters as in memory (tests).  ``sample_weight`` (a NumPy vector, or a Dask vector with ``X``'s
+row chunks; :func:`check_dask_weight`) works for HARFE, ridge and their CV
+and ``"auto"`` choices: weighted means, rows scaled by :math:`\sqrt{w}`
+inside each chunk task (:class:`DaskFeatureOperator`'s ``row_weight``),
+penalty :math:`\lambda\sum_i w_i`, exactly as
+:func:`rflite._core.linalg.center_and_weight` in memory (coefficients to
+1e-10 of the in-memory weighted fit).
+
+:class:`~rflite.bp.SRFERegressor` fits on Dask (:mod:`rflite._dask.srfe`:
+the in-memory centring, weights and normalisation, the BPDN solve on
+:func:`as_linear_operator`; same support and coefficients as in memory to
+rounding, 6e-13 measured with an explicit ``eta``).
+
+:class:`~rflite.metropolis.ARFFRegressor` fits on Dask
+(:mod:`rflite._dask.arff`: the Metropolis loop on the client, the Gram
+matrices, right-hand sides, training errors and the early stopping's
+validation scores as passes; the same chain as in memory, amplitudes to
+rounding).
+
+``sample_weight`` for SHRIMP on Dask: weighted means, :math:`\sqrt{w}`
+rows in the TSQR, validation errors per unit weight and the in-memory
+weighted split rule (:mod:`rflite._dask.shrimp`).
+
+``eta="auto"`` and :class:`~rflite.bp.SRFECV` choose ``eta`` on Dask too
+(:func:`rflite._dask.srfe._choose_eta`: one homotopy path per fold on the
+training-rows operator, validation passes, the in-memory rule).
+
+:class:`~rflite.metropolis.ARFFClassifier` fits on Dask through the same
+chain (:func:`rflite._dask.arff.fit_arff_classifier`: the classes from one
+pass over the labels, the one-hot targets built lazily per chunk); its
+``predict`` is lazy.  :class:`~rflite.greedy.GFCRegressor` fits on Dask
+through :mod:`rflite._dask.gfc` (each greedy descent a Dask task on its
+subsample, the amplitudes from one pass of per-fold Gram sums).  A Dask
+``y`` or ``sample_weight`` with a NumPy ``X`` is refused by name instead of
+loaded (:func:`rflite._base.refuse_dask`).
+
+:class:`~rflite.imp.SHRIMPCV` fits on Dask (:mod:`rflite._dask.shrimpcv`:
+the in-memory folds, per fold the TSQR factors of its training and test
+rows, the in-memory choice, a TSQR refit).
+
+Accuracy
+--------
+The chunk kernels compute every feature entry exactly as the in-memory path
+does (same kernel, same centring and scaling operations); only the order of
+the sums over rows differs (per-chunk BLAS products, then a fixed tree).  So
+results agree with the in-memory fit to rounding: supports identical and
+coefficients to about 1e-12 relative on well-conditioned problems (tests
+check 1e-10).  The graph, hence the result, does not depend on the number
+of workers or on which worker computes which task; different chunkings sum
+in a different order (agreement again to rounding).
+
+Dask is imported only here, and only when a Dask object is passed:
+``import rflite`` never imports it.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from rflite._dask import operator as _dask_operator
+from rflite._dask.operator import (  # noqa: F401 - the operator, checks and kernels re-exported
+    BLOCK_ENTRIES,
+    SPLIT_EVERY,
+    DaskFeatureOperator,
+    _broadcast,
+    _n_threads,
+    _State,
+    check_dask_weight,
+    check_dask_X,
+    check_dask_y,
+    is_dask_array,
+    reports_passes,
+)
+from rflite._core.validation import MAX_ABS, check_bool, check_int, check_real
+from rflite._core.linalg import ridge_solve
+from rflite._reexport import reexport
+
+# setting BLOCK_ENTRIES or SPLIT_EVERY here sets them where the operator reads them
+reexport(__name__, (_dask_operator,))
+
+__all__ = [
+    "DaskFeatureOperator",
+    "is_dask_array",
+    "harfe_dask",
+    "fit_harfe",
+    "fit_ridge",
+    "predict",
+    "as_linear_operator",
+    "fit_shrimp",
+    "SPLIT_EVERY",
+    "choose_ridge_lam",
+    "choose_harfe",
+]
+
+
+# ------------------------------------------------------------ chunk kernels
+# Each returns a (1, L) array: one row of partial sums per chunk, summed by
+# the tree reduction.  Module level, so that workers unpickle them by name.
+
+
+def _k_first(Xb, Yb, *rest, with_features, with_sq=False):
+    """Validation of a chunk of X and y, plus (weighted) column sums and y sums (first pass).
+
+    ``rest`` is ``(state,)`` or ``(weights, state)``.  Returns ``[bad_X,
+    bad_y, sum w, sum w y (k), sum w |y|^2 (k), sum w a (N), sum w |a|^2
+    (N)]`` (w = 1 without weights; the last with ``with_sq`` only).  Non-finite or too large entries are counted rather
+    than raised here, so that the client raises one clear ``ValueError``
+    naming the argument and the rows.
+    """
+    state = rest[-1]
+    w = np.asarray(rest[0], dtype=np.float64)[:, 0] if len(rest) == 2 else None
+    Xf = np.asarray(Xb, dtype=np.float64)
+    if not np.iscomplexobj(Yb):
+        Yb = np.asarray(Yb, dtype=np.float64)
+    bad_x = float(np.count_nonzero(~(np.abs(Xf) <= MAX_ABS)))
+    bad_y = float(np.count_nonzero(~(np.abs(Yb) <= MAX_ABS)))
+    Ya = Yb.real * Yb.real + (Yb.imag * Yb.imag if np.iscomplexobj(Yb) else 0.0)
+    if w is None:
+        total, sums, sq = float(Xf.shape[0]), Yb.sum(axis=0), Ya.sum(axis=0)
+    else:
+        total, sums, sq = float(w.sum()), w @ Yb, w @ Ya
+    dtype = np.result_type(Yb.dtype, state.fmap.is_complex and np.complex128 or np.float64)
+    parts = [np.array([bad_x, bad_y, total]), sums, sq]
+    if with_features:
+        col = np.zeros(state.fmap.n_columns, dtype=dtype)
+        col_sq = np.zeros(state.fmap.n_columns)
+        if not bad_x:
+            for r0, r1, A in state.blocks(Xf):
+                # BLAS products and einsum: no temporary of the block's size
+                wb = np.ones(r1 - r0) if w is None else w[r0:r1]
+                col += wb @ A
+                if with_sq:
+                    col_sq += np.einsum("i,ij,ij->j", wb, A.real, A.real)
+                    if np.iscomplexobj(A):
+                        col_sq += np.einsum("i,ij,ij->j", wb, A.imag, A.imag)
+        parts.append(col)
+        if with_sq:
+            parts.append(col_sq)
+    return np.concatenate([p.astype(dtype) for p in parts]).reshape(1, -1)
+
+
+def _check_predict_X(est, X):
+    """A Dask ``X`` for a fitted ``est``'s predict / transform: chunks, dtype and width."""
+    X = check_dask_X(X)
+    n = getattr(est, "n_features_in_", X.shape[1])
+    if X.shape[1] != n:
+        raise ValueError(
+            f"X has {X.shape[1]} features, but {type(est).__name__} is expecting "
+            f"{n} features as input (X must have {n} columns, got shape {X.shape})")
+    return X
+
+
+# ------------------------------------------------------------------ operator
+
+
+# ---------------------------------------------------------------- estimators
+
+
+def _first_pass(fmap, X, Y, with_features, W=None, with_sq=False):
+    """Validate X and y (NaN / inf / too large) and get the (weighted) means, in one pass.
+
+    Returns ``(y_mean (k,), col_mean (N,) or None, op)``; raises
+    ``ValueError`` naming ``X`` or ``y``.  With weights ``W`` the means are
+    :math:`\\sum_i w_i a_i / \\sum_i w_i` (:func:`rflite._core.linalg.weighted_mean`).
+    """
+    op = DaskFeatureOperator(fmap, X)
+    k, n = Y.shape[1], fmap.n_columns
+    with_sq = with_sq and with_features
+    length = 3 + 2 * k + (n if with_features else 0) + (n if with_sq else 0)
+    dtype = np.result_type(Y.dtype, np.complex128 if fmap.is_complex else np.float64)
+    arrays = [Y] if W is None else [Y, W]
+    out = op._reduce(_k_first, arrays, length, dtype, with_features=with_features,
+                     with_sq=with_sq)
+    if out[0].real:
+        raise ValueError(f"X contains NaN, infinity or a value too large (|x| > {MAX_ABS:g}) "
+                         f"in {int(out[0].real)} entries")
+    if out[1].real:
+        raise ValueError(f"y contains NaN, infinity or a value too large (|y| > {MAX_ABS:g}) "
+                         f"in {int(out[1].real)} entries")
+    total = out[2].real
+    y_mean = out[3:3 + k] / total
+    if not np.iscomplexobj(Y.dtype.type(0)):
+        y_mean = y_mean.real
+    col_mean = out[3 + 2 * k:3 + 2 * k + n] / total if with_features else None
+    # the (weighted) sums of squares of the columns (centred norms without a pass)
+    op.col_sq = out[3 + 2 * k + n:].real if with_sq else None
+    if col_mean is not None and not fmap.is_complex:
+        col_mean = col_mean.real
+    return y_mean, col_mean, op
+
+
+def _prepare(est, X, y, sample_weight, *, weights=False):
+    """Checks common to the Dask fits; returns ``(X, Y, one_d)`` (and ``(W, total)``).
+
+    ``weights`` False refuses ``sample_weight`` (fits that cannot weight
+    rows); True validates it (:func:`check_dask_weight`) and returns
+    ``(X, Y, one_d, W, total)``.
+    """
+    check_dask_X(X)
+    if sample_weight is not None and not weights:
+        raise ValueError(f"sample_weight is not supported for Dask input by "
+                         f"{type(est).__name__} (pass sample_weight=None, or fit in memory)")
+    Y, one_d = check_dask_y(y, X)
+    if np.dtype(Y.dtype).kind == "c":
+        raise ValueError(f"y must be real (Complex data not supported), got dtype {Y.dtype}")
+    if weights:
+        W, total = check_dask_weight(sample_weight, X)
+    est.n_features_in_ = int(X.shape[1])
+    if hasattr(est, "feature_names_in_"):
+        del est.feature_names_in_
+    est._one_d = one_d
+    return (X, Y, one_d, W, total) if weights else (X, Y, one_d)
+
+
+def _weighted_rows(Yc, W):
+    r""":math:`\sqrt{w}\,Y_c` (lazy; ``Yc`` itself without weights), as ``center_and_weight``."""
+    import dask.array as da
+
+    return Yc if W is None else Yc * da.sqrt(W)
+
+
+def _centring(fmap, X, Y, W, total, fit_intercept, normalize):
+    """The first pass of HARFE's and SRFE's Dask fits: ``(y_mean, a_mean, scale, first)``.
+
+    Validation (NaN / inf named) before anything else, then the (weighted)
+    means of all rows (zero and None without ``fit_intercept``) and the
+    column factors of ``normalize`` (:func:`_column_scale`); ``first`` is the
+    pass's operator (its ``pass_seconds``).
+    """
+    y_mean, a_mean, first = _first_pass(fmap, X, Y, fit_intercept or normalize, W,
+                                        with_sq=normalize)
+    if not fit_intercept:
+        a_mean, y_mean = None, np.zeros(Y.shape[1])
+    return y_mean, a_mean, _column_scale(first, a_mean, total, normalize), first
+
+
+def _column_scale(first, a_mean, total, normalize):
+    r"""Column factors: 1, or 1 / the centred (weighted) training norms (``normalize``).
+
+    The norms come from :func:`_first_pass`'s sums of squares without a pass
+    of their own: :math:`\sum_i w_i |a_{ij} - \bar a_j|^2 = \sum_i w_i |a_{ij}|^2
+    - (\sum_i w_i) |\bar a_j|^2` (as the in-memory matrix-free fits; relative
+    rounding ~1e-16 of :math:`\sum_i w_i |a_{ij}|^2`).
+    """
+    scale = np.ones(first.fmap.n_columns)
+    if normalize:
+        sq = first.col_sq if a_mean is None else first.col_sq - total * np.abs(a_mean) ** 2
+        norms = np.sqrt(np.maximum(sq, 0.0))
+        nz = norms > 0
+        scale[nz] = 1.0 / norms[nz]
+    return scale
+
+
+@reports_passes
+def fit_harfe(est, X, y, sample_weight=None):
+    """:meth:`rflite.htp.HARFERegressor.fit` on a Dask ``X`` (and ``y``).
+
+    The in-memory fit's steps, distributed: one pass validates ``X`` and
+    ``y`` and gives the (weighted) column means and ``y``'s mean
+    (``fit_intercept``), one gives the centred column norms (``normalize``),
+    then :func:`harfe_dask` per output.  ``sample_weight`` (NumPy or Dask,
+    :func:`check_dask_weight`) centres with weighted means, scales the rows
+    by :math:`\\sqrt{w}` inside every chunk task and makes the penalty
+    :math:`\\lambda \\sum_i w_i`, exactly as in memory.  ``matrix_free`` is
+    irrelevant (Dask fits are always matrix-free).  With ``s`` / ``lam``
+    ``"auto"`` (the defaults) or in :class:`rflite.htp.HARFECV` they are
+    first chosen by :func:`rflite._dask.auto.choose_harfe` (hash folds of
+    the rows for ``cv=None``, the in-memory folds of an int or splitter
+    ``cv``); ``s_``, ``lam_`` and ``cv_results_`` are set as in memory (per
+    output for a 2-d ``y``).
+    """
+    from rflite.htp import _check_shift
+
+    X, Y, one_d, W, total = _prepare(est, X, y, sample_weight, weights=True)
+    m = X.shape[0]
+    n_features = check_int(est.n_features, "n_features", minimum=1)
+    n_columns = n_features * (2 if est.activation == "fourier" else 1)
+    search = est._search()
+    est._check_s_lam(n_columns, total, search)
+    check_real(est.mu, "mu", minimum=0.0, strict=True)
+    check_int(est.max_iter, "max_iter", minimum=1)
+    check_real(est.tol, "tol", minimum=0.0)
+    normalize = check_bool(est.normalize, "normalize")
+    check_bool(est.matrix_free, "matrix_free")
+    fit_intercept = check_bool(est.fit_intercept, "fit_intercept")
+    if search is not None:
+        # relative grids scale with the weighted row count, as in memory
+        from rflite._core.parallel import check_executor
+
+        points, _, lams = est._grid_points(search, total, n_columns)
+        rule = est._rule()
+        # validated as in memory; on Dask the folds' tasks run on the scheduler's workers
+        check_executor(est._n_jobs())
+        for lam0 in lams[:1]:
+            _check_shift(total, lam0, est.mu)
+        cv = getattr(est, "cv", None)
+    rng = est._rng()
+    fmap = est._draw_features(X.shape[1], rng)
+    t0 = time.perf_counter()
+    y_mean, a_mean, scale, first = _centring(fmap, X, Y, W, total, fit_intercept, normalize)
+    passes = []
+    if search is not None:
+        # HARFECV: every fold; HARFERegressor: the hold-out (hash label 0, a fifth)
+        folds = make_folds(cv, X, y, W, rng, est)
+        fold_ids = list(range(folds.n_folds)) if hasattr(est, "cv") else [0]
+        chosen, passes = choose_harfe(est, fmap, X, Y, W, folds, fold_ids, points, rule,
+                                      fit_intercept, normalize)
+    else:
+        chosen = [(int(est.s), float(est.lam))] * Y.shape[1]
+        if hasattr(est, "cv_results_"):
+            del est.cv_results_
+    est.s_ = chosen[0][0] if one_d else np.array([c[0] for c in chosen])
+    est.lam_ = chosen[0][1] if one_d else np.array([c[1] for c in chosen])
+    for _, lam in chosen:
+        _check_shift(total, lam, est.mu)
+    passes = first.pass_seconds + passes
+    op = DaskFeatureOperator(fmap, X, col_mean=a_mean, col_scale=scale, row_weight=W)
+    Yc = _weighted_rows(Y - y_mean if fit_intercept else Y, W)
+    supports, coefs, results = [], [], []
+    for k in range(Y.shape[1]):
+        s, lam = chosen[k]
+        # the solver's penalty is m * lam: make it lam * sum(w)
+        res = harfe_dask(op, Yc[:, k], s=s, lam=lam * total / m, mu=est.mu,
+                         max_iter=est.max_iter, tol=est.tol)
+        results.append(res)
+        supports.append(res.support)
+        coefs.append(res.coef[res.support] * scale[res.support])
+    passes += op.pass_seconds
+    est.n_iter_ = results[0].n_iter if one_d else [r.n_iter for r in results]
+    est.converged_ = results[0].converged if one_d else [r.converged for r in results]
+    est.stop_reason_ = results[0].stop_reason if one_d else [r.stop_reason for r in results]
+    est.residuals_ = results[0].residuals if one_d else [r.residuals for r in results]
+    est.dask_passes_ = passes
+    est.dask_fit_seconds_ = time.perf_counter() - t0
+    return est._finish(fmap, supports, coefs, a_mean, y_mean)
+
+
+@reports_passes
+def fit_ridge(est, X, y, sample_weight=None):
+    """:meth:`rflite.ridge.RandomFeatureRidge.fit` on a Dask ``X`` (and ``y``).
+
+    One pass validates the data and gives the (weighted) column means
+    (``fit_intercept``); one more pass accumulates the centred Gram matrix
+    :math:`A_c^* W A_c` (N x N) and :math:`A_c^* W Y_c` by tree sums, and
+    the primal system :math:`(A_c^* W A_c + \\lambda \\sum_i w_i I) C =
+    A_c^* W Y_c` is solved on the client (:func:`rflite._core.linalg.ridge_solve`;
+    ``W`` the ``sample_weight``, identity without).  Every task holds an
+    N x N partial Gram matrix, so this suits N up to a few thousand.
+    ``lam="auto"`` (the default) and :class:`rflite.ridge.RandomFeatureRidgeCV`
+    first choose ``lam_`` by :func:`rflite._dask.auto.choose_ridge_lam` (one
+    more pass of per-fold Gram matrices; hash folds for ``cv=None``, the
+    in-memory folds of an int or splitter ``cv``).
+    """
+    from rflite._core.selection import check_grid
+
+    X, Y, one_d, W, total = _prepare(est, X, y, sample_weight, weights=True)
+    check_int(est.n_features, "n_features", minimum=1)
+    grid = est._grid()
+    if grid is not None:
+        from rflite._core.parallel import check_executor
+
+        grid = check_grid(grid, "lams")
+        rule = est._rule()
+        check_executor(est._n_jobs())  # validated as in memory; unused on Dask
+        lam = float(grid.max())
+    else:
+        lam = est._check_lam()
+    if not np.isfinite(total * lam):
+        raise ValueError(f"lam={lam:g} overflows float64 in the penalty m * lam "
+                         f"(m={total:g}); lam must be far smaller")
+    fit_intercept = check_bool(est.fit_intercept, "fit_intercept")
+    factor = _dask_weight_scale(est)
+    rng = est._rng()
+    fmap = est._draw_features(X.shape[1], rng)
+    if factor != 1.0:
+        from rflite.ridge import scaled_map
+
+        fmap = scaled_map(fmap, factor)
+    t0 = time.perf_counter()
+    # validation (NaN / inf named) before anything else, then the means of all rows
+    y_mean, a_mean, first = _first_pass(fmap, X, Y, fit_intercept, W)
+    passes = []
+    lams = [lam] * Y.shape[1]
+    if grid is not None:
+        folds = make_folds(est._cv(), X, y, W, rng, est)
+        lams, passes = choose_ridge_lam(est, fmap, X, Y, W, folds, grid, rule, fit_intercept)
+    elif hasattr(est, "cv_results_"):
+        del est.cv_results_
+    est.lam_ = lams[0] if one_d else np.array(lams)
+    est.scale_ = factor if one_d else np.full(len(lams), factor)
+    if not fit_intercept:
+        y_mean = np.zeros(Y.shape[1])
+    op = DaskFeatureOperator(fmap, X, col_mean=a_mean, row_weight=W)
+    G, B = op.full_gram(_weighted_rows(Y - y_mean if fit_intercept else Y, W))
+    # one Gram for every output; one solve per distinct lam
+    C = np.column_stack([ridge_solve(G, B[:, [t]], total * lams[t]).ravel()
+                         for t in range(B.shape[1])])
+    est.dask_passes_ = first.pass_seconds + passes + op.pass_seconds
+    est.dask_fit_seconds_ = time.perf_counter() - t0
+    cols = np.arange(fmap.n_columns)
+    return est._finish(fmap, [cols] * C.shape[1], list(C.T), a_mean, y_mean)
+
+
+def _dask_weight_scale(est) -> float:
+    """The weight factor of a ridge fit on Dask: a float ``scale``, else 1.
+
+    The in-memory ``scale="auto"`` / ``scales`` search is not implemented on
+    Dask: ``"auto"`` (the default) uses the weights as drawn, documented; an
+    explicit grid other than ``[1.0]`` is refused rather than ignored.
+    """
+    scale = getattr(est, "scale", "auto")
+    if hasattr(est, "scales"):
+        if est.scales is None:
+            return 1.0
+        grid = np.asarray(est.scales, dtype=float).ravel()
+        if grid.size == 1 and grid[0] > 0:
+            return float(grid[0])
+        raise ValueError(f"scales={est.scales!r}: the weight-scale search is not available on "
+                         "Dask arrays yet; pass one factor, e.g. scales=[1.0]")
+    if isinstance(scale, str):
+        est._scales()  # validates the string ("auto")
+        return 1.0
+    return float(est._scales())
+
+
+# ---------------------------------------------------------------- prediction
+def predict(est, X, *, real=True):
+    r"""Lazy predictions :math:`\mathrm{Re}(A(X)_{:, S} c_S + c_0)` on a Dask ``X``.
+
+    Returns a Dask array with ``X``'s row chunks ((m,) for a 1-d fit, else
+    (m, n_targets)); each chunk evaluates only the kept columns.  ``real``
+    False keeps the complex model (``"exp"``).
+    """
+    est._check_fitted()
+    X = _check_predict_X(est, X)
+    support = getattr(est, "support_", None)
+    fmap = est.feature_map_
+    if support is None:
+        support = np.arange(fmap.n_columns)
+    coef = np.asarray(est.coef_)
+    one_d = coef.ndim == 1
+    # (not reshape(n, -1): an intercept-only model has n = 0 coefficients)
+    C = coef.reshape(coef.shape[0], 1) if one_d else coef
+    intercept = np.asarray(est.intercept_).reshape(-1)
+    op = DaskFeatureOperator(fmap, X)
+    out = op._lazy(np.asarray(support, dtype=np.int64), C, intercept, real)
+    return out[:, 0] if one_d else out
+
+
+def _k_transform(Xb, est, n_threads):
+    return est._transform_chunk(Xb, n_threads)
+
+
+def transform(est, X, n_cols, dtype=np.float64):
+    r"""Lazy ``est.transform`` (:class:`~rflite.features.RandomFeatures`,
+    :class:`~rflite.greedy.GFCRegressor`) on a Dask ``X``.
+
+    Returns an (m, ``n_cols``) Dask array with ``X``'s row chunks and one
+    column chunk; each chunk is the in-memory transform of its rows (same
+    bits; on the dense-weight BLAS path the transform of all m rows at once
+    may differ from it in the last bit of a pre-activation), computed on its
+    worker by ``est._transform_chunk`` from the fitted estimator, broadcast
+    once.  ``X`` is checked (chunks, columns, dtype, feature count) before
+    anything is computed; NaN or inf inside a chunk raises, naming ``X``,
+    when that chunk is computed.
+    """
+    import dask.array as da
+
+    X = _check_predict_X(est, X)
+    node, _ = _broadcast(est)
+    dtype = np.dtype(dtype)
+    return da.map_blocks(
+        _k_transform, X, node, n_threads=_n_threads(), chunks=(X.chunks[0], (n_cols,)),
+        dtype=dtype, meta=np.empty((0, 0), dtype), token="rflite-transform")
+
+
+# private machinery in modules of their own, re-exported here (imported last:
+# they import this module's operator and plumbing)
+from rflite._dask.htp import (  # noqa: E402
+    _GramCache, _y_stats, as_linear_operator, harfe_dask)
+from rflite._dask.auto import (  # noqa: E402
+    _Folds, _RowSplit, choose_harfe, choose_ridge_lam, group_stats, make_folds)
+from rflite._dask.shrimp import (  # noqa: E402
+    _k_qr, _k_qr_combine, _k_split_sums, _qr_r, _tsqr, fit_shrimp)

@@ -1,0 +1,382 @@
+r"""SHRIMP on Dask arrays: one TSQR, then the pruning path on the client (private).
+
+See :func:`fit_shrimp` and the notes of :mod:`rflite._dask.backend`, which re-exports
+:func:`fit_shrimp`.  Split out of :mod:`rflite._dask.backend`.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from rflite._dask.operator import SPLIT_EVERY, DaskFeatureOperator, reports_passes
+from rflite._core.validation import MAX_ABS, check_bool
+from rflite._core.linalg import ridge_fit
+
+def _qr_r(M, L):
+    """R factor of ``M`` (rows x L) padded with zero rows to L x L.
+
+    One BLAS thread: a task is one core's work, and threaded OpenBLAS on
+    these small factorisations was 30-100x slower on a busy machine.
+    """
+    from rflite._core.blas import blas_threads
+
+    out = np.zeros((L, L))
+    if M.shape[0]:
+        with blas_threads(1):
+            R = np.linalg.qr(M, mode="r")
+        out[: R.shape[0]] = R[:L]
+    return out
+
+
+def _k_split_sums(Xb, Yb, Vb, Wb, state):
+    """First SHRIMP pass: validation, and weighted column / y sums over training and all rows.
+
+    Returns ``[bad_X, bad_y, weight train, weight all, y sums train (k), y sums
+    all (k), columns train (N), columns all (N)]`` (weights 1 without
+    ``sample_weight``: the products by 1.0 are exact, the sums the unweighted ones).
+    """
+    Xf = np.asarray(Xb, dtype=np.float64)
+    Yb = np.asarray(Yb, dtype=np.float64)
+    w = np.asarray(Wb, dtype=np.float64)
+    tr = ~Vb[:, 0]
+    bad_x = float(np.count_nonzero(~(np.abs(Xf) <= MAX_ABS)))
+    bad_y = float(np.count_nonzero(~(np.abs(Yb) <= MAX_ABS)))
+    n = state.fmap.n_columns
+    if bad_x:
+        A_tr = A_all = np.zeros(n)
+    else:
+        A = w * state.features(Xf)
+        A_tr, A_all = A[tr].sum(axis=0), A.sum(axis=0)
+    Yw = w * Yb
+    return np.concatenate([[bad_x, bad_y, w[tr].sum(), w.sum()], Yw[tr].sum(axis=0),
+                           Yw.sum(axis=0), A_tr, A_all]).reshape(1, -1)
+
+
+def _k_val_error_moments(Xb, Yb, Vb, Wb, state, cols, coef, y_mean, j):
+    r"""Row moments of one model's validation errors (:func:`rflite._imp.guard._row_error_moments`).
+
+    The model is ``coef`` on the centred columns ``cols``; the error of a
+    validation row is :math:`e_i = (a_i^T c - (y_{ij} - \bar y_j))^2`.  Returns
+    ``[sum w, sum w e, sum w e^2, sum w^2]`` over the chunk's validation rows.
+    """
+    from rflite._imp.guard import _row_error_moments
+
+    # validation rows of positive weight (a zero weight drops the row, as in memory)
+    v = Vb[:, 0] & (np.asarray(Wb, dtype=np.float64)[:, 0] > 0)
+    w = np.asarray(Wb, dtype=np.float64)[v, 0]
+    r = state.features(Xb[v], cols) @ coef - (np.asarray(Yb, dtype=np.float64)[v, j]
+                                              - y_mean[j])
+    # the in-memory moments take sqrt(w)-scaled residuals
+    return np.array([_row_error_moments(np.sqrt(w) * r, w)])
+
+
+def _k_qr(Xb, Yb, Vb, Wb, state, cols, y_mean, split):
+    r"""Per-chunk R factors of :math:`\sqrt{w}\,[A_c, Y - \bar y]`: training rows and
+    validation rows.
+
+    Returns a (2L, L) block (``split``) or (L, L), ``L = len(cols) + k``.
+    """
+    A = state.features(Xb, cols)
+    M = np.hstack([A, np.asarray(Yb, dtype=np.float64) - y_mean])
+    M *= np.sqrt(np.asarray(Wb, dtype=np.float64))  # center_and_weight's row scaling
+    L = M.shape[1]
+    if not split:
+        return _qr_r(M, L)
+    v = Vb[:, 0]
+    return np.vstack([_qr_r(M[~v], L), _qr_r(M[v], L)])
+
+
+def _k_qr_combine(block, L, parts):
+    """Merge the stacked R factors of a group of chunks (TSQR tree step)."""
+    g = block.shape[0] // (parts * L)
+    B = block.reshape(g, parts, L, L)
+    return np.vstack([_qr_r(B[:, p].reshape(g * L, L), L) for p in range(parts)])
+
+
+def _tsqr(X, Y, V, W, state_node, cols, y_mean, split, split_every=SPLIT_EVERY):
+    r"""R factors of :math:`[A_{:, cols} - \bar a, Y - \bar y]` over the rows, by a TSQR tree.
+
+    Each chunk's features are factorised on its worker (Householder QR,
+    ``mode="r"``); only the L x L factors travel, merged ``split_every`` at a
+    time (Benson, Gleich and Demmel 2013, "Direct QR factorizations for
+    tall-and-skinny matrices in MapReduce architectures").  With ``split``
+    the training rows (``V`` false) and the validation rows (``V`` true) get
+    separate factors.  Returns one (L, L) or two upper-triangular factors.
+    """
+    import dask.array as da
+
+    parts = 2 if split else 1
+    L = cols.size + Y.shape[1]
+    nb = X.numblocks[0]
+    Rs = da.map_blocks(_k_qr, X, Y, V, W, state_node, cols=cols, y_mean=y_mean, split=split,
+                       chunks=((parts * L,) * nb, (L,)), dtype=np.float64,
+                       meta=np.empty((0, 0)), token="rflite-tsqr")
+    while Rs.numblocks[0] > 1:
+        nb = Rs.numblocks[0]
+        groups = [min(split_every, nb - i) for i in range(0, nb, split_every)]
+        Rs = Rs.rechunk((tuple(parts * L * g for g in groups), (L,)))
+        Rs = Rs.map_blocks(_k_qr_combine, L=L, parts=parts,
+                           chunks=((parts * L,) * len(groups), (L,)), dtype=np.float64,
+                           meta=np.empty((0, 0)), token="rflite-tsqr-combine")
+    R = np.asarray(Rs.compute())
+    return (R[:L], R[L:]) if split else R
+
+
+def _validation_split(row_chunks, W, frac, rng):
+    """SHRIMP's hold-out rows on Dask: ``(V, n_val, train_indices, validation_indices)``.
+
+    :func:`rflite._imp.guard._distinct_row_split`'s rule: the prefix of the
+    shuffled rows whose weight is closest to ``frac`` of the total (the row
+    count without weights), held out; ``V`` is the (m, 1) bool validation
+    mask with ``X``'s row chunks.  Up to
+    :data:`rflite._dask.split.CLIENT_SPLIT_MAX_ROWS` rows the client draws the
+    in-memory permutation (and fetches the weights for the prefix) and the
+    index arrays are NumPy; beyond, the shuffle is a keyed bijection
+    evaluated chunk by chunk (:mod:`rflite._dask.split`) and the index arrays
+    are lazy Dask arrays (unknown chunk sizes).
+    """
+    import dask.array as da
+
+    from rflite._dask.split import (CLIENT_SPLIT_MAX_ROWS, FeistelPermutation,
+                                    validation_mask, weighted_prefix)
+
+    m = int(sum(row_chunks))
+    if m <= CLIENT_SPLIT_MAX_ROWS:
+        perm = rng.permutation(m)
+        cum = (np.arange(1.0, m + 1.0) if W is None
+               else np.cumsum(np.asarray(W[:, 0].compute(), dtype=np.float64)[perm]))
+        n_val = int(np.argmin(np.abs(cum[:-1] - frac * cum[-1]))) + 1
+        is_val = np.zeros(m, dtype=bool)
+        is_val[perm[:n_val]] = True
+        V = da.from_array(is_val.reshape(m, 1), chunks=(row_chunks, (1,)))
+        return V, n_val, np.sort(perm[n_val:]), np.sort(perm[:n_val])
+    perm = FeistelPermutation(m, rng)
+    if W is None:  # the count closest to frac * m, ties to the smaller
+        n_val = min(max(math.ceil(frac * m - 0.5), 1), m - 1)
+    else:
+        n_val = weighted_prefix(W, perm, frac)
+    V = validation_mask(row_chunks, perm, n_val)
+    return V, n_val, da.flatnonzero(~V[:, 0]), da.flatnonzero(V[:, 0])
+
+
+@reports_passes
+def fit_shrimp(est, X, y, sample_weight=None):
+    r""":meth:`rflite.imp.SHRIMPRegressor.fit` on a Dask ``X``: one TSQR, then the path on the client.
+
+    For the training rows (a permutation of the m rows drawn from the
+    in-memory fit's split stream: the in-memory split when the rows are
+    distinct and in ``np.unique`` order, see the module notes) and
+    the validation rows, one distributed TSQR (:func:`_tsqr`) gives the
+    upper-triangular factors :math:`R` of :math:`[A_c,\ y_c]` (centred
+    features and targets), L x L with ``L = n_columns + n_targets``.  Since
+    :math:`\|A c - y\|_2 = \|R_{:, :n} c - R_{:, n}\|_2` for every ``c``
+    (``Q`` is orthogonal), :func:`rflite.imp.shrimp_path` run on the L x n
+    matrix :math:`R_{:, :n}` and target :math:`R_{:, n}` (with the validation
+    pair likewise) has the same minimisers at every step as the path on the
+    m x n data: for m >= n the minimum-norm path *is* a least-squares path,
+    solved here by the path's under-parameterised QR route, with no further
+    pass over the data.  The mean squared errors are rescaled from L rows to
+    the true row counts (the best step is unchanged: the path's rounding
+    floor scales the same way).  The refit on all rows is one more TSQR
+    over the kept columns only.  Two passes plus the refit in all, and with
+    ``rule="1se_ridge"`` (the guarded default) one pass over the validation
+    rows' chosen columns for the standard error of their errors, which the
+    factors do not carry (:func:`_k_val_error_moments`); memory
+    per task one chunk of features plus a few L x L factors, so this suits
+    ``n_columns`` up to a few thousand.  ``sample_weight`` (NumPy, or Dask with
+    X's row chunks) scales the rows by :math:`\sqrt{w}` inside the TSQR tasks,
+    centres with weighted means and makes the validation error per unit
+    weight, as in memory; zero-weight rows stay in the split (in memory they
+    are dropped first, so the splits then differ).
+
+    Defaults: ``n_features=None`` takes the in-memory rule's N on the m rows
+    (10^4 weights once m >= 5000: a 2 x 10^4-column factor, so pass
+    ``n_features`` for large m).  ``refit="auto"`` / ``"ridge"`` run the
+    in-memory guarded choice (:func:`rflite._imp.guard._guarded_step_scores`,
+    :func:`rflite._imp.guard._guarded_refit`) on the factors, which stand for the
+    rows in every least-squares, ridge and norm quantity; the mean errors
+    over the L rows of a factor are rescaled to the true row counts.  Only
+    the power iterations for :math:`\sigma_{\max}` start from another
+    vector (:math:`R^T 1` instead of :math:`A^T 1`), so the guard's ridge
+    penalties agree with the in-memory ones to about 1e-3 (tests).
+
+    Accuracy: the factors are backward stable (Householder QR), so on
+    well-conditioned dictionaries the path agrees with the in-memory one
+    (the same supports; coefficients to about 1e-9 relative in the tests);
+    SHRIMP's ill-conditioned q = 1 Fourier dictionaries (condition 1e12) are
+    determined only to that condition times the rounding, in memory too, and
+    the two paths may then prune differently.
+
+    Past :data:`rflite._dask.split.CLIENT_SPLIT_MAX_ROWS` rows the validation
+    rows come from a keyed bijection of the row indices evaluated chunk by
+    chunk (:func:`_validation_split`): no m-long array on the client or in
+    the graph; ``train_indices_`` and ``validation_indices_`` are then lazy
+    Dask arrays, and the split is no longer the in-memory one.
+    """
+    import dask.array as da
+
+    from rflite._dask.backend import _prepare  # (rflite._dask imports this module)
+
+    from rflite._imp.factor import min_norm_lstsq
+    from rflite._core.random import spawn_streams
+    from rflite._imp.guard import (_guarded_choice, _guarded_refit, _guarded_step_scores,
+                                   _holdout_ridge_errors, _warn_magnitude)
+    from rflite.imp import _auto_n_features, _blas_threads, shrimp_path
+
+    X, Y, one_d, W, _ = _prepare(est, X, y, sample_weight, weights=True)
+    m, d = X.shape
+    frac, refit = est._check_params()
+    if m < 2:
+        raise ValueError(f"X must have at least 2 samples for SHRIMPRegressor's validation "
+                         f"split, got n_samples={m}")
+    fit_intercept = check_bool(est.fit_intercept, "fit_intercept")
+    # n_features=None: the in-memory rule on the m rows (in memory: the distinct rows)
+    est._n_weights = (est.n_features if est.n_features is not None
+                      else _auto_n_features(m, d, est.q))
+    split_rng, feat_rng, path_rng = spawn_streams(est._rng(), 3)
+    V, n_val, tr, val = _validation_split(X.chunks[0], W, frac, split_rng)
+    # weights 1 without sample_weight (exact: the unweighted arithmetic)
+    W = da.ones((m, 1), chunks=(X.chunks[0], (1,))) if W is None else W
+    fmap = est._draw_features(d, feat_rng)
+    n, k = fmap.n_columns, Y.shape[1]
+    t0 = time.perf_counter()
+    op = DaskFeatureOperator(fmap, X)
+    sums = op._reduce(_k_split_sums, [Y, V, W], 4 + 2 * k + 2 * n, np.float64)
+    if sums[0]:
+        raise ValueError(f"X contains NaN, infinity or a value too large (|x| > {MAX_ABS:g}) "
+                         f"in {int(sums[0])} entries")
+    if sums[1]:
+        raise ValueError(f"y contains NaN, infinity or a value too large (|y| > {MAX_ABS:g}) "
+                         f"in {int(sums[1])} entries")
+    m_tr = m - n_val
+    # the weights of the training part, of all rows and of the validation part (the
+    # row counts without sample_weight): weighted means, errors per unit weight
+    w_trs, w_all = float(sums[2]), float(sums[3])
+    w_val = w_all - w_trs
+    if not (w_trs > 0 and w_val > 0):
+        raise ValueError(f"sample_weight must give the training and the validation rows a "
+                         f"positive weight, got {w_trs:g} and {w_val:g}")
+    sums = sums[2:]
+    if fit_intercept:
+        y_mean = sums[2:2 + k] / w_trs
+        a_mean = sums[2 + 2 * k:2 + 2 * k + n] / w_trs
+        y_mean_all = sums[2 + k:2 + 2 * k] / w_all
+        a_mean_all = sums[2 + 2 * k + n:] / w_all
+    else:
+        y_mean = y_mean_all = np.zeros(k)
+        a_mean = a_mean_all = None
+    op_tr = DaskFeatureOperator(fmap, X, col_mean=a_mean)
+    passes = list(op.pass_seconds)
+    t1 = time.perf_counter()
+    R_tr, R_val = _tsqr(X, Y, V, W, op_tr._state_node(), np.arange(n), y_mean, True)
+    passes.append(("tsqr", time.perf_counter() - t1))
+    L = n + k
+    paths, bests, supports, coefs = [], [], [], []
+    path_state = path_rng.bit_generator.state
+    with _blas_threads(L):
+        for j in range(k):
+            path_rng.bit_generator.state = path_state
+            path = shrimp_path(
+                R_tr[:, :n], R_tr[:, n + j], A_val=R_val[:, :n], y_val=R_val[:, n + j],
+                prune_rate=est.prune_rate, n_steps=est.n_steps, min_features=est.min_features,
+                schedule=est.schedule, method=est.method, track_spectrum=False, rng=path_rng,
+                verbose=getattr(est, "verbose", 0))
+            # mean squared errors over the true row counts, not the L rows of R
+            path = path._replace(train_mse=path.train_mse * L / m_tr,
+                                 val_mse=path.val_mse * L / w_val)
+            paths.append(path)
+            bests.append(path.best_step)
+            supports.append(path.supports[path.best_step])
+            coefs.append(path.coefs[path.best_step])
+    # the guarded choice of refit="auto" / "ridge" (imp.SHRIMPRegressor._fit) on the
+    # R factors: every least-squares and ridge quantity of [A_c, y_c] (norms, Gram
+    # matrices, residuals) is that of R, whose L rows stand for the m_tr (n_val)
+    # rows; mean errors over L rows are rescaled by L / n_val
+    if fit_intercept:
+        target = np.asarray(abs(Y - y_mean_all).max(axis=0).compute(), dtype=np.float64)
+    else:
+        target = np.asarray(abs(Y).max(axis=0).compute(), dtype=np.float64)
+    target = target.reshape(-1)
+    est.target_scale_ = target
+    est.target_mean_ = np.asarray(y_mean_all, dtype=np.float64).reshape(-1)
+    val_scale = L / w_val
+    step_lams = [None] * k
+    use_mean = [False] * k
+    mses = [float(p.val_mse[b]) for p, b in zip(paths, bests)]
+    def moments_pass(S, c, j):
+        # the 1se rule's standard error needs the rows' errors, which the
+        # factors do not carry: one pass over the validation rows' columns S
+        moments = op_tr._reduce(_k_val_error_moments, [Y, V, W], 4, np.float64,
+                                cols=S, coef=c, y_mean=y_mean, j=j)
+        passes.append(op_tr.pass_seconds[-1])
+        return moments
+
+    if refit in ("auto", "ridge"):
+        with _blas_threads(L):
+            for j, path in enumerate(paths):
+                scores, lam_at, families = _guarded_step_scores(
+                    R_tr[:, :n], R_tr[:, n + j], R_val[:, :n], R_val[:, n + j], path._replace(
+                        val_mse=path.val_mse), a_mean, target[j], est.activation, refit,
+                    val_scale)
+                chosen = _guarded_choice(scores, lam_at, families, path, est.rule,
+                                         lambda S, c, j=j: moments_pass(S, c, j))
+                if chosen is not None:
+                    bests[j], step_lams[j], mses[j] = chosen
+                baseline = float(np.sum(R_val[:, n + j] ** 2)) / w_val
+                if fit_intercept and not mses[j] < baseline:
+                    use_mean[j], mses[j] = True, baseline
+    supports = [np.zeros(0, np.int64) if e else p.supports[b]
+                for p, b, e in zip(paths, bests, use_mean)]
+    coefs = [np.zeros(0) if e else p.coefs[b] for p, b, e in zip(paths, bests, use_mean)]
+    used = ["mean" if e else "none" for e in use_mean]
+    lams = [None] * k
+    if refit != "none" and not all(use_mean):
+        union = np.unique(np.concatenate(supports))
+        held = [(R_tr[:, S], R_tr[:, n + j], R_val[:, S], R_val[:, n + j],
+                 None if a_mean is None else a_mean[S], target[j])
+                for j, S in enumerate(supports)]
+        op_all = DaskFeatureOperator(fmap, X, col_mean=a_mean_all)
+        t1 = time.perf_counter()
+        R = _tsqr(X, Y, V, W, op_all._state_node(), union, y_mean_all, False)
+        passes.append(("tsqr", time.perf_counter() - t1))
+        u = union.size
+        a_mean = None
+        if fit_intercept:
+            a_mean = np.zeros(n)
+            a_mean[union] = a_mean_all[union]
+        with _blas_threads(u + k):
+            for j, S in enumerate(supports):
+                if use_mean[j]:
+                    continue
+                A_S, y_S = R[:, np.searchsorted(union, S)], R[:, u + j]
+                am = None if a_mean is None else a_mean[S]
+                if step_lams[j] is not None:
+                    lam = step_lams[j] * w_all / w_trs
+                    coefs[j], used[j], lams[j] = ridge_fit(A_S, y_S, lam), "ridge", lam / w_all
+                    continue
+                if refit == "min_norm":
+                    coefs[j], used[j] = min_norm_lstsq(A_S, y_S), "min_norm"
+                    continue
+                c, used[j], lam = _guarded_refit(
+                    A_S, y_S, am, refit, target[j], est.activation,
+                    lambda lam_grid, j=j: _holdout_ridge_errors(held[j], lam_grid,
+                                                                w_trs / w_all, val_scale))
+                coefs[j] = c
+                lams[j] = None if lam is None else lam / w_all
+        y_mean = y_mean_all
+    elif all(use_mean):
+        a_mean, y_mean = None, y_mean_all
+    est.refit_ = used[0] if one_d else used
+    est.ridge_lam_ = lams[0] if one_d else lams
+    est.path_ = paths[0] if one_d else paths
+    est.best_step_ = bests[0] if one_d else bests
+    est.validation_mse_ = mses[0] if one_d else mses
+    est.train_indices_, est.validation_indices_ = tr, val
+    est.dask_passes_ = passes
+    est.dask_fit_seconds_ = time.perf_counter() - t0
+    est._finish(fmap, supports, coefs, a_mean, y_mean)
+    _warn_magnitude(est)
+    return est

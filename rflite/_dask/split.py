@@ -1,0 +1,225 @@
+r"""Hold-out splits of Dask rows without an m-long array on the client (private).
+
+SHRIMP's validation split (:func:`rflite._dask.shrimp.fit_shrimp`) and ARFF's
+early-stopping split (:func:`rflite._dask.arff._fit_early`) shuffle the m
+row indices.  Up to :data:`CLIENT_SPLIT_MAX_ROWS` rows the client draws the
+in-memory permutation (8 bytes a row), so that a Dask fit on the rows of an
+in-memory fit splits them identically.  Beyond it, a row is a validation row
+when its image under a keyed pseudo-random permutation of ``range(m)``
+(:class:`FeistelPermutation`) falls below the validation count: every chunk
+evaluates the permutation at its own row indices, so the mask is a Dask
+array with ``X``'s row chunks and the graph holds a few keys, not m numbers.
+The validation rows are then the first ``n_val`` rows of a uniformly shuffled
+order, as in memory -- only the shuffle is another one.
+
+With ``sample_weight`` SHRIMP holds out the prefix of the shuffled order
+whose weight is closest to ``frac`` of the total (:func:`weighted_prefix`):
+on the client that is a cumulative sum over the permuted weights; here it
+is found by refining a histogram of the weights over the permuted positions,
+:data:`HISTOGRAM_BINS` bins a pass (two passes over the weight column up to
+:math:`2^{32}` rows, nothing of length m leaving the workers).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from rflite._dask.operator import SPLIT_EVERY
+
+#: Up to this many rows the client draws the in-memory permutation (8 bytes a row),
+#: so that Dask and in-memory fits split alike; beyond it, :class:`FeistelPermutation`.
+CLIENT_SPLIT_MAX_ROWS = 1 << 22
+
+#: Bins of the weight histogram a pass of :func:`weighted_prefix` refines.
+HISTOGRAM_BINS = 1 << 16
+
+_FEISTEL_ROUNDS = 6
+
+
+def splitmix64(h):
+    """The splitmix64 finaliser of a uint64 array (Steele, Lea & Flood, 2014): a bijective mix."""
+    with np.errstate(over="ignore"):
+        h = (h ^ (h >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        h = (h ^ (h >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        return h ^ (h >> np.uint64(31))
+
+
+class FeistelPermutation:
+    r"""A keyed pseudo-random permutation :math:`\pi` of ``range(m)``, evaluated without a table.
+
+    A balanced Feistel network (Luby & Rackoff, 1988) of
+    :data:`_FEISTEL_ROUNDS` rounds on ``2h``-bit integers,
+    :math:`2^{2h} \ge m`, with round function ``splitmix64(R ^ key_r)``
+    keeps every round a bijection; *cycle walking* (Black & Rogaway, 2002)
+    re-applies it to outputs at or above m until they fall below, which is a
+    bijection of ``range(m)`` (:math:`2^{2h} < 4m`: fewer than 4 rounds of
+    the walk on average).  The keys are drawn from ``rng``; the image of an
+    index depends only on the keys, m and the index, so every chunk can
+    evaluate its own rows.
+    """
+
+    def __init__(self, m: int, rng):
+        self.m = int(m)
+        bits = max(2, (self.m - 1).bit_length())
+        self.half = (bits + 1) // 2
+        self.keys = rng.integers(0, 2**63, size=_FEISTEL_ROUNDS, dtype=np.int64).astype(np.uint64)
+
+    def _rounds(self, x):
+        mask = np.uint64((1 << self.half) - 1)
+        half = np.uint64(self.half)
+        left, right = x >> half, x & mask
+        for key in self.keys:
+            left, right = right, left ^ (splitmix64(right ^ key) & mask)
+        return (left << half) | right
+
+    def __call__(self, index) -> np.ndarray:
+        """:math:`\\pi` of an integer array of indices in ``range(m)`` (int64)."""
+        out = self._rounds(np.asarray(index, dtype=np.uint64).reshape(-1))
+        m = np.uint64(self.m)
+        out_of_range = np.flatnonzero(out >= m)
+        while out_of_range.size:
+            out[out_of_range] = self._rounds(out[out_of_range])
+            out_of_range = out_of_range[out[out_of_range] >= m]
+        return out.astype(np.int64)
+
+
+def _k_in_positions(rows, perm, lo, hi):
+    """Mask (rows, 1) of one chunk of row indices: ``lo <= perm(i) < hi``."""
+    pos = perm(rows)
+    return ((pos >= lo) & (pos < hi)).reshape(-1, 1)
+
+
+def position_mask(row_chunks, perm: FeistelPermutation, lo: int, hi: int):
+    """Lazy (m, 1) bool Dask array with ``row_chunks``: row i selected iff ``lo <= perm(i) < hi``.
+
+    The rows at positions ``lo .. hi-1`` of the shuffled order: ``[0, n_val)``
+    a hold-out part, consecutive ranges a random partition.
+    """
+    import dask.array as da
+
+    rows = da.arange(perm.m, chunks=(row_chunks,), dtype=np.int64)
+    return rows.map_blocks(_k_in_positions, perm=perm, lo=int(lo), hi=int(hi),
+                           chunks=(row_chunks, (1,)), new_axis=1, dtype=bool,
+                           meta=np.empty((0, 0), bool), token="rflite-position-mask")
+
+
+def validation_mask(row_chunks, perm: FeistelPermutation, n_val: int):
+    """Lazy (m, 1) bool Dask array with ``row_chunks``: row i held out iff ``perm(i) < n_val``."""
+    return position_mask(row_chunks, perm, 0, n_val)
+
+
+def _k_histogram(rows, Wb, perm, lo, width, n_bins):
+    """(1, n_bins) weight sums of a chunk over permuted positions ``[lo, lo + width n_bins)``."""
+    pos = perm(rows) - lo
+    inside = (pos >= 0) & (pos < width * n_bins)
+    w = np.asarray(Wb, dtype=np.float64).reshape(-1)
+    return np.bincount(pos[inside] // width, weights=w[inside], minlength=n_bins).reshape(1, -1)
+
+
+def _histogram(W, perm, lo, width, n_bins):
+    import dask.array as da
+
+    rows = da.arange(perm.m, chunks=(W.chunks[0],), dtype=np.int64)
+    parts = da.map_blocks(_k_histogram, rows[:, None], W, perm=perm, lo=lo, width=width,
+                          n_bins=n_bins, chunks=((1,) * W.numblocks[0], (n_bins,)),
+                          dtype=np.float64, meta=np.empty((0, 0)), token="rflite-split-histogram")
+    return np.asarray(parts.sum(axis=0, split_every=SPLIT_EVERY).compute())
+
+
+def weighted_prefix(W, perm: FeistelPermutation, frac: float, n_bins: int = HISTOGRAM_BINS):
+    r"""The validation count ``n_val`` of a weighted split.
+
+    ``n_val`` in ``1 .. m-1`` makes the weight :math:`c_k = \sum_{\pi(i) < k} w_i`
+    of the first k permuted rows closest to ``frac`` of the total (ties to
+    the smaller k among the two prefixes around the crossing: with zero
+    weights several k may tie).  ``W`` is the (m, 1) Dask weight column.
+    Each pass sums the weights into ``n_bins`` bins of permuted positions and
+    keeps the bin where :math:`c_k` crosses the target, until a bin is one
+    position wide: :math:`\lceil \log_{n\_bins} m \rceil` passes over ``W``.
+    """
+    m = perm.m
+    lo, hi, before, target = 0, m, 0.0, None
+    while True:
+        width = max(1, math.ceil((hi - lo) / n_bins))
+        hist = _histogram(W, perm, lo, width, n_bins)
+        if target is None:
+            target = frac * float(hist.sum())
+        cum = before + np.cumsum(hist)
+        if width == 1:
+            break
+        # the bins past hi (positions the last pass did not ask for) are never chosen
+        n_in = math.ceil((hi - lo) / width)
+        b = min(int(np.searchsorted(cum[:n_in], target, side="left")), n_in - 1)
+        before = float(cum[b - 1]) if b else before
+        lo, hi = lo + b * width, min(hi, lo + (b + 1) * width)
+    # cum[j] is c_{lo + j + 1}; k1 is the first k with c_k >= target
+    j = min(int(np.searchsorted(cum[: hi - lo], target, side="left")), hi - lo - 1)
+    k1 = lo + j + 1
+    c1 = float(cum[j])
+    c0 = before if j == 0 else float(cum[j - 1])
+    n_val = k1 - 1 if (k1 - 1 >= 1 and abs(c0 - target) <= abs(c1 - target)) else k1
+    return min(max(n_val, 1), m - 1)
+
+
+class RowSelection:
+    """Lazy rows of a Dask array: a (m, 1) bool mask with ``X``'s row chunks and its count."""
+
+    def __init__(self, mask, size: int):
+        self.mask, self.size = mask, int(size)
+        self._counts = None
+
+    def counts(self) -> tuple:
+        """Selected rows per chunk: one pass over the mask (O(chunks) numbers come back)."""
+        if self._counts is None:
+            nb = self.mask.numblocks[0]
+            per_chunk = self.mask.map_blocks(_k_count, chunks=((1,) * nb, (1,)), dtype=np.int64,
+                                             meta=np.empty((0, 0), np.int64),
+                                             token="rflite-selection-count")
+            self._counts = tuple(int(c) for c in per_chunk.compute()[:, 0])
+        return self._counts
+
+
+def _k_count(Mb):
+    """Selected rows of one chunk of a mask: a (1, 1) array."""
+    return np.array([[np.count_nonzero(Mb)]], dtype=np.int64)
+
+
+def _k_take(Ab, Mb):
+    return Ab[Mb.reshape(-1)]
+
+
+def holdout_rows(row_chunks, n: int, fraction: float, rng):
+    """:func:`rflite._core.folds.holdout_split` of the rows of a Dask array: ``(train, val)``.
+
+    Up to :data:`CLIENT_SPLIT_MAX_ROWS` rows the in-memory split (sorted index
+    arrays, drawn from ``rng`` alike); beyond, :class:`RowSelection` masks
+    from a :class:`FeistelPermutation` keyed from ``rng``, with the same
+    validation count.  :func:`take_rows` selects either.
+    """
+    from rflite._core.folds import holdout_size, holdout_split
+
+    if n <= CLIENT_SPLIT_MAX_ROWS:
+        return holdout_split(n, fraction, rng)
+    n_val = holdout_size(n, fraction)
+    V = validation_mask(row_chunks, FeistelPermutation(n, rng), n_val)
+    return RowSelection(~V, n - n_val), RowSelection(V, n_val)
+
+
+def take_rows(A, rows):
+    """Rows ``rows`` (index array or :class:`RowSelection`) of a Dask array, in row order.
+
+    A selection keeps ``A``'s chunk structure with known chunk sizes (the
+    counts of one pass over the mask), so the operator's checks accept it.
+    """
+    import dask.array as da
+
+    if not isinstance(rows, RowSelection):
+        return A[rows]
+    counts = rows.counts()
+    mask = rows.mask.rechunk((A.chunks[0], (1,)))
+    if A.ndim == 1:
+        mask = mask[:, 0]
+    return da.map_blocks(_k_take, A, mask, chunks=(counts,) + A.chunks[1:], dtype=A.dtype,
+                         meta=np.empty((0,) * A.ndim, A.dtype), token="rflite-take-rows")

@@ -10,12 +10,11 @@ follows scikit-learn's estimator conventions (constructor stores parameters,
 
 from __future__ import annotations
 
-import sys
 import warnings
 
 import numpy as np
 
-from rflite._dask import backend as _dask
+from rflite._core.backend import dask_backend, is_dask_array
 from rflite._core.validation import check_array, check_bool, check_sample_weight, check_targets
 from rflite._core.memory import check_memory
 from rflite._core.random import check_rng
@@ -24,34 +23,14 @@ from rflite._core.metrics import r2_score
 from rflite._core.estimator import EstimatorMixin, FeatureNamesWarning, feature_names
 from rflite.features import FeatureMap, random_feature_map, variable_usage
 from rflite._core.exceptions import (  # noqa: F401 - public here
-    EffectiveFeaturesWarning, MagnitudeWarning, QClippedWarning)
+    EffectiveFeaturesWarning, MagnitudeWarning, NotFittedError, QClippedWarning,
+    _not_fitted_error_class)
 
 __all__ = ["RandomFeatureModel", "NotFittedError", "FeatureNamesWarning",
            "QClippedWarning", "EffectiveFeaturesWarning", "MagnitudeWarning"]
 
 
 
-class NotFittedError(ValueError, AttributeError):
-    """Raised when a model is used before ``fit``."""
-
-
-def _not_fitted_error_class():
-    """:class:`NotFittedError`, also an instance of scikit-learn's when that is loaded.
-
-    scikit-learn tools (``check_is_fitted``, the estimator checks) test for
-    their own class; subclassing it only when scikit-learn is already imported
-    keeps it out of rflite's runtime dependencies.
-    """
-    sk = sys.modules.get("sklearn.exceptions")
-    if sk is None:
-        return NotFittedError
-    global _SK_NOT_FITTED
-    if _SK_NOT_FITTED is None:
-        _SK_NOT_FITTED = type("NotFittedError", (NotFittedError, sk.NotFittedError), {})
-    return _SK_NOT_FITTED
-
-
-_SK_NOT_FITTED = None
 
 
 def _centered_operator(fmap, X, *, normalize: bool):
@@ -98,7 +77,7 @@ def _centered_operator(fmap, X, *, normalize: bool):
     return _Centered(), mu, scale
 
 
-#: The estimators whose ``fit`` runs on Dask arrays (issue 16), for messages.
+#: The estimators whose ``fit`` runs on Dask arrays, for messages.
 DASK_ESTIMATORS = ("HARFERegressor", "HARFECV", "RandomFeatureRidge", "RandomFeatureRidgeCV",
                    "SHRIMPRegressor", "SHRIMPCV", "SRFERegressor", "SRFECV", "ARFFRegressor",
                    "ARFFClassifier", "GFCRegressor")
@@ -107,14 +86,15 @@ DASK_ESTIMATORS = ("HARFERegressor", "HARFECV", "RandomFeatureRidge", "RandomFea
 def refuse_dask(est, X, y, sample_weight=None):
     """Refuse Dask input to an in-memory ``fit`` instead of loading it silently.
 
-    The estimators with a distributed fit dispatch to :mod:`rflite._dask.backend`
+    The estimators with a distributed fit dispatch to the Dask backend
+    (:meth:`RandomFeatureModel._fit_dask`)
     before validating; a NumPy ``X`` with a Dask ``y`` or ``sample_weight``
     reaches this check through :meth:`RandomFeatureModel._validate_fit` and
     is refused: loading an out-of-core array into one process must be the
     user's decision, with its size in view.
     """
     for name, a in (("X", X), ("y", y), ("sample_weight", sample_weight)):
-        if _dask.is_dask_array(a):
+        if is_dask_array(a):
             size = a.nbytes / 2**20 if np.isfinite(a.nbytes) else float("nan")
             raise ValueError(
                 f"{name} is a Dask array {tuple(a.shape)}: {type(est).__name__} fits in memory "
@@ -135,6 +115,15 @@ class RandomFeatureModel(EstimatorMixin):
 
     _estimator_type = "regressor"
 
+
+    def _fit_dask(self, X, y, sample_weight=None, **kwargs):
+        """Fit on a Dask ``X`` (and ``y``, weights) through the Dask backend.
+
+        The one place an estimator reaches the backend for a fit
+        (:mod:`rflite._core.backend`); the backend finds this estimator's
+        distributed fit by its class and returns ``self``.
+        """
+        return dask_backend().fit(self, X, y, sample_weight, **kwargs)
     def __sklearn_tags__(self):
         # only scikit-learn calls this, so importing it here adds no runtime dependency
         from sklearn.utils import ClassifierTags, InputTags, RegressorTags, Tags, TargetTags
@@ -414,8 +403,8 @@ class RandomFeatureModel(EstimatorMixin):
         + self.intercept_`` (ARFF estimators: ``predict_complex``).  Real
         activations return the model itself.
         """
-        if _dask.is_dask_array(X):  # lazy Dask predictions (issue 16)
-            return _dask.predict(self, X)
+        if is_dask_array(X):
+            return dask_backend().predict(self, X)
         X = self._validate_predict(X)
         A = self.feature_map_.columns(X, self.support_)
         pred = A @ self.coef_ + self.intercept_

@@ -201,8 +201,9 @@ from scipy.sparse.linalg import LinearOperator
 from rflite._bp import homotopy as _bp_homotopy
 from rflite._bp import lp as _bp_lp
 from rflite._bp import path as _bp_path
+from rflite._bp import solve as _bp_solve
 from rflite._bp import spgl1 as _bp_spgl1
-from rflite._dask import backend as _dask
+from rflite._core.backend import is_dask_array
 from rflite._base import RandomFeatureModel
 from rflite._core.selection import HOLDOUT_FRACTION, AutoChoice, CVSearch
 from rflite._bp.homotopy import (  # noqa: F401 - constants and kernels re-exported
@@ -264,7 +265,7 @@ from rflite._reexport import reexport
 from rflite._bp.solve import _check_problem, _options, _solve  # noqa: F401 - used by the estimators and tests
 
 # setting a constant here (rflite.bp.WS_SIZE = ...) sets it where it is read
-reexport(__name__, (_bp_homotopy, _bp_spgl1, _bp_lp, _bp_path), public=(BPDNPath, bpdn_path))
+reexport(__name__, (_bp_homotopy, _bp_spgl1, _bp_lp, _bp_path, _bp_solve), public=(BPDNPath, bpdn_path))
 
 __all__ = [
     "L1Result",
@@ -819,10 +820,8 @@ class SRFERegressor(AutoChoice, RandomFeatureModel):
 
         from rflite._core.folds import kept_rows
 
-        if _dask.is_dask_array(X):  # distributed fit (issue 16): all logic in rflite._dask.srfe
-            from rflite._dask.srfe import fit_srfe
-
-            return fit_srfe(self, X, y, sample_weight)
+        if is_dask_array(X):
+            return self._fit_dask(X, y, sample_weight)
 
         self._kept = kept_rows(sample_weight)
         X, Y, w = self._validate_fit(X, y, sample_weight)

@@ -102,6 +102,7 @@ from rflite._core.validation import (
 from rflite._core.sincos import SINCOS_MAX_ABS
 from rflite._core.memory import check_memory
 from rflite._core.random import check_rng, spawn_streams
+from rflite._core.backend import dask_backend, is_dask_array
 from rflite._reexport import reexport
 
 # setting TILE_ROWS_COLS or THREAD_MIN_ENTRIES here sets them where the fill reads them
@@ -901,10 +902,8 @@ class RandomFeatures(EstimatorMixin):
             self.feature_names_in_ = names
         elif hasattr(self, "feature_names_in_"):
             del self.feature_names_in_
-        from rflite._dask import backend as _dask
-
-        lazy = _dask.is_dask_array(X)
-        X = _dask.check_dask_X(X) if lazy else check_array(X, "X", ndim=2)
+        lazy = is_dask_array(X)
+        X = dask_backend().check_dask_X(X) if lazy else check_array(X, "X", ndim=2)
         d = X.shape[1]
         q = d if self.q is None else min(int(self.q), d)
         if isinstance(self.gamma, str) and self.gamma == "scale":
@@ -954,10 +953,8 @@ class RandomFeatures(EstimatorMixin):
         its rows (issue 16): nothing of size m x N is formed on the client.
         """
         self._check_fitted()
-        from rflite._dask import backend as _dask
-
-        if _dask.is_dask_array(X):
-            return _dask.transform(self, X, self.feature_map_.n_features, self.dtype_)
+        if is_dask_array(X):
+            return dask_backend().transform(self, X, self.feature_map_.n_features, self.dtype_)
         self._check_feature_names(X)
         return self._transform_chunk(X)
 
@@ -1015,10 +1012,10 @@ class RandomFeatures(EstimatorMixin):
         # lazily: rflite._base imports this module; its error class is also
         # scikit-learn's NotFittedError when scikit-learn is loaded
         try:
-            from rflite._base import _not_fitted_error_class
+            from rflite._core.exceptions import _not_fitted_error_class
             error = _not_fitted_error_class()
         except ImportError:  # pragma: no cover - only if _base renames it
-            from rflite._base import NotFittedError as error
+            from rflite._core.exceptions import NotFittedError as error
         raise error(f"this {type(self).__name__} instance is not fitted yet; call fit first")
 
     def _check_dtype(self):

@@ -76,6 +76,7 @@ from rflite._core.random import check_rng, spawn_streams
 from rflite._core.linalg import ridge_solve
 from rflite._core.blas import shared_blas_limit
 from rflite._core.parallel import check_executor, executor_scope, map_tasks, spawn_seeds
+from rflite._core.backend import dask_backend, is_dask_array
 from rflite._reexport import reexport
 from rflite.features import FeatureMap
 from rflite.metropolis import _canonical_order
@@ -1134,13 +1135,10 @@ class GFCRegressor(RandomFeatureModel):
         ``executor`` (optional) overrides the constructor's for this fit
         only and is not stored (a live executor or Dask client belongs here).
         """
-        from rflite._dask import backend as _dask
         from rflite._core.validation import check_sample_weight
 
-        if _dask.is_dask_array(X):  # distributed fit (issue 16): rflite._dask.gfc
-            from rflite._dask.gfc import fit_gfc
-
-            return fit_gfc(self, X, y, sample_weight, executor)
+        if is_dask_array(X):
+            return self._fit_dask(X, y, sample_weight, executor=executor)
         X_raw, y_raw = X, y
         X, Y, w = self._validate_fit(X, y, sample_weight)
         if X.shape[0] < 2 and (w is None or w.sum() < 2):
@@ -1279,11 +1277,9 @@ class GFCRegressor(RandomFeatureModel):
         with its row chunks (as :meth:`predict` does), each chunk the
         in-memory transform of its rows.
         """
-        from rflite._dask import backend as _dask
-
         self._check_fitted()
-        if _dask.is_dask_array(X):
-            return _dask.transform(self, X, self.feature_map_.n_columns)
+        if is_dask_array(X):
+            return dask_backend().transform(self, X, self.feature_map_.n_columns)
         return self._transform_chunk(X)
 
     def _transform_chunk(self, X, n_threads=None):

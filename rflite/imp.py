@@ -130,11 +130,12 @@ from __future__ import annotations
 import functools
 import math
 import types
+from typing import NamedTuple
 import warnings
 
 import numpy as np
 
-from rflite._dask import backend as _dask
+from rflite._core.backend import is_dask_array
 from rflite._imp import factor as _imp_factor
 from rflite._imp import guard as _imp_guard
 from rflite._imp import path as _imp_path
@@ -194,7 +195,6 @@ from rflite._imp.select import (  # noqa: F401 - public here; the selection mach
     MEAN_FACTOR,
     MIN_WEIGHTS_PER_SUBSET,
     N_FEATURES_MAX,
-    SHRIMPSelection,
     _as_splitter,
     _auto_n_features,
     _check_memory_for,
@@ -204,14 +204,12 @@ from rflite._imp.select import (  # noqa: F401 - public here; the selection mach
     _n_rows,
     _shrimp_map,
     _cv_fold_scores,
-    _fit_candidate,
     _fold_model,
     _run_fold_model,
-    select_shrimp,
 )
-from rflite._core.validation import check_bool, check_choice, check_int, check_real
+from rflite._core.validation import check_X_y, check_bool, check_choice, check_int, check_real
 from rflite._core.linalg import ridge_fit
-from rflite._core.random import spawn_streams
+from rflite._core.random import check_rng, spawn_streams
 from rflite._core.parallel import map_tasks
 from rflite._reexport import reexport
 from rflite.features import Normal
@@ -251,7 +249,7 @@ __all__ = [
 # setting a constant here sets it where it is read; the public names defined in
 # the private modules report this module as their home (rflite._reexport)
 reexport(__name__, (_imp_factor, _imp_guard, _imp_path, _imp_select),
-         public=(SHRIMPPath, prune_counts, SHRIMPSelection, select_shrimp))
+         public=(SHRIMPPath, prune_counts))
 
 
 def shrimp_path(
@@ -659,8 +657,8 @@ class SHRIMPRegressor(RandomFeatureModel):
         """Draw the features, run the path, select the step, refit; returns ``self``."""
         if isinstance(self.q, str):
             return self._fit_auto_q(X, y, sample_weight)
-        if _dask.is_dask_array(X):  # distributed fit (issue 16): all logic in rflite._dask.backend
-            return _dask.fit_shrimp(self, X, y, sample_weight)
+        if is_dask_array(X):
+            return self._fit_dask(X, y, sample_weight)
         X, Y, w, frac, refit = self._fit_setup(X, y, sample_weight)
         # one BLAS thread setting for every step of the fit, whatever the
         # environment asks for: the model must not depend on the thread count
@@ -1192,10 +1190,8 @@ class SHRIMPCV(RandomFeatureModel):
         from rflite._core.progress import Progress
         from rflite._core.selection import cross_validate_grid
 
-        if _dask.is_dask_array(X):  # distributed fit (issue 16): rflite._dask.shrimpcv
-            from rflite._dask.shrimpcv import fit_shrimpcv
-
-            return fit_shrimpcv(self, X, y, sample_weight)
+        if is_dask_array(X):
+            return self._fit_dask(X, y, sample_weight)
         n_rows = _n_rows(X)
         X, Y, w = self._validate_fit(X, y, sample_weight)
         m, d = X.shape
@@ -1367,3 +1363,154 @@ class SHRIMPCV(RandomFeatureModel):
         self._finish(fmap, supports, coefs, a_mean, y_mean)
         _warn_magnitude(self)
 
+
+# ------------------------------------------------------------ selection of q
+class SHRIMPSelection(NamedTuple):
+    """Result of :func:`select_shrimp`.
+
+    Attributes
+    ----------
+    model : SHRIMPCV or SHRIMPRegressor
+        The chosen model, refitted on all rows (a :class:`SHRIMPCV` for
+        K-fold selection, a :class:`SHRIMPRegressor` for ``cv="holdout"``).
+    q : int
+    prune_rate : float
+    val_mse : (len(qs), len(prune_rates)) ndarray
+        Best validation MSE of every candidate (for K-fold, the lowest mean
+        fold error over its steps).
+    qs : tuple of int
+    prune_rates : tuple of float
+    """
+
+    model: RandomFeatureModel
+    q: int
+    prune_rate: float
+    val_mse: np.ndarray
+    qs: tuple
+    prune_rates: tuple
+
+
+def select_shrimp(X, y, *, qs=(1, 2), prune_rates=(0.2,), n_features=None,
+                  cv=5, rule="1se_ridge", mean_factor=MEAN_FACTOR, validation_fraction=0.1,
+                  random_state=None, callback=None, executor=None,
+                  **params) -> SHRIMPSelection:
+    r"""Choose ``q``, the prune rate and the pruning step (SHRIMP Sec. 4.2), robustly.
+
+    By default (``cv=5``) every candidate (q, p, step) is scored by K-fold
+    cross-validation and chosen by ``rule`` with the mean guard
+    (:class:`SHRIMPCV`, which this calls: by default, ``"1se_ridge"``, the
+    support of lowest mean error refitted with the strongest ridge penalty
+    within one standard error of it; ``"min"`` the lowest mean error;
+    ``"1se"`` the smallest model within one standard error of the best;
+    never one that loses to predicting the mean by ``mean_factor`` on some
+    fold; the model averages the all-rows refit with the chosen point's fold
+    models unless ``average_folds=False`` is passed).  ``cv="holdout"`` is the paper's
+    protocol: every candidate is a :class:`SHRIMPRegressor` fitted with the
+    *same* seed, hence the same ``validation_fraction`` split, and the lowest
+    validation MSE wins.  The paper searches
+    :math:`q \in \{1, \dots, \min(10, d)\}` and
+    :math:`p \in \{15\%, 25\%, 35\%\}` (``qs=None``,
+    ``prune_rates=(0.15, 0.25, 0.35)``); the default grid is
+    :class:`SHRIMPCV`'s small one, q in {1, 2} and p = 20 %, because every
+    (q, p) costs one path per fold.
+
+    Parameters
+    ----------
+    X, y : training data
+    qs : iterable of int or None, default (1, 2)
+        ``None``: the paper's ``1 .. min(10, d)``.
+    prune_rates : iterable of float, default (0.2,)
+    n_features : int
+    cv : int, splitter, iterable of splits or "holdout"
+    rule, mean_factor
+        The K-fold rule (:class:`SHRIMPCV`).
+    validation_fraction : float
+        The hold-out share for ``cv="holdout"``.
+    random_state : None, int or numpy.random.Generator
+        One seed is drawn from it and shared by all candidates.
+    callback : callable, optional
+        ``callback(q, prune_rate, val_mse)`` for each candidate (progress).
+    executor : None, int or Executor
+        Where the q's (holdout: one task per q, whose prune rates share the
+        split, the features and the first solve) or the folds (K-fold) run
+        (:func:`rflite._core.parallel.map_tasks`); the result is the same.
+    **params
+        Other :class:`SHRIMPRegressor` / :class:`SHRIMPCV` parameters.
+
+    Returns
+    -------
+    SHRIMPSelection
+    """
+    X, y = check_X_y(X, y)
+    d = X.shape[1]
+    qs = tuple(range(1, min(10, d) + 1)) if qs is None else _check_qs(qs, d)
+    prune_rates = _check_rates(prune_rates)
+    seed = int(check_rng(random_state).integers(0, 2**63 - 1))
+    if isinstance(cv, str) and cv == "holdout":
+        return _select_holdout(X, y, qs, prune_rates, n_features, validation_fraction, seed,
+                               callback, executor, params)
+    model = SHRIMPCV(n_features=n_features, qs=qs, prune_rates=prune_rates, cv=cv, rule=rule,
+                     mean_factor=mean_factor, n_jobs=executor, random_state=seed,
+                     **params).fit(X, y)
+    res = model.cv_results_
+    scores = np.full((len(qs), len(prune_rates)), np.inf)
+    for a, q in enumerate(qs):
+        for b, p in enumerate(prune_rates):
+            sel = (res["q"] == min(q, d)) & (res["prune_rate"] == p)
+            if sel.any():
+                scores[a, b] = float(np.min(res["mean_test_mse"][sel]))
+            if callback is not None:
+                callback(q, p, scores[a, b])
+    return SHRIMPSelection(model, model.q_, model.prune_rate_, scores, qs, prune_rates)
+
+
+def _select_holdout(X, y, qs, prune_rates, n_features, validation_fraction, seed, callback,
+                    executor, params):
+    """The paper's protocol: one seeded validation split shared by every candidate.
+
+    Every candidate (q, p) is scored as the independent fit
+    ``SHRIMPRegressor(q=q, prune_rate=p, random_state=seed, ...)`` would
+    score it (:func:`_fit_candidate`, the reference), but one task per q
+    (:func:`_holdout_q_task`) shares what depends only on q between the
+    prune rates: the split, the feature matrices, their transposed copies and
+    the t = 0 minimum-norm solve with its factorisation; and only the best
+    rate of each q is refitted on all rows.  The q tasks run on ``executor``.
+    """
+    scores = np.full((len(qs), len(prune_rates)), np.inf)
+    tasks = [(X, y, dict(n_features=n_features, q=q, prune_rate=prune_rates[0],
+                         validation_fraction=validation_fraction, random_state=seed, **params),
+              prune_rates) for q in qs]
+    models, local = [], []
+    # candidates share one seed, so the choice does not depend on where they run
+    for i, (row, model) in enumerate(map_tasks(_holdout_q_task, tasks, executor=executor)):
+        models.append(model)
+        local.append(prune_rates.index(model.prune_rate))
+        for j, v in enumerate(row):
+            scores[i, j] = v
+            if callback is not None:
+                callback(qs[i], prune_rates[j], v)
+    # the winner of the sequential scan over the (q, p) grid (strictly lower wins)
+    bi, bj = 0, 0
+    for i in range(len(qs)):
+        for j in range(len(prune_rates)):
+            if scores[i, j] < scores[bi, bj]:
+                bi, bj = i, j
+    best = models[bi]
+    if local[bi] != bj:  # only with NaN scores: the q task kept another rate
+        best = _fit_candidate((X, y, dict(tasks[bi][2], prune_rate=prune_rates[bj])))
+    i, j = np.unravel_index(np.argmin(scores), scores.shape)
+    return SHRIMPSelection(best, qs[i], prune_rates[j], scores, qs, prune_rates)
+
+
+def _holdout_q_task(task):
+    """The hold-out scores of every prune rate for one q, and the best rate's model."""
+    X, y, params, rates = task
+    model = SHRIMPRegressor(**params)
+    scores = model._fit_rates(X, y, rates)
+    return scores, model
+
+
+def _fit_candidate(task):
+    """One :func:`select_shrimp` candidate, fitted independently (the reference for tests)."""
+    X, y, params = task
+    return SHRIMPRegressor(**params).fit(X, y)

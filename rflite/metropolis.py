@@ -91,8 +91,9 @@ from typing import Callable, NamedTuple
 import numpy as np
 
 from rflite._arff import chain as _arff_chain
-from rflite._dask import backend as _dask
+from rflite._core.backend import dask_backend, is_dask_array
 from rflite._arff.chain import (  # noqa: F401  (ARFFResult, _Chain, ... re-exported)
+    LAM_RULE,
     PEAK_GRAM_FACTOR,
     PEAK_S_FACTOR,
     ARFFResult,
@@ -174,9 +175,6 @@ LAM_PAPER = 0.1
 #: orthogonal features and 1e-8 is almost unregularised).
 LAM_GRID = np.logspace(-8, 1, 19)
 
-#: Rule choosing ``lam`` on the validation rows at each check
-#: (:func:`rflite._core.selection.choose`; the rows play the folds).
-LAM_RULE = "1se"
 
 #: Default proposal step of the early-stopping estimators,
 #: ``delta = DELTA_EARLY / sqrt(d)`` on standardised inputs: small enough that
@@ -683,8 +681,8 @@ class _ARFFBase(RandomFeatureModel):
 
     def _decision(self, X):
         """The fitted model :math:`f(x) = \\sigma(W x + b) c + c_0`, complex for ``"exp"``."""
-        if _dask.is_dask_array(X):  # lazy Dask predictions (issue 16)
-            return _dask.predict(self, X, real=False)
+        if is_dask_array(X):
+            return dask_backend().predict(self, X, real=False)
         X = self._validate_predict(X)
         A = self.feature_map_.transform(X)
         return A @ self.coef_ + self.intercept_
@@ -873,10 +871,8 @@ class ARFFRegressor(_ARFFBase):
 
     def fit(self, X, y, sample_weight=None):
         """Standardise, sample the frequencies, solve the amplitudes; returns ``self``."""
-        if _dask.is_dask_array(X):  # distributed fit (issue 16): rflite._dask.arff
-            from rflite._dask.arff import fit_arff
-
-            return fit_arff(self, X, y, sample_weight)
+        if is_dask_array(X):
+            return self._fit_dask(X, y, sample_weight)
         X, Y, w = self._validate_fit(X, y, sample_weight)
         X, Y = self._repeat_rows(X, Y, w)
         one_d = self._one_d
@@ -935,10 +931,8 @@ class ARFFClassifier(_ARFFBase):
         """
         from rflite._core.estimator import feature_names as _feature_names
 
-        if _dask.is_dask_array(X):  # distributed fit (issue 16): rflite._dask.arff
-            from rflite._dask.arff import fit_arff_classifier
-
-            return fit_arff_classifier(self, X, y, sample_weight)
+        if is_dask_array(X):
+            return self._fit_dask(X, y, sample_weight)
         refuse_dask(self, X, y, sample_weight)  # a Dask y or weight with a NumPy X
         from rflite._core.validation import check_sample_weight
 
@@ -987,14 +981,14 @@ class ARFFClassifier(_ARFFBase):
         a lazy Dask array for a Dask ``X``."""
         self._check_fitted()
         index = abs(self._decision(X)).argmax(axis=1)
-        if _dask.is_dask_array(index):
+        if is_dask_array(index):
             classes = self.classes_
             return index.map_blocks(lambda b: classes[b], dtype=classes.dtype)
         return self.classes_[index]
 
     def score(self, X, y) -> float:
         """Accuracy on ``(X, y)`` (computed, for Dask arrays, chunk by chunk)."""
-        hit = self.predict(X) == (y if _dask.is_dask_array(y) else np.asarray(y))
+        hit = self.predict(X) == (y if is_dask_array(y) else np.asarray(y))
         return float(hit.mean())
 
 

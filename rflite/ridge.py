@@ -43,7 +43,7 @@ import numbers
 
 import numpy as np
 
-from rflite._dask import backend as _dask
+from rflite._core.backend import is_dask_array
 from rflite._base import RandomFeatureModel
 from rflite._core.selection import CVSearch, choose, cross_validate_grid
 from rflite._core.progress import Progress
@@ -377,8 +377,8 @@ class RandomFeatureRidge(RandomFeatureModel):
 
     def fit(self, X, y, sample_weight=None):
         """Draw the features, choose ``lam`` if asked, solve the (weighted, centred) ridge problem."""
-        if _dask.is_dask_array(X):  # distributed fit (issue 16): all logic in rflite._dask.backend
-            return _dask.fit_ridge(self, X, y, sample_weight)
+        if is_dask_array(X):
+            return self._fit_dask(X, y, sample_weight)
         kept = kept_rows(sample_weight)
         X, Y, w = self._validate_fit(X, y, sample_weight)
         check_int(self.n_features, "n_features", minimum=1)

@@ -40,6 +40,11 @@ from rflite._core.validation import DataConversionWarning, check_array
 from rflite._core.memory import check_memory
 
 
+#: Rule choosing ``lam`` on the validation rows at each check
+#: (:func:`rflite._core.selection.choose`; the rows play the folds).
+LAM_RULE = "1se"
+
+
 class ARFFResult(NamedTuple):
     """Result of :func:`arff` (and :func:`fixed_rff`).
 
@@ -332,8 +337,6 @@ class _ValidationMonitor:
             # the grid from the simplest model (largest lam) for the rule; the
             # rows of the validation part act as its folds (one-row standard
             # errors for "1se")
-            from rflite.metropolis import LAM_RULE  # the public, settable constant
-
             c = choose(rows[:, ::-1], rule=LAM_RULE)
             j = rows.shape[1] - 1 - c.index
             score, lam = float(c.mean[c.index]), float(self.lam_grid[j])

@@ -270,7 +270,7 @@ def _solve_grid(A, y, sigmas, callback):
     residual is not reached, and the smaller ones are not tried.
     """
     from rflite._bp.socp import PathPoint
-    from rflite.bp import OPT_TOL
+    from rflite._bp.spgl1 import OPT_TOL
     from rflite._bp.solve import _check_problem, _options, _solve
 
     op, yy, cplx = _check_problem(A, y)

@@ -1,8 +1,8 @@
-"""Warnings raised by the estimators (public through the modules that raise them)."""
+"""Warnings and errors of the estimators (public through the modules that raise them)."""
 
 from __future__ import annotations
 
-
+import sys
 
 
 class EffectiveFeaturesWarning(UserWarning):
@@ -29,3 +29,26 @@ class MagnitudeWarning(RuntimeWarning):
 
 class QClippedWarning(UserWarning):
     """``q`` (nonzeros per weight vector) exceeded the number of inputs and was clipped."""
+
+
+class NotFittedError(ValueError, AttributeError):
+    """Raised when a model is used before ``fit``."""
+
+
+def _not_fitted_error_class():
+    """:class:`NotFittedError`, also an instance of scikit-learn's when that is loaded.
+
+    scikit-learn tools (``check_is_fitted``, the estimator checks) test for
+    their own class; subclassing it only when scikit-learn is already imported
+    keeps it out of rflite's runtime dependencies.
+    """
+    sk = sys.modules.get("sklearn.exceptions")
+    if sk is None:
+        return NotFittedError
+    global _SK_NOT_FITTED
+    if _SK_NOT_FITTED is None:
+        _SK_NOT_FITTED = type("NotFittedError", (NotFittedError, sk.NotFittedError), {})
+    return _SK_NOT_FITTED
+
+
+_SK_NOT_FITTED = None

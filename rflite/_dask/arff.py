@@ -50,7 +50,8 @@ import warnings
 
 import numpy as np
 
-from rflite._dask.backend import SPLIT_EVERY, _prepare
+from rflite._dask.operator import SPLIT_EVERY
+from rflite._dask.prepare import _prepare
 from rflite._core.validation import DataConversionWarning, check_bool, check_choice
 from rflite._arff.chain import _Chain, _ValidationMonitor
 
@@ -200,7 +201,7 @@ class _DaskValidationMonitor(_ValidationMonitor):
 
     def record(self, i, omega, beta, train_error, G=None, rhs=None, N=None) -> bool:
         from rflite._core.selection import choose_stats
-        from rflite.metropolis import LAM_RULE
+        from rflite._arff.chain import LAM_RULE
 
         n = self.Xv.shape[0]
         lam = None

@@ -137,7 +137,7 @@ def make_folds(cv, X, y, W, rng, est, n_folds=None):
     """
     import dask.array as da
 
-    from rflite._dask.backend import is_dask_array
+    from rflite._core.backend import is_dask_array
     from rflite._core.folds import DEFAULT_FOLDS, resolve_splits
 
     m, d = X.shape

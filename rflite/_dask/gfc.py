@@ -317,7 +317,7 @@ def fit_gfc(est, X, y, sample_weight=None, executor=None):
     """:meth:`rflite.greedy.GFCRegressor.fit` on a Dask ``X`` (module notes); returns ``est``."""
     from rflite._core.progress import Progress
     from rflite._core.folds import check_cv
-    from rflite._dask.backend import _prepare
+    from rflite._dask.prepare import _prepare
     from rflite._core.validation import MAX_ABS, check_bool, check_choice, check_int, check_real
     from rflite.greedy import (GFC_INIT_SCALE, GUARD_MIN_ROWS, NU_GRID_ESTIMATOR,
                                ROWS_PER_STEP, ROWS_PER_WORKER, STOPPINGS, _bag_rngs,

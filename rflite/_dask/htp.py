@@ -67,7 +67,7 @@ def harfe_dask(op, y, *, s, lam, mu, max_iter, tol, c0=None):
     ``max_iter`` takes one more pass over the support columns for the last
     residual.  Arguments and result as :func:`rflite.htp.harfe`.
     """
-    from rflite.htp import HTPResult, _check_harfe_args, _threshold_step
+    from rflite._htp.solver import HTPResult, _check_harfe_args, _threshold_step
 
     m, n = op.shape
     Y, one_d = check_dask_y(y, op.X)

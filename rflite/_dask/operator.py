@@ -26,6 +26,7 @@ import time
 
 import numpy as np
 
+from rflite._core.backend import is_dask_array  # noqa: F401 - re-exported to the backend
 from rflite._core.validation import check_array, check_int
 
 
@@ -36,12 +37,6 @@ SPLIT_EVERY = 8
 
 #: Feature entries per row block inside a chunk task (:meth:`_State.blocks`).
 BLOCK_ENTRIES = 1 << 22
-
-
-def is_dask_array(x) -> bool:
-    """Whether ``x`` is a :class:`dask.array.Array` (without importing Dask)."""
-    mod = sys.modules.get("dask.array")
-    return mod is not None and isinstance(x, mod.Array)
 
 
 def check_dask_X(X, name: str = "X"):
@@ -445,6 +440,9 @@ class DaskFeatureOperator:
     split_every : int, default :data:`SPLIT_EVERY`
         Fan-in of the tree sums.
     """
+
+    #: Marks an operator over the rows of a Dask array (:mod:`rflite._core.backend`).
+    is_distributed = True
 
     def __init__(self, fmap, X, *, col_mean=None, col_scale=None, row_weight=None,
                  split_every=SPLIT_EVERY):

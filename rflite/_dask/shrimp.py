@@ -218,7 +218,7 @@ def fit_shrimp(est, X, y, sample_weight=None):
     """
     import dask.array as da
 
-    from rflite._dask.backend import _prepare  # (rflite._dask imports this module)
+    from rflite._dask.prepare import _prepare
 
     from rflite._imp.factor import min_norm_lstsq
     from rflite._core.random import spawn_streams

@@ -41,7 +41,8 @@ import time
 
 import numpy as np
 
-from rflite._dask.backend import DaskFeatureOperator, _prepare
+from rflite._dask.operator import DaskFeatureOperator
+from rflite._dask.prepare import _prepare
 from rflite._dask.operator import reports_passes
 from rflite._core.validation import check_bool
 from rflite._core.linalg import ridge_fit

@@ -40,8 +40,9 @@ import time
 
 import numpy as np
 
-from rflite._dask.backend import (
-    DaskFeatureOperator, _centring, _prepare, _weighted_rows, as_linear_operator)
+from rflite._dask.htp import as_linear_operator
+from rflite._dask.operator import DaskFeatureOperator
+from rflite._dask.prepare import _centring, _prepare, _weighted_rows
 from rflite._dask.operator import reports_passes
 from rflite._core.validation import check_bool
 

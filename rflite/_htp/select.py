@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from rflite._base import _centered_operator
+from rflite._htp.solver import HTPResult, _one_blas_thread, harfe_grid
 from rflite._core.linalg import center_and_weight, ridge_fit, shifted_eigenvalues
 
 
@@ -115,7 +117,6 @@ def _ridge_predictions(A, B, Y, shifts):
 
 def _ridge_all_columns(A, y, shift):
     """HARFE with every column kept: the ridge coefficients over all columns (an HTPResult)."""
-    from rflite.htp import HTPResult  # the HTP loop lives there
 
     n = A.shape[1]
     if isinstance(A, np.ndarray):
@@ -136,7 +137,6 @@ def _apply(A, c):
 def _harfe_fold_scores(train, test, A, Y, w, points, fit_intercept, normalize, mu, max_iter,
                        tol):
     """Validation MSE of every grid point on one fold (module level: picklable)."""
-    from rflite.htp import _one_blas_thread, harfe_grid  # the HTP loop lives there
 
     from rflite._core.selection import weighted_mse
 
@@ -175,9 +175,7 @@ def _harfe_fold_scores(train, test, A, Y, w, points, fit_intercept, normalize, m
 def _harfe_fold_scores_mf(train, test, fmap, X, Y, points, fit_intercept, normalize, mu,
                           max_iter, tol):
     """:func:`_harfe_fold_scores` of a matrix-free fit (0/1 weights only: ``w`` is None)."""
-    from rflite.htp import _one_blas_thread, harfe_grid  # the HTP loop lives there
 
-    from rflite._base import _centered_operator
     from rflite._core.selection import weighted_mse
 
     Xtr = X[train]

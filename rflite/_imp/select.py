@@ -20,182 +20,21 @@ re-exports it.
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
 
 import numpy as np
 
-from rflite._base import RandomFeatureModel
 from rflite._imp.guard import (_center_weight_like, _center_weight_rows, _collapse_rows,
                                _step_penalty_scores)
 from rflite._imp.path import _shared_paths
-from rflite._core.validation import check_int, check_real, check_X_y
-from rflite._core.random import check_rng
-from rflite._core.parallel import map_tasks
+from rflite._core.validation import check_int, check_real
 from rflite.features import Normal, random_feature_map
 
-__all__ = ["MEAN_FACTOR", "SHRIMPSelection", "select_shrimp"]
+__all__ = ["MEAN_FACTOR"]
 
 #: Default guard factor of the K-fold selection (:func:`rflite._core.selection.choose`):
 #: a candidate whose error on some fold exceeds ``MEAN_FACTOR`` times the
 #: error of predicting the training mean on that fold is never chosen.
 MEAN_FACTOR = 2.0
-
-
-class SHRIMPSelection(NamedTuple):
-    """Result of :func:`select_shrimp`.
-
-    Attributes
-    ----------
-    model : SHRIMPCV or SHRIMPRegressor
-        The chosen model, refitted on all rows (a :class:`SHRIMPCV` for
-        K-fold selection, a :class:`SHRIMPRegressor` for ``cv="holdout"``).
-    q : int
-    prune_rate : float
-    val_mse : (len(qs), len(prune_rates)) ndarray
-        Best validation MSE of every candidate (for K-fold, the lowest mean
-        fold error over its steps).
-    qs : tuple of int
-    prune_rates : tuple of float
-    """
-
-    model: RandomFeatureModel
-    q: int
-    prune_rate: float
-    val_mse: np.ndarray
-    qs: tuple
-    prune_rates: tuple
-
-
-def select_shrimp(X, y, *, qs=(1, 2), prune_rates=(0.2,), n_features=None,
-                  cv=5, rule="1se_ridge", mean_factor=MEAN_FACTOR, validation_fraction=0.1,
-                  random_state=None, callback=None, executor=None,
-                  **params) -> SHRIMPSelection:
-    r"""Choose ``q``, the prune rate and the pruning step (SHRIMP Sec. 4.2), robustly.
-
-    By default (``cv=5``) every candidate (q, p, step) is scored by K-fold
-    cross-validation and chosen by ``rule`` with the mean guard
-    (:class:`SHRIMPCV`, which this calls: by default, ``"1se_ridge"``, the
-    support of lowest mean error refitted with the strongest ridge penalty
-    within one standard error of it; ``"min"`` the lowest mean error;
-    ``"1se"`` the smallest model within one standard error of the best;
-    never one that loses to predicting the mean by ``mean_factor`` on some
-    fold; the model averages the all-rows refit with the chosen point's fold
-    models unless ``average_folds=False`` is passed).  ``cv="holdout"`` is the paper's
-    protocol: every candidate is a :class:`SHRIMPRegressor` fitted with the
-    *same* seed, hence the same ``validation_fraction`` split, and the lowest
-    validation MSE wins.  The paper searches
-    :math:`q \in \{1, \dots, \min(10, d)\}` and
-    :math:`p \in \{15\%, 25\%, 35\%\}` (``qs=None``,
-    ``prune_rates=(0.15, 0.25, 0.35)``); the default grid is
-    :class:`SHRIMPCV`'s small one, q in {1, 2} and p = 20 %, because every
-    (q, p) costs one path per fold.
-
-    Parameters
-    ----------
-    X, y : training data
-    qs : iterable of int or None, default (1, 2)
-        ``None``: the paper's ``1 .. min(10, d)``.
-    prune_rates : iterable of float, default (0.2,)
-    n_features : int
-    cv : int, splitter, iterable of splits or "holdout"
-    rule, mean_factor
-        The K-fold rule (:class:`SHRIMPCV`).
-    validation_fraction : float
-        The hold-out share for ``cv="holdout"``.
-    random_state : None, int or numpy.random.Generator
-        One seed is drawn from it and shared by all candidates.
-    callback : callable, optional
-        ``callback(q, prune_rate, val_mse)`` for each candidate (progress).
-    executor : None, int or Executor
-        Where the q's (holdout: one task per q, whose prune rates share the
-        split, the features and the first solve) or the folds (K-fold) run
-        (:func:`rflite._core.parallel.map_tasks`); the result is the same.
-    **params
-        Other :class:`SHRIMPRegressor` / :class:`SHRIMPCV` parameters.
-
-    Returns
-    -------
-    SHRIMPSelection
-    """
-    from rflite.imp import SHRIMPCV
-
-    X, y = check_X_y(X, y)
-    d = X.shape[1]
-    qs = tuple(range(1, min(10, d) + 1)) if qs is None else _check_qs(qs, d)
-    prune_rates = _check_rates(prune_rates)
-    seed = int(check_rng(random_state).integers(0, 2**63 - 1))
-    if isinstance(cv, str) and cv == "holdout":
-        return _select_holdout(X, y, qs, prune_rates, n_features, validation_fraction, seed,
-                               callback, executor, params)
-    model = SHRIMPCV(n_features=n_features, qs=qs, prune_rates=prune_rates, cv=cv, rule=rule,
-                     mean_factor=mean_factor, n_jobs=executor, random_state=seed,
-                     **params).fit(X, y)
-    res = model.cv_results_
-    scores = np.full((len(qs), len(prune_rates)), np.inf)
-    for a, q in enumerate(qs):
-        for b, p in enumerate(prune_rates):
-            sel = (res["q"] == min(q, d)) & (res["prune_rate"] == p)
-            if sel.any():
-                scores[a, b] = float(np.min(res["mean_test_mse"][sel]))
-            if callback is not None:
-                callback(q, p, scores[a, b])
-    return SHRIMPSelection(model, model.q_, model.prune_rate_, scores, qs, prune_rates)
-
-
-def _select_holdout(X, y, qs, prune_rates, n_features, validation_fraction, seed, callback,
-                    executor, params):
-    """The paper's protocol: one seeded validation split shared by every candidate.
-
-    Every candidate (q, p) is scored as the independent fit
-    ``SHRIMPRegressor(q=q, prune_rate=p, random_state=seed, ...)`` would
-    score it (:func:`_fit_candidate`, the reference), but one task per q
-    (:func:`_holdout_q_task`) shares what depends only on q between the
-    prune rates: the split, the feature matrices, their transposed copies and
-    the t = 0 minimum-norm solve with its factorisation; and only the best
-    rate of each q is refitted on all rows.  The q tasks run on ``executor``.
-    """
-    scores = np.full((len(qs), len(prune_rates)), np.inf)
-    tasks = [(X, y, dict(n_features=n_features, q=q, prune_rate=prune_rates[0],
-                         validation_fraction=validation_fraction, random_state=seed, **params),
-              prune_rates) for q in qs]
-    models, local = [], []
-    # candidates share one seed, so the choice does not depend on where they run
-    for i, (row, model) in enumerate(map_tasks(_holdout_q_task, tasks, executor=executor)):
-        models.append(model)
-        local.append(prune_rates.index(model.prune_rate))
-        for j, v in enumerate(row):
-            scores[i, j] = v
-            if callback is not None:
-                callback(qs[i], prune_rates[j], v)
-    # the winner of the sequential scan over the (q, p) grid (strictly lower wins)
-    bi, bj = 0, 0
-    for i in range(len(qs)):
-        for j in range(len(prune_rates)):
-            if scores[i, j] < scores[bi, bj]:
-                bi, bj = i, j
-    best = models[bi]
-    if local[bi] != bj:  # only with NaN scores: the q task kept another rate
-        best = _fit_candidate((X, y, dict(tasks[bi][2], prune_rate=prune_rates[bj])))
-    i, j = np.unravel_index(np.argmin(scores), scores.shape)
-    return SHRIMPSelection(best, qs[i], prune_rates[j], scores, qs, prune_rates)
-
-
-def _holdout_q_task(task):
-    """The hold-out scores of every prune rate for one q, and the best rate's model."""
-    from rflite.imp import SHRIMPRegressor
-
-    X, y, params, rates = task
-    model = SHRIMPRegressor(**params)
-    scores = model._fit_rates(X, y, rates)
-    return scores, model
-
-
-def _fit_candidate(task):
-    """One :func:`select_shrimp` candidate, fitted independently (the reference for tests)."""
-    from rflite.imp import SHRIMPRegressor
-
-    X, y, params = task
-    return SHRIMPRegressor(**params).fit(X, y)
 
 
 def _cv_fold_scores(train, test, *, X, Y, w, fmaps, rates, n_steps, min_features, schedule,
@@ -252,12 +91,11 @@ def _point_model(A, Yc, a_mean, y_mean, rate, step, penalty, min_features, sched
     """
     from rflite._imp.guard import RIDGE_EXPONENTS, _sigma_max
     from rflite._core.linalg import ridge_fit
-    from rflite.imp import shrimp_path
 
     out = []
     for k in range(Yc.shape[1]):
-        path = shrimp_path(A, Yc[:, k], prune_rate=rate, n_steps=step,
-                           min_features=min_features, schedule=schedule)
+        path = _shared_paths(A, Yc[:, k], (rate,), n_steps=step, min_features=min_features,
+                             schedule=schedule)[0]
         S = path.supports[-1]
         if penalty:
             lam = _sigma_max(A[:, S]) ** 2 * 10.0 ** -RIDGE_EXPONENTS[penalty - 1]

@@ -120,7 +120,7 @@ def _centered_operator(fmap, X, *, normalize: bool):
     return _Centered(), mu, scale
 
 
-#: The estimators whose ``fit`` runs on Dask arrays (issue 16), for messages.
+#: The estimators whose ``fit`` runs on Dask arrays, for messages.
 DASK_ESTIMATORS = ("HARFERegressor", "HARFECV", "RandomFeatureRidge", "RandomFeatureRidgeCV",
                    "SHRIMPRegressor", "SHRIMPCV", "SRFERegressor", "SRFECV", "ARFFRegressor",
                    "ARFFClassifier", "GFCRegressor")
@@ -339,8 +339,8 @@ class RandomFeatureModel(EstimatorMixin):
         workspace = getattr(self, "_fit_workspace", None)
         extra = int(workspace(m, n_columns, dtype.itemsize, dense)) if workspace else 0
         # supports (int64) + values + bias, and BLAS / LAPACK buffers and
-        # allocator slack (14-18 MiB measured above the arrays' sum on HARFE
-        # and ridge fits of a 381 MiB matrix)
+        # allocator slack (some 15 MiB above the arrays' sum on HARFE and
+        # ridge fits of a few hundred MiB)
         weights = n * (2 * q + 1) * 8
         extra += 32 << 20
         hint = "use fewer features (n_features)"
@@ -435,7 +435,7 @@ class RandomFeatureModel(EstimatorMixin):
         + self.intercept_`` (ARFF estimators: ``predict_complex``).  Real
         activations return the model itself.
         """
-        if _dask.is_dask_array(X):  # lazy Dask predictions (issue 16)
+        if _dask.is_dask_array(X):  # lazy Dask predictions
             return _dask.predict(self, X)
         X = self._validate_predict(X)
         A = self.feature_map_.columns(X, self.support_)

@@ -54,8 +54,7 @@ a pass over ``A``.
 
 The original code (not reproduced) picked the support by the signed value of
 the gradient step instead of its magnitude, formed :math:`A^T A` (N x N) up
-front and inverted the support system with a pseudo-inverse; see
-``shared/spec/algorithms.md``.
+front and inverted the support system with a pseudo-inverse.
 """
 
 from __future__ import annotations
@@ -244,7 +243,7 @@ def harfe(
     >>> bool(np.allclose(res.coef, c))
     True
     """
-    if isinstance(A, _dask.DaskFeatureOperator):  # distributed HTP (issue 16)
+    if isinstance(A, _dask.DaskFeatureOperator):  # distributed HTP
         return _dask.harfe_dask(A, y, s=s, lam=lam, mu=mu, max_iter=max_iter, tol=tol, c0=c0)
     op = _as_operator(A)
     m, n = op.shape
@@ -261,8 +260,8 @@ def harfe(
             np.zeros(0),
         )
     # The loop is many small factor updates and triangular solves; OpenBLAS
-    # threads cost more than they give there (0.23 s vs 0.05 s measured on the
-    # Table-1 fit), and the one large product per iteration is memory bound.
+    # threads cost more than they give there (several times on the Table-1
+    # fit), and the one large product per iteration is memory bound.
     with _one_blas_thread():
         return _htp(op, y.astype(dtype, copy=False), c, s, m * lam, mu, max_iter, tol, y_norm)
 
@@ -274,9 +273,10 @@ _LIMIT_STATE = threading.local()
 def _one_blas_thread():
     """:func:`rflite._numerics.blas_threads` (1), entered once however deeply nested.
 
-    Each ``threadpool_limits`` call scans the loaded libraries (about 1.5 ms,
+    Each ``threadpool_limits`` call scans the loaded libraries (milliseconds,
     more on a busy machine): a grid of HARFE fits inside one fold's limit
-    paid it ~80 times per tiny fit, 40 % of the fit on 30 rows (scikit-learn's
+    would pay it dozens of times per tiny fit, a large share of a fit on a
+    few rows (scikit-learn's
     estimator checks fit hundreds of those).  Inside an enclosing limit the
     inner ones change nothing, so they are skipped.
     """
@@ -730,7 +730,7 @@ class HARFERegressor(AutoChoice, RandomFeatureModel):
         """
         from rflite._cv import Progress
 
-        if _dask.is_dask_array(X):  # distributed fit (issue 16): all logic in rflite._dask
+        if _dask.is_dask_array(X):  # distributed fit: all logic in rflite._dask
             return _dask.fit_harfe(self, X, y, sample_weight)
         from rflite.ridge import kept_rows
 

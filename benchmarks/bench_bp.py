@@ -19,7 +19,7 @@ table of medians, time ratios and the objectives reached.
 
 ``test_q1_bpdn_vs_spgl1``: the SHRIMP low-dim f2 problem on the paper's q = 1
 fourier dictionary (140 x 20,000; smoke run 60 x 2,000), rflite against the
-spgl1 package in the same run, both at one BLAS thread (issue 19).
+spgl1 package in the same run, both at one BLAS thread.
 """
 
 import time
@@ -204,7 +204,7 @@ def test_bpdn_summary(request, problem):
             assert rows["rflite"][1] <= l1 * (1 + 1e-6)
 
 
-# ------------------------------------------ SHRIMP q = 1 dictionary (issue 19)
+# ----------------------------------------------------- SHRIMP q = 1 dictionary
 def make_q1_problem(m, N, seed=1):
     """SHRIMP low-dim f2: d = 10, q = 1 fourier dictionary over all subsets,
     N(0, 1) weights, no bias (2N columns); sigma = eta sqrt(m) with the SRFE-S
@@ -266,8 +266,8 @@ def test_q1_bpdn_vs_spgl1(which, q1_problem, request):
     larger than spgl1's.  Basis pursuit (sigma = 0) on this matrix
     (condition number ~1e14) goes through the preconditioned column-generation
     LPs (``rflite._bp.lp._bp_colgen_precond``): asserted certified in the full
-    run (measured: gap 7e-14 after 16 rounds, 2.0 s CPU against spgl1's
-    6.8 s) and feasible (residual <= BP_TOL ||y||)
+    run (a gap near 1e-13 after some 16 rounds, faster than spgl1) and
+    feasible (residual <= BP_TOL ||y||)
     with ||c||_1 no larger than spgl1's when spgl1's point is feasible too.
     """
     spgl1 = pytest.importorskip("spgl1")
@@ -293,7 +293,7 @@ def test_q1_bpdn_vs_spgl1(which, q1_problem, request):
             assert res.l1_norm <= rows["spgl1"][2] * (1 + 1e-9)
 
 
-# ------------------------------------------ complex BPDN: barrier vs spgl1 (issue 19)
+# ----------------------------------------------------- complex BPDN: barrier vs spgl1
 @pytest.fixture(scope="module")
 def complex_problem(request):
     """Complex exponential features exp(i w.x), q = 2 of d = 10, on f2 = cos(x1) + sin(x2)."""
@@ -309,9 +309,9 @@ def test_complex_bpdn_vs_spgl1(frac, complex_problem, request):
     """Complex BPDN (an SOCP): rflite's dual barrier against spgl1, one BLAS thread each.
 
     Asserts rflite certified ("barrier"), feasible, and ||c||_1 no larger than
-    spgl1's when spgl1's point is feasible.  Measured before the barrier
-    (full size): rflite's SPGL1 stopped at max_iter (sigma = 0: infeasible;
-    sigma = 0.1 ||y||: gap 2.3e-3) after 24-33 s.
+    spgl1's when spgl1's point is feasible.  Without the barrier (full size)
+    rflite's SPGL1 alone stops at max_iter (sigma = 0: infeasible;
+    sigma = 0.1 ||y||: gap 2.3e-3).
     """
     spgl1 = pytest.importorskip("spgl1")
     A, y = complex_problem
@@ -342,10 +342,10 @@ def complex_path_problem(request):
 def test_complex_bpdn_path_vs_spgl1(complex_path_problem, monkeypatch):
     """The continuation (tangent predictor, predicted leave events, Newton
     stopped where it no longer contracts) against the same path with
-    zero-order steps and full Newton runs (the code before; reference in the
-    same run) and, when installed, spgl1, one BLAS thread each.  Full size:
-    3,046 Newton solves before, 786 after, rflite's l1 norm 1125.844076 both
-    times."""
+    zero-order steps and full Newton runs (the simpler scheme, as reference
+    in the same run) and, when installed, spgl1, one BLAS thread each.  At
+    full size the continuation needs about a quarter of the simpler scheme's
+    Newton solves for the same l1 norm."""
     from rflite._bp import socp as _bp_socp
 
     A, y, sigma = complex_path_problem

@@ -8,8 +8,8 @@ Groups (one per shape):
 - ``write-floor``: filling the m x N output once (pre-touched memory), the
   floor of any method writing into ``out=``; ``write-floor-fresh``:
   ``np.empty(...).fill``, page faults included, the floor of a transform
-  returning a new matrix (issue 15's definition); and ``blas-product-floor``: ``X @ W.T`` alone (with the
-  write floor, the floor of the dense-weight path, issue 15 item 3).
+  returning a new matrix; and ``blas-product-floor``: ``X @ W.T`` alone (with the
+  write floor, the floor of the dense-weight path).
 """
 
 import numpy as np
@@ -68,7 +68,7 @@ def bench_write_floor(benchmark, problem):
 
 def bench_write_floor_fresh(benchmark, problem):
     """``np.empty((m, N)).fill``: writing a *fresh* output, page faults included --
-    issue 15's floor ("the time needed just to write the result"), the one a
+    the floor ("the time needed just to write the result"), the one a
     transform that returns a new matrix is compared with."""
     shape, fmap, _, _ = problem
     _group(benchmark, shape)
@@ -78,7 +78,7 @@ def bench_write_floor_fresh(benchmark, problem):
 
 def bench_blas_product_floor(benchmark, problem):
     """``X @ W.T`` alone into a preallocated output (one BLAS thread): with the
-    write floor, the issue-15 floor of the dense-weight path."""
+    write floor, the floor of the dense-weight path."""
     shape, fmap, X, W = problem
     _group(benchmark, shape)
     out = np.empty((M, N))

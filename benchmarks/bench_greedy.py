@@ -8,7 +8,7 @@ Groups:
   formulas).
 - ``gfc-workers``: wall time of :func:`rflite.greedy.gfc` (m = 8000, d = 10,
   4 greedy descents of 3 steps) run serially and on a warm local process
-  pool of 2 workers (2 cores here): the ratio is the parallel speed-up.
+  pool of 2 workers (on 2 cores): the ratio is the parallel speed-up.
 """
 
 import multiprocessing
@@ -90,7 +90,7 @@ def pool2():
 
     Built as the docs advise for a user's own pool (one BLAS thread a worker,
     as the pools ``map_tasks`` creates have): two workers with threaded BLAS
-    oversubscribe the 2 cores and made this median swing between 140 and 340 ms.
+    oversubscribe 2 cores and make this median swing by a factor of two.
     """
     pool = ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn"),
                                initializer=one_blas_thread)

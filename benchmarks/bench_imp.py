@@ -18,19 +18,19 @@ supports may diverge).
 Group ``shrimp-lowdim-f2-path``: the same three on low-dimensional f2
 (q = 1: 20000 columns on 10 one-dimensional subsets, condition numbers 1e12
 from the first step and numerically rank deficient from N_t ~ 5000, where
-the path falls back to fresh Householder LQ and ``gelsd`` solves; issue 15).
+the path falls back to fresh Householder LQ and ``gelsd`` solves).
 
 Group ``shrimp-select-grid``: :func:`rflite.imp.select_shrimp` against
 ``per-point``, one independent :class:`~rflite.imp.SHRIMPRegressor` fit per
 (q, p) (the baseline: select_shrimp shares the split, the features, their
 transposed copies and the t = 0 solve between the p of one q and refits
-only each q's best p, issue 15.2), on a
+only each q's best p), on a
 1700 x 18 set with N = 1000 weights, q in {1, 2, 3}, p in {15, 25, 35} %;
 both at one BLAS thread, and both must give the same scores.
 
 Group ``shrimp-highdim-f7-path``: the high-dimensional f7 path (m = 1260
 training rows, d = 100, q = 2 -> 19800 columns); the published code needs
-52 s and 1.35 GB per fit here.  rflite alone (a NumPy per-step baseline takes
+about a minute and over 1 GB per fit.  rflite alone (a NumPy per-step baseline takes
 minutes), timed once, with the tracemalloc peak in ``extra_info``.
 
 Smoke mode (default suite) shrinks both problems.  The last test prints the
@@ -206,7 +206,7 @@ def select_per_point(X, y, qs, prune_rates, n_features, random_state):
 
 def _select_rflite(X, y, kw):
     # the paper's hold-out protocol, which select_per_point transcribes
-    # (select_shrimp's default is now K-fold, issue 18)
+    # (select_shrimp's default is K-fold)
     with threadpool_limits(1):
         return select_shrimp(X, y, cv="holdout", **kw)
 

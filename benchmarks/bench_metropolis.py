@@ -11,11 +11,11 @@ loops over the features in Python.
 ``floor`` is the ``zherk`` of the proposal features plus the Cholesky
 factorisation alone, the floor any iteration pays.
 
-Issue shapes: N = 10^4 points, d = 5, K = 256 and 1024 (with
+Shapes: N = 10^4 points, d = 5, K = 256 and 1024 (with
 ``--benchmark-enable``).  In the default suite the benchmarks run once as smoke
 tests on N = 500.  Both sides run with BLAS limited to one thread (when
-threadpoolctl is installed): the machine these were written on is 2 cores
-shared with other jobs, where threaded BLAS was up to 10x slower and erratic.
+threadpoolctl is installed): on a machine shared with other jobs threaded
+BLAS is many times slower and erratic.
 """
 
 import contextlib
@@ -97,7 +97,7 @@ def bench_numpy_iteration(benchmark, K):
 
 @pytest.mark.parametrize("K", [256, 1024])
 def bench_floor_zherk_cholesky(benchmark, K):
-    """The floor of an iteration (issue 15 item 4): the Gram matrix of the proposal
+    """The floor of an iteration: the Gram matrix of the proposal
     features by one ``zherk`` and its Cholesky factorisation, one BLAS thread."""
     import scipy.linalg as sla
     import scipy.linalg.blas as blas

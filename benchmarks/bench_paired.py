@@ -2,8 +2,8 @@
 
 The other benchmark files time rflite and its reference at different moments
 with different round counts, so a change of load between the two moments
-moves their ratio (up to +113 % between two clean runs on the shared 2-core
-machine; see ``gate.py``).  Here each case runs ``ROUNDS`` rounds; a round
+moves their ratio (about as much as a 2x slowdown between two clean runs on
+a loaded machine; see ``gate.py``).  Here each case runs ``ROUNDS`` rounds; a round
 times the rflite call and the reference call back to back, in alternating
 order (rflite first in even rounds, the reference first in odd ones, so that
 a steady drift of the load favours neither), and the case's ratio is the
@@ -12,18 +12,17 @@ round saw nearly the same load, and the median discards the rounds a burst
 of load hit between the two calls.
 
 Both sides run on one thread (one BLAS thread, and rflite's feature kernel
-with ``n_threads=1``): with threads, the rflite side's per-round ratio varied
-5x under load (0.06-0.30 for the features case) against 1.3x single-threaded
-(harfe-fit: 0.29-0.39).  The gate is for regressions of the algorithms;
+with ``n_threads=1``): with threads, the rflite side's per-round ratio varies
+several times more under load than single-threaded.  The gate is for regressions of the algorithms;
 thread scaling is measured by the other benchmark files.  Each case is one pytest-benchmark entry
-(the whole paired session is its single timed round) whose ``extra_info``
+(the whole paired run is its single timed round) whose ``extra_info``
 holds ``paired_ratio`` (the median), the per-round ratios and the minimum
 times of both sides; ``gate.py`` gates on ``paired_ratio`` when it is there.
 
 ``RFLITE_BENCH_INJECT_2X=harfe-fit`` (comma-separated case names) runs the
 rflite side of those cases twice per round: a 2x slowdown to check the gate.
 
-Sizes: each call takes 10-300 ms here, so a case costs a few seconds.  In the
+Sizes: each call takes tens to hundreds of milliseconds, so a case costs a few seconds.  In the
 default suite (timing disabled) the cases run one round on smaller inputs,
 as smoke tests that the two sides still agree.
 """
@@ -188,7 +187,7 @@ CASES = {
 
 @pytest.mark.parametrize("case", list(CASES))
 def bench_paired_rflite_vs_reference(benchmark, case):
-    """One paired session per case; its median per-round ratio goes to the gate."""
+    """One paired run per case; its median per-round ratio goes to the gate."""
     full = not benchmark.disabled
     ours, reference, check = CASES[case](full)
     if case in os.environ.get(INJECT, "").split(","):

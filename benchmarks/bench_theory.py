@@ -1,7 +1,7 @@
 """Mutual coherence: rflite's blocked kernel against the straightforward NumPy version.
 
-Group ``coherence-500x10000`` (the issue's shape; the original SHRIMP code's
-routine takes ~15 s and 2.85 GB there):
+Group ``coherence-500x10000`` (the original SHRIMP code's routine takes
+seconds and nearly 3 GB there):
 
 - ``rflite``: :func:`rflite.theory.coherence`, Gram matrix one column block at a
   time (upper triangle only), numba masked maximum, ~32 MB of extra memory;

@@ -1,4 +1,4 @@
-"""RandomFeatures.transform against scikit-learn's RBFSampler.transform (issue 14.3).
+"""RandomFeatures.transform against scikit-learn's RBFSampler.transform.
 
 One group, ``transformer-m2000-N20000-d100`` (Gaussian kernel, inputs uniform
 on [-1, 1]^100, ``gamma = 0.02`` so the kernel values are near 0.26):
@@ -17,7 +17,7 @@ on [-1, 1]^100, ``gamma = 0.02`` so the kernel values are near 0.26):
 
 Ratios are read from one ``--benchmark-enable`` run (the machine is shared).
 The approximation error (mean |z(x)^T z(y) - k(x, y)| over pairs of the first
-300 rows, averaged over 6 seeds) is checked once per session: within 10 % of
+300 rows, averaged over 6 seeds) is checked once per run: within 10 % of
 RBFSampler's for the dense map, lower for the orthogonal one; it is stored in
 ``extra_info``.
 """

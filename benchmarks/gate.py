@@ -40,16 +40,15 @@ and that fraction differs between the rflite and the reference measurement
 (they run at different moments).  ``--stat median`` is available.  With a single
 round (the slowest references) min and median coincide.
 
-Limits of the min-time pairs (measured 2026-11-23 on the shared 2-core
-machine, load 6-18): two clean runs recorded 20 minutes apart differed by up
-to +113 % in a ratio (``harfe-table1-fit``; ``coherence`` +94 %, ``features``
-up to +84 %), as much as an injected 2x slowdown of HARFE (+120 %): rflite and
+Limits of the min-time pairs: on a loaded shared 2-core machine two clean
+runs recorded minutes apart can differ in a ratio by about as much as an
+injected 2x slowdown of HARFE: rflite and
 its reference are timed at different moments with different round counts, so
 a change of load between the two moments moves the ratio.
 
-Paired sessions (``benchmarks/bench_paired.py``) remove that: each round
+Paired runs (``benchmarks/bench_paired.py``) remove that: each round
 times rflite and its reference back to back, alternating which goes first,
-and the session stores the median of the per-round ratios in
+and the run stores the median of the per-round ratios in
 ``extra_info["paired_ratio"]``, which this script gates directly.  The gate
 that holds on a loaded machine is therefore::
 
@@ -74,7 +73,7 @@ from dataclasses import dataclass
 RFLITE_MARK = "rflite"
 #: Statistics of pytest-benchmark's JSON the gate may use.
 STATS = ("min", "median", "mean")
-#: How a paired session's reference is named in the report.
+#: How a paired run's reference is named in the report.
 PAIRED_REFERENCE = "reference, same rounds"
 
 
@@ -111,7 +110,7 @@ def load_times(path, stat: str = "min") -> dict[str, dict[str, float]]:
     out: dict[str, dict[str, float]] = {}
     for bench in data["benchmarks"]:
         if "paired_ratio" in (bench.get("extra_info") or {}):
-            continue  # a paired session: its ratio is read by load_paired
+            continue  # a paired run: its ratio is read by load_paired
         name = bench["name"]
         group = bench.get("group") or "(no group)"
         t = (bench.get("stats") or {}).get(stat)
@@ -122,9 +121,9 @@ def load_times(path, stat: str = "min") -> dict[str, dict[str, float]]:
 
 
 def load_paired(path) -> dict[tuple[str, str, str], float]:
-    """``{(group, name, "reference, same rounds"): ratio}`` of the paired sessions in ``path``.
+    """``{(group, name, "reference, same rounds"): ratio}`` of the paired runs in ``path``.
 
-    A paired session (``benchmarks/bench_paired.py``) timed rflite and its
+    A paired run (``benchmarks/bench_paired.py``) timed rflite and its
     reference round by round under the same load; its ``extra_info`` holds
     the median of the per-round ratios, ``paired_ratio``, which is gated as
     it is (``--stat`` does not apply).

@@ -307,8 +307,8 @@ class RandomFeatureModel(EstimatorMixin):
         workspace = getattr(self, "_fit_workspace", None)
         extra = int(workspace(m, n_columns, dtype.itemsize, dense)) if workspace else 0
         # supports (int64) + values + bias, and BLAS / LAPACK buffers and
-        # allocator slack (14-18 MiB measured above the arrays' sum on HARFE
-        # and ridge fits of a 381 MiB matrix)
+        # allocator slack (some 15 MiB above the arrays' sum on HARFE and
+        # ridge fits of a few hundred MiB)
         weights = n * (2 * q + 1) * 8
         extra += 32 << 20
         hint = "use fewer features (n_features)"

@@ -148,7 +148,7 @@ search on the penalty, each LASSO a non-negative least-squares problem
 (Lawson-Hanson) on a working set of columns grown by column generation,
 certified by the duality gap of its residual on the whole dictionary.  On the
 126 x 20,000 SRFE-S problems of ``srfe-tables`` it certifies every f1 and f2
-run that the path does not (gaps 1e-8 .. 1e-11, 2-8 s here; f1 the slowest).  Then the barrier
+run that the path does not (gaps 1e-8 .. 1e-11; f1 the slowest).  Then the barrier
 method of the complex case, on the real dual in :math:`\mathbb{R}^m`, then
 SPGL1 from the best point, the best dual bound seen being the reported gap.
 
@@ -666,7 +666,7 @@ class SRFERegressor(AutoChoice, RandomFeatureModel):
     q : int or None, default 2
         Nonzeros per weight vector (``None``: dense), clipped to d.  Dense
         N(0, 1) weights on more than a few standardised inputs give features
-        of very high frequency, hence the default 2 (it was None before 0.2).
+        of very high frequency, hence the default 2.
     distribution, bias, activation, subsets, random_state
         See :func:`rflite.features.random_feature_map`.
     fit_intercept : bool, default True
@@ -705,17 +705,14 @@ class SRFERegressor(AutoChoice, RandomFeatureModel):
     no piecewise-linear path: each fold follows the certified solution
     path of complex BPDN through the grid points, largest ``eta`` first,
     with the same early stop (``rflite._bp.path._solve_grid``), and the
-    final fit is :func:`bpdn` at ``eta_``.  Measured on 120 rows with 3
-    folds (:class:`SRFECV`): 30 features 0.3 s in memory, 5.4 s on Dask's
-    synchronous scheduler (1.7 s and 7.8 s with a solve from scratch per
-    grid point and zero-order path steps); 60 features, whose small-``eta``
-    points lie near the rows' limit, 4.2 s in memory and 19 s on Dask
-    (89 s and 283 s before); pass ``eta`` to skip the choice.  The papers'
+    final fit is :func:`bpdn` at ``eta_``.  Warm-started path steps cost
+    a fraction of a solve from scratch per grid point, most where the
+    small-``eta`` points lie near the rows' limit, in memory and on Dask
+    alike; pass ``eta`` to skip the choice.  The papers'
     settings are explicit values: the
     HARFE Table 2 SRFE row is ``SRFERegressor(N, eta=noise_sd, q=2,
     distribution=Uniform(-1, 1), bias="weights", normalize=True,
-    fit_intercept=False)``; before 0.2 the defaults were ``eta=1e-3``,
-    ``q=None`` (no intercept before 0.2 either).
+    fit_intercept=False)``.
 
     Attributes
     ----------

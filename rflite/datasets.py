@@ -53,7 +53,7 @@ few passes over ``X``, so there is nothing for a numba kernel to gain here.
 Real data
 ---------
 :func:`load_uci` reads the six shared UCI-derived sets with the preprocessing of
-``shared/data/README.md`` (seeded shuffle, fixed train/test rows, training-set
+the data sets' README (seeded shuffle, fixed train/test rows, training-set
 standardisation, appended noise columns); :data:`UCI_DATASETS` describes them,
 with the published test MSEs to print beside a reproduction.
 """
@@ -127,7 +127,7 @@ DATA_ENV_VAR = "RFLITE_DATA"
 #: Default ``ddof`` of the training standard deviation in :func:`load_uci`.
 STANDARDISE_DDOF = 0
 
-# The repository sits next to ``shared/`` (``/work/main`` and ``/work/shared``).
+# The default data directory, found beside the repository checkout.
 _DEFAULT_DATA_DIR = Path(__file__).resolve().parents[2] / "shared" / "data"
 
 #: Copies shipped inside the package (the small sets the showcase uses), the
@@ -911,7 +911,7 @@ def make_synthetic(name, n_samples, **kwargs) -> Sample:
 # Real data
 # =========================================================================
 class UCIInfo(NamedTuple):
-    """Description of one shared UCI-derived set (``shared/data/README.md``).
+    """Description of one shared UCI-derived set (as in the data sets' README).
 
     Attributes
     ----------
@@ -1046,7 +1046,8 @@ def uci_path(name, data_dir=None) -> Path:
     """Locate the file of UCI set ``name``.
 
     Looked up in order: ``data_dir``, then ``$RFLITE_DATA``, then
-    ``<repository>/../shared/data``, then the copies shipped inside the package
+    the default data directory beside the repository checkout, then the copies
+    shipped inside the package
     (``housing`` and ``airfoil`` only, byte-identical to the shared files).  Each directory may hold the files either
     under ``uci/`` or directly.  When an explicitly given location (argument
     or environment variable) lacks the file but a later one has it, a
@@ -1172,7 +1173,7 @@ def _standardise(train, test, ddof):
 def load_uci(name, data_dir=None, rng=None, *, n_noise=None, ddof=STANDARDISE_DDOF):
     r"""Load one of the six shared UCI sets with the papers' preprocessing.
 
-    Steps (``shared/data/README.md``; columns there are 1-based):
+    Steps (as in the data sets' README; columns there are 1-based):
 
     1. read the raw table (for propulsion, take ``log`` of the target, column 2);
     2. shuffle the rows with ``rng`` (one ``rng.permutation`` of all rows);
@@ -1194,7 +1195,7 @@ def load_uci(name, data_dir=None, rng=None, *, n_noise=None, ddof=STANDARDISE_DD
     data_dir : str or Path, optional
         Directory holding the files, directly or under ``uci/``; see
         :func:`uci_path` for the fallback to ``$RFLITE_DATA`` and
-        ``../shared/data``.
+        the default data directory.
     rng : None, int or numpy.random.Generator
         Seeds the shuffle and the noise columns.
     n_noise : int >= 0, optional

@@ -38,8 +38,7 @@ calls before the row blocks, so that Ctrl-C is honoured between them.  The
 activations ``sin``, ``cos`` and ``fourier`` in float64 are fused into the same
 pass by the vectorised :func:`rflite._core.sincos.sincos` (``sin_only`` /
 ``cos_only`` where one of the two is needed: the same values, one polynomial
-instead of two; 1-3 ns an entry against 10-15 ns for ``numpy.sin`` on the
-machines measured), with ``math.sin``/``cos`` for rows whose
+instead of two; several times faster than ``numpy.sin``), with ``math.sin``/``cos`` for rows whose
 phases exceed :data:`rflite._core.sincos.SINCOS_MAX_ABS`; the other activations,
 float32 output and ``exp`` go through NumPy's ufuncs (``tanh``, ``expit``,
 ``sin``/``cos``).  Row blocks are handed to a small thread pool (the kernels
@@ -132,7 +131,7 @@ BIASES = ("none", "uniform", "weights")
 
 #: Use a BLAS product for the pre-activation when ``d <= DENSE_RATIO * q``
 #: (BLAS does ~d multiply-adds per entry at a far higher rate than the gather
-#: kernel's ~q; measured crossover on the benchmark shapes is near d = 4q).
+#: kernel's ~q; the crossover on the benchmark shapes is near d = 4q).
 DENSE_RATIO = 4
 
 #: Activations computed by the fused sincos kernels (float64 output):
@@ -950,7 +949,7 @@ class RandomFeatures(EstimatorMixin):
         A row-chunked :class:`dask.array.Array` ``X`` gives a lazy Dask array
         with ``X``'s row chunks and one column chunk, each chunk built on its
         worker from the (broadcast) transformer as the in-memory transform of
-        its rows (issue 16): nothing of size m x N is formed on the client.
+        its rows: nothing of size m x N is formed on the client.
         """
         self._check_fitted()
         if is_dask_array(X):

@@ -122,18 +122,15 @@ NU_GRID_ESTIMATOR = np.logspace(-3, 5, 17)
 #: with this ``s`` instead of the paper's 1.  L-BFGS-B moves a spectrum only
 #: where the validation gradient points, so with the paper's start the
 #: components on irrelevant inputs stay near their random initial values: on
-#: airfoil with 36 appended noise inputs 84 % of the constructed spectra's
-#: squared norm sat on the noise inputs (test MSE 0.57 against ridge's 0.46;
-#: without the noise inputs GFC gets 0.22).  Measured test MSE / RidgeCV's on
-#: the six real sets and Friedman-1 (d = 20), s = 1 / 0.1 / 0.01: airfoil
-#: 1.24 / 1.08 / 1.05, ccpp 1.11 / 1.10 / 1.05, housing 1.02 / 1.05 / 1.34,
-#: insulin 1.20 / 1.17 / 1.14, Friedman 1.41 / 1.27 / 1.20, propulsion and
-#: speech below 1 for all; 0.1 is the best compromise.  (``s = 0`` does not
+#: airfoil with 36 appended noise inputs most of the constructed spectra's
+#: squared norm sits on the noise inputs and GFC falls behind ridge.  Smaller
+#: starts help the sets with irrelevant inputs and hurt those (housing) whose
+#: spectra need large components; 0.1 is the best compromise.  (``s = 0`` does not
 #: move: the sine column and its gradient vanish at w = 0.)
 GFC_INIT_SCALE = 0.1
 #: Rule choosing :math:`\nu` over explicit ``cv`` folds (:func:`rflite._core.selection.choose`).
-#: "1se" was measured worse on housing (test MSE 0.37 against 0.22 with "min")
-#: and only moved insulin from 1.02 to 0.97 (predicting the mean: 0.97).
+#: "1se" over-smooths where the signal is strong (housing) and gains little
+#: where it is weak (insulin, where it only approaches the mean predictor).
 NU_RULE = "min"
 #: How many greedy steps of each descent the amplitude fit keeps: ``"eps"``
 #: all of them (the paper: a descent stops when its training error improves
@@ -663,11 +660,9 @@ def _amplitude_fit(X, y, weights, new, nu, cv_folds, splits, nu_grid, eta, stopp
     fold errors of the kept features or None, s or None)``.
 
     Runs with one BLAS thread (the caller's limit), as the descents do: its
-    Grams and eigendecompositions are a few hundred columns wide, and on the
-    shared 2-core machine OpenBLAS's two threads made them 2-9x slower at
-    every size measured (5-fold CV over the nu grid, 201 columns: 320 ms
-    against 40 ms on 500 rows, 1191 against 505 ms on 40,768; 1001 columns on
-    40,768 rows: 9.3 s against 7.5 s).
+    Grams and eigendecompositions are a few hundred columns wide, where
+    OpenBLAS's threads cost more in start-up and synchronisation than they
+    save (several times slower on a 2-core machine).
     """
     A = gfc_design(X, weights)
     cv_mse = steps = None
@@ -957,9 +952,9 @@ class GFCRegressor(RandomFeatureModel):
     ``cv`` (the default 5: scikit-learn's unshuffled ``KFold``) or a splitter
     takes its folds on the rows as given, so the chosen :math:`\nu` -- and
     the fit -- can follow the row order, and a weight-k row is not k rows
-    there (measured: predictions 7e-3 apart after a row permutation).
+    there (a row permutation can move the predictions).
 
-    Departures from the paper's settings, all measured (see the constants):
+    Departures from the paper's settings, each justified at its constant:
     every greedy step starts its spectrum at :math:`w \\sim N(0, s^2 I/d)`
     with ``s =`` :data:`GFC_INIT_SCALE` = 0.1 instead of 1 (with the paper's
     start the spectra kept most of their weight on irrelevant inputs),
@@ -1017,14 +1012,8 @@ class GFCRegressor(RandomFeatureModel):
         :func:`gfc`'s ``stopping``), so that a descent that went on fitting
         noise is cut back (``steps_``).  ``"eps"``: every step the descents
         made (the paper's stopping: training error improving by less than
-        ``eps``, or ``max_steps``).  Measured (test MSE over RidgeCV's at
-        ``load_uci`` splits 0 / 1 / 2, ``"eps"`` -> ``"cv"``, session 21):
-        Friedman-1 0.98 / 1.00 / 0.99 -> 0.98 / 0.96 / 0.94, airfoil 0.93 /
-        0.99 / 1.01 -> 0.87 / 0.93 / 0.93, ccpp 0.96 / 0.94 / 0.94 -> 0.95 /
-        0.93 / 0.93, housing 0.88 / 0.95 / 0.89 -> 0.83 / 0.89 / 0.75,
-        propulsion 0.13 / 0.64 / 0.51 -> 0.20 / 0.55 / 0.37, speech 0.40 /
-        0.44 / 0.32 -> 0.42 / 0.44 / 0.37, insulin 1.15 (the guard's mean) /
-        1.05 / 1.14 -> 1.15 (the mean) / 1.01 / 1.12.
+        ``eps``, or ``max_steps``).  Cutting descents back lowers the test
+        MSE on most of the shared sets and costs little where it does not.
     n_estimators : int >= 1, default 5
         Independent GFC fits averaged (above).  The first uses
         ``random_state`` as :func:`gfc`'s ``rng``, the others streams spawned

@@ -54,8 +54,7 @@ a pass over ``A``.
 
 The original code (not reproduced) picked the support by the signed value of
 the gradient step instead of its magnitude, formed :math:`A^T A` (N x N) up
-front and inverted the support system with a pseudo-inverse; see
-``shared/spec/algorithms.md``.
+front and inverted the support system with a pseudo-inverse.
 """
 
 from __future__ import annotations

@@ -83,13 +83,13 @@ and orthogonal factors elsewhere:
   at most :math:`10^{-15}\sigma_{\max}` (:data:`rflite._imp.factor.SVD_RCOND`),
   ``numpy.linalg.pinv``'s cut and so the SHRIMP authors' definition of the
   minimum-norm solution.  LAPACK ``gelsd``'s default :math:`\epsilon\,
-  \sigma_{\max}` (used here before session 19) also kept the directions of
+  \sigma_{\max}` would also keep the directions of
   singular values between :math:`2.2 \times 10^{-16}` and
   :math:`10^{-15}\sigma_{\max}`, which on exactly rank-deficient q = 1
   dictionaries (``insulin``'s SNP inputs take three values, so its 256 x 1000
   centred dictionary has 98 singular values down to 0.026
   :math:`\sigma_{\max}`, then 18 from rounding alone at 2.5e-16 .. 1e-14)
-  carry coefficients of 1e15.  With pinv's cut the Table 2 model sizes are
+  would carry coefficients of 1e15.  With pinv's cut the Table 2 model sizes are
   the paper's (low-dim f1 / f3 / f4: 3230 / 147 / 172 columns against
   3100 / 147 / 172); the rounding directions above 1e-15 remain, as they do
   in the authors' code (the guarded refit handles them).  From
@@ -102,15 +102,15 @@ and orthogonal factors elsewhere:
   :meth:`rflite._imp.factor._MinNormSolver._solve_reduced`).  The
   directions dropped are those the solve discards at that step; on the q = 1
   paths, whose rank falls
-  from m to a few dozen, this replaced a fresh m-row ``gelsd`` per step
+  from m to a few dozen, this avoids a fresh m-row ``gelsd`` per step
   (high-dim f2, 1260 rows: a rank of about 1200 at the first rank-deficient
   step, about 400 ten steps later).
 
 The factorisations live in :mod:`rflite._imp.factor`, the path loop, its
 schedule and ranking in :mod:`rflite._imp.path`, the refit guard and the
-held-out scoring in :mod:`rflite._imp.guard` (issue 18).
+held-out scoring in :mod:`rflite._imp.guard`.
 
-Accuracy (measured on the Table 2 problems, m = 126, 20000 columns): on
+Accuracy (on the Table 2 problems, m = 126, 20000 columns): on
 well-conditioned steps the coefficients agree with ``numpy.linalg.pinv`` to
 1e-12 ... 1e-14 relative (the tests require 1e-8); on steps with
 :math:`\kappa \approx 10^{12}` any two backward-stable solvers differ by about
@@ -375,7 +375,7 @@ AUTO_QS = (1, 2)
 
 
 def _check_refit(refit, *, allow_none: bool = True) -> str:
-    """Normalise ``refit`` (bools mean the old behaviour); ``ValueError`` naming it."""
+    """Normalise ``refit`` (True: "min_norm", False: "none"); ``ValueError`` naming it."""
     if refit is True or (isinstance(refit, np.bool_) and bool(refit)):
         return "min_norm"
     if refit is False or (isinstance(refit, np.bool_) and not bool(refit)):
@@ -438,8 +438,8 @@ class SHRIMPRegressor(RandomFeatureModel):
 
     On real data with heavy-tailed inputs the minimum-norm refit of q = 1
     dictionaries has condition numbers of 1e15 and coefficients of 1e13 that
-    cancel on the training rows only (test MSE 1e22 on ``insulin``, issue
-    18); the guarded model does not.  ``fit_intercept=True`` centres y and the
+    cancel on the training rows only (test MSE 1e22 on ``insulin``); the
+    guarded model does not.  ``fit_intercept=True`` centres y and the
     features.  The validation split puts identical rows on the same side (see
     Notes).  ``subsets="auto"`` uses Def. 3 when every q-subset gets at least
     :data:`MIN_WEIGHTS_PER_SUBSET` weights, else random subsets.
@@ -478,10 +478,10 @@ class SHRIMPRegressor(RandomFeatureModel):
         the validation rows (``"none"``, or ``False``).
     rule : {"1se_ridge", "min"}, default "1se_ridge"
         With ``refit="auto"`` / ``"ridge"``: how the ridge penalty of the
-        chosen step is picked (above).  Measured in session 20 on a
-        heavy-tailed set (one Student-t input with 2 degrees of freedom,
-        ``tests/test_shrimp_robust.py``, 8 draws x 2 seeds): test MSE 0.06 ..
-        0.65 x RidgeCV's with ``"1se_ridge"``, 0.09 .. 84 x with ``"min"``.
+        chosen step is picked (above).  On heavy-tailed inputs
+        (``tests/test_shrimp_robust.py``) ``"1se_ridge"`` stays within 2x of
+        RidgeCV's test MSE where ``"min"`` can pick a nearly unpenalised
+        refit many times worse.
         Ignored by ``refit="min_norm"`` / ``"none"`` (the paper's choice of
         the step by the lowest validation MSE).
     distribution : None, "normal", "uniform", Normal or Uniform
@@ -535,7 +535,7 @@ class SHRIMPRegressor(RandomFeatureModel):
     training range, and a minimum-norm fit of a numerically singular
     dictionary combines them with huge coefficients that cancel on the
     training rows only: a test row with an input 20 standard deviations out
-    gave predictions of 1e9 (issue 18).  For bounded features the fitted
+    can give predictions of 1e9.  For bounded features the fitted
     function can never exceed :math:`|c_0| + \sum_j |c_j|(1 + |\bar a_j|)`,
     which the guarded refit keeps within :data:`GUARD_RATIO` times the
     target range; a fitted model or a prediction beyond it raises a
@@ -636,9 +636,9 @@ class SHRIMPRegressor(RandomFeatureModel):
     def _fit_workspace(self, m, n_columns, itemsize, dense):
         """Bytes a fit needs beyond the feature matrix (for ``_check_feature_memory``).
 
-        Measured peak 4.0x the ``m x n_columns`` matrix (m = 1000, 10000
-        columns): the training and validation matrices, their centred and
-        weighted versions and the path's transposed working copy
+        The peak is about 4x the ``m x n_columns`` matrix: the training and
+        validation matrices, their centred and weighted versions and the
+        path's transposed working copy
         (:func:`shrimp_path` owns one), plus the ``m x m`` factors of the
         over-parameterised steps.
         """
@@ -1038,16 +1038,9 @@ class SHRIMPCV(RandomFeatureModel):
     within one standard error of the best.  On the shared real sets the fold
     errors of heavy-tailed targets vary so much that one standard error over
     the model size admits models far worse than the best, while the lowest
-    mean error can be a nearly unpenalised refit that is fragile on new rows:
-    on ``housing`` (``load_uci`` splits 0 / 1 / 2, ``random_state`` = the
-    split; session 18) "1se" chose 13 / 1 / 8 columns with test MSE 0.285 /
-    1.044 / 0.277, "min" 20 / 193 / 135 columns with 0.646 / 0.521 / 0.194
-    (split 0: the minimum-norm refit, mean fold error 0.553 of the mean's),
-    "1se_ridge" the same supports with 0.298 / 0.590 / 0.177 (scikit-learn's
-    RidgeCV: 0.212 / 0.585 / 0.153; the mean: 0.443 / 1.05 / 0.333).  On
-    Friedman-1, propulsion, speech and insulin (splits 0-2) "1se_ridge" and
-    "min" choose the same point; on airfoil the test MSE moved from 0.338 /
-    0.304 / 0.350 to 0.404 / 0.311 / 0.370 (RidgeCV 0.462 / 0.520 / 0.504).
+    mean error can be a nearly unpenalised refit that is fragile on new rows.
+    "1se_ridge" keeps the support of lowest mean error and guards only the
+    penalty, so it avoids both failures.
     A grid point whose error on some fold exceeds
     ``mean_factor`` times the error of predicting the training mean on that
     fold is never chosen.  The final model reruns the path of the chosen
@@ -1060,13 +1053,10 @@ class SHRIMPCV(RandomFeatureModel):
     penalty: the very models whose held-out errors chose the point), a
     cross-validation committee (Krogh & Vedelsby, "Neural network ensembles,
     cross validation, and active learning", NIPS 1995): K more paths of one
-    (q, p), and up to K + 1 supports in the model.  Measured in session 18
-    (``SHRIMPCV(random_state=seed)``, test MSE / RidgeCV's, ``load_uci``
-    splits 0 / 1 / 2, one refit -> the committee): housing 1.41 / 1.01 /
-    1.16 -> 0.90 / 0.96 / 1.04; insulin 1.07 / 1.12 / 1.06 -> 1.04 / 1.03 /
-    1.04; speech 0.47 / 0.50 / 0.39 -> 0.37 / 0.43 / 0.31; airfoil 0.88 /
-    0.60 / 0.73 -> 0.75 / 0.60 / 0.63; Friedman-1 (d = 20) 0.18 / 0.43 / 0.12 -> 0.13 / 0.13 /
-    0.12; propulsion 0.50 / 0.15 / 0.26 -> 0.42 / 0.16 / 0.29.
+    (q, p), and up to K + 1 supports in the model.  Averaging reduces the
+    variance of a single refit, which on small or heavy-tailed sets
+    dominates its test error; it rarely costs accuracy where the single
+    refit is already good.
     ``average_folds=False`` is the single refit.
 
     Each fold scores a step by the model the user gets (``refit="auto"``:
@@ -1076,9 +1066,7 @@ class SHRIMPCV(RandomFeatureModel):
     more columns than the fold's training rows only step 0, the whole
     dictionary, gets ridge penalties: a random-feature ridge regression is
     always a candidate, and the other wide steps would each cost a dual
-    eigendecomposition per fold (session 20; test MSE / RidgeCV's on
-    ``load_uci`` split 0: insulin 1.12 -> 1.01, propulsion 0.41 -> 0.06,
-    speech 0.37 -> 0.39, the other four sets unchanged);
+    eigendecomposition per fold);
     ``refit="min_norm"``: the minimum-norm coefficients, the paper's score).  When the chosen grid
     point does not beat predicting the training mean on average over the
     folds, the model is that mean (``refit_ == "mean"``).

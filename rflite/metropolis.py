@@ -69,12 +69,11 @@ columns that changed (``N K n_changed``, or one full ``zherk`` if more than
 half did), so a refit every ``refit_every`` iterations adds at most one more
 Gram matrix and solve.  For ``N = 10^4``, ``K = 256`` one iteration is about
 ``3 * 10^8`` complex multiply-adds plus ``2.6 * 10^6`` sine/cosine pairs;
-the committed benchmark baseline (``benchmarks/bench_metropolis.py``, d = 5,
-one BLAS thread, shared 2-core machine) has a median of 63 ms, against 161 ms
-for a plain NumPy iteration (``S^* S`` by a general product,
-``numpy.linalg.solve``, Python accept loop), and 0.88 s against 1.69 s at
-``K = 1024``.  A whole Algorithm 1 fit at ``N = 10^4``, ``K = 256``,
-``M = 1000`` therefore takes about 65 s.
+at one BLAS thread that is about 2.5x faster than a plain NumPy iteration
+(``S^* S`` by a general product, ``numpy.linalg.solve``, Python accept
+loop), and about 2x at ``K = 1024`` (``benchmarks/bench_metropolis.py``).
+A whole Algorithm 1 fit at ``N = 10^4``, ``K = 256``, ``M = 1000``
+therefore takes about a minute.
 
 Threads and processes
 ---------------------
@@ -182,11 +181,11 @@ LAM_GRID = np.logspace(-8, 1, 19)
 #: near-linear model) slowly, so that the validation checks every
 #: ``refit_every`` iterations can stop it at the right scale.  The paper's
 #: ``2.4^2 / d`` reaches per-coordinate frequencies near 1 within ten
-#: iterations for d = 20, before the first check (measured: Friedman-1 with
-#: d = 20 then stops at a validation error twice that of ridge).
+#: iterations for d = 20, before the first check (Friedman-1 with d = 20
+#: then stops at a validation error about twice that of ridge).
 DELTA_EARLY = 0.1
 
-#: Estimator settings that run the paper's algorithms exactly as before the
+#: Estimator settings that run the paper's algorithms exactly, without the
 #: early-stopping defaults (all rows, no validation split, ``lam = 0.1``, the
 #: paper's step ``2.4^2 / d``): ``ARFFRegressor(K, n_iter=M, **PAPER_SETTINGS)``.
 #: The paper experiments (:mod:`rflite.experiments.metropolis`) pass them.
@@ -753,9 +752,9 @@ class ARFFRegressor(_ARFFBase):
     eigendecomposition) and scored on the validation part, where the largest
     :math:`\lambda` whose validation MSE is within one standard error (over
     the validation rows) of the best is taken (:data:`LAM_RULE`, the
-    one-standard-error rule of :func:`rflite._core.selection.choose`: measured, it kept
+    one-standard-error rule of :func:`rflite._core.selection.choose`: it keeps
     ``insulin`` (d = 50, 51 validation rows) below the mean predictor where
-    the plain minimum over 19 values did not); the run stops once
+    the plain minimum over 19 values does not); the run stops once
     the best validation MSE has not improved by ``tol`` for
     ``n_iter_no_change`` consecutive checks, or after ``n_iter``
     iterations.  The frequencies and :math:`\lambda` of the best check are

@@ -109,7 +109,7 @@ def _ridge_fold_scores(train, test, A, Y, w, lams, fit_intercept):
     w_tr = None if w is None else w[train]
     total = train.size if w_tr is None else float(w_tr.sum())
     # many small eigendecompositions: BLAS threads cost more than they give
-    # (an 80 x 80 eigh took 0.13 s with threads on a busy machine, 1 ms without)
+    # (on a busy machine a small threaded eigh waits far longer than it computes)
     with blas_threads(1):
         preds = _ridge_grid_predict(A[train], Y[train], w_tr, A[test],
                                     [total * lam for lam in lams], fit_intercept)
@@ -240,8 +240,7 @@ class RandomFeatureRidge(RandomFeatureModel):
         eigendecomposition (module notes); the choice is ``lam_``.
         :class:`RandomFeatureRidgeCV` is the same with its own grid and
         ``cv``.  To reproduce a paper setting pass the float, e.g.
-        ``RandomFeatureRidge(n, lam=1e-3, q=None, fit_intercept=False)``
-        (the behaviour before 0.2 was ``lam=1e-3``, ``q=None``, no intercept).
+        ``RandomFeatureRidge(n, lam=1e-3, q=None, fit_intercept=False)``.
     scale : float or "auto", default "auto"
         Factor multiplying every drawn weight (features
         :math:`\sigma(s\,Wx + b)`: ``1/s`` is the kernel's bandwidth).
@@ -249,16 +248,15 @@ class RandomFeatureRidge(RandomFeatureModel):
         same folds from :data:`SCALE_GRID` (0.25, 0.5, 1, 2; one
         eigendecomposition per fold and factor, module notes); with a float
         ``lam`` it is 1 (no search, the paper settings).  The choice is
-        ``scale_``; ``scale=1.0`` is the behaviour before 0.3.  Dask input
+        ``scale_``; ``scale=1.0`` keeps the weights as drawn.  Dask input
         (:mod:`rflite._dask.backend`) does not search it yet: ``"auto"`` uses the
         weights as drawn there (``scale_ = 1``), a float is applied.
     q : int or None, default 2
         Nonzeros per weight vector (None: dense).  Dense N(0, 1) weights on
         more than a few standardised inputs give features of very high
         frequency (test MSE 0.86 on ``load_uci("airfoil", rng=0)`` vs 0.47
-        with q = 2 at ``scale=1``; 0.60 vs 0.43 with ``scale="auto"``,
-        measured in session 17), hence the default 2 (HARFE's dictionary);
-        it was None before 0.2.
+        with q = 2 at ``scale=1``; 0.60 vs 0.43 with ``scale="auto"``),
+        hence the default 2 (HARFE's dictionary).
     distribution, bias, activation, subsets
         See :func:`rflite.features.random_feature_map`.
     fit_intercept : bool, default True
@@ -488,7 +486,7 @@ class RandomFeatureRidgeCV(CVSearch, RandomFeatureRidge):
     scales : sequence of float, optional
         Factors of the drawn weights searched jointly with ``lams`` (default
         :data:`SCALE_GRID`, 0.25 ... 2; module notes); ``scales=[1.0]``
-        chooses ``lam`` alone, as before 0.3.  Give them smallest first
+        chooses ``lam`` alone.  Give them smallest first
         (ties go to the smoother features).  On Dask arrays only one factor
         is accepted (``None`` means 1 there): the search is in-memory only.
     cv : None, int or splitter, default None

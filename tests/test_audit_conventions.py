@@ -1,4 +1,4 @@
-"""Conventions a user audit (session 13) found broken: each test failed before its fix.
+"""Estimator conventions: each test guards against one of these failure modes.
 
 - ``score``: shapes checked (an (n, 1) ``y`` against 1-d predictions broadcast
   to (n, n) in ARFF; the base class reshaped any same-size ``y``), a

@@ -1,4 +1,4 @@
-"""Public functions a user audit (session 13) found wrong: each test failed before its fix.
+"""Public functions on edge cases: each test guards against one of these failure modes.
 
 - ``bpdn_path`` on a dictionary with an exactly duplicated (or negated)
   column returned a point up to 9.7x the optimal l1 norm with ``reached``
@@ -38,8 +38,8 @@ def _duplicated(seed, m, n):
     return A, y, sigma
 
 
-# the failing cases of the audit's sweep (200 seeds per shape): l1 up to
-# 9.7x the certified optimum, or the path ended above sigma
+# cases of a sweep (200 seeds per shape) that expose the failure: l1 up to
+# 9.7x the certified optimum, or the path ending above sigma
 @pytest.mark.parametrize("seed,m,n", [(117, 7, 7), (10, 5, 8), (30, 5, 8), (47, 5, 8),
                                       (12, 5, 8)])
 def test_bpdn_path_with_duplicated_columns_is_optimal(seed, m, n):
@@ -169,7 +169,7 @@ def test_plain_linear_operator_is_refused_by_name():
         shrimp_path(A, np.ones(5))
 
 
-# ------------------------------------------ second audit: ARFF, GFC, theory
+# -------------------------------------------------------- ARFF, GFC, theory
 def test_arff_early_stopping_scores_each_refit_once():
     """A step accepting nothing left the last refit "fresh": it was scored again
     at non-refit iterations, each repeat counted as a check without improvement."""

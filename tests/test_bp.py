@@ -373,7 +373,7 @@ def test_srfe_row_quick():
         srfe_row("harfe-table1", q=2)
 
 
-# ------------------------------------------- q = 1 dictionaries (issue 19)
+# ------------------------------------------------------ q = 1 dictionaries
 q1_fourier_problem = naive.q1_fourier_problem
 bpdn_dual_slsqp = naive.bpdn_dual_slsqp
 
@@ -417,7 +417,7 @@ def test_working_set_certifies_on_full_dictionary(monkeypatch):
     assert_allclose(res.l1_norm, full.l1_norm, rtol=1e-8)
 
 
-# ----------------------------- uncertified results are labelled (issue 13.2)
+# ------------------------------------------ uncertified results are labelled
 def test_rank_deficient_basis_pursuit_never_claims_a_certificate():
     """20 x 80 cos(x w) features (numerical rank ~10), planted sparse y.
 
@@ -447,7 +447,7 @@ def test_rank_deficient_basis_pursuit_never_claims_a_certificate():
     assert n_cert >= 0.75 * len(seeds)
 
 
-# ------------------------------------- unreachable sigma warns (issue 17.2)
+# -------------------------------------------------- unreachable sigma warns
 def test_unreachable_sigma_warns_and_stops_up_front():
     """m > N noisy data with a small eta: the least-squares residual is above
     sigma, so no c meets the constraint.  Before: a silent dense fit after the
@@ -469,7 +469,7 @@ def test_unreachable_sigma_warns_and_stops_up_front():
     assert issubclass(bp.SigmaUnreachableWarning, RuntimeWarning)
 
 
-# ------------------------------------------- complex BPDN certified (issue 19)
+# ------------------------------------------------------ complex BPDN certified
 @pytest.mark.parametrize("seed", [0, 1, 2])
 @pytest.mark.parametrize("frac", [0.5, 0.1])
 def test_complex_bpdn_certified_against_dual_reference(seed, frac):
@@ -484,13 +484,13 @@ def test_complex_bpdn_certified_against_dual_reference(seed, frac):
     assert_allclose(res.l1_norm, naive.complex_bpdn_dual(A, y, sigma), rtol=1e-6)
 
 
-# ------------------------- large basis pursuit: column generation (issue 19)
+# ------------------------------------ large basis pursuit: column generation
 @pytest.mark.parametrize("seed", range(5))
 def test_column_generation_matches_full_lp(seed, monkeypatch):
     """The column-generation LP route forced on the 30 x 800 q = 1 problem
     (``LP_MAX_ENTRIES = 0``; first working set 60 of 800 columns) against
     HiGHS on the full LP: certified, feasible, the LP's optimal l1 norm to
-    1e-6 (measured: 1e-10), after several rounds of generated columns."""
+    1e-6 (typically 1e-10), after several rounds of generated columns."""
     from rflite._bp import lp as _bp_lp
 
     monkeypatch.setattr(bp, "LP_MAX_ENTRIES", 0)
@@ -507,10 +507,10 @@ def test_column_generation_matches_full_lp(seed, monkeypatch):
 def test_medium_q1_basis_pursuit_is_feasible_and_labelled():
     """40 x 2,000 q = 1 fourier dictionary, above the single-LP threshold.
 
-    Before: the homotopy and its SPGL1 fallback stopped at ``max_iter``
-    with a residual of 1.3e-6 (infeasible at BP_TOL) and an infinite gap.
-    Now the column-generation LPs return a feasible point with a finite gap,
-    labelled uncertified ("lp_inexact") when the gap is above tol (measured:
+    The homotopy and its SPGL1 fallback alone stop at ``max_iter`` with a
+    residual of 1.3e-6 (infeasible at BP_TOL) and an infinite gap; the
+    column-generation LPs return a feasible point with a finite gap,
+    labelled uncertified ("lp_inexact") when the gap is above tol (here:
     certified, gap 8e-7; seed 1 of the same size: lp_inexact, gap 2e-6)."""
     A, y = q1_fourier_problem(0, m=40, N=1000)
     res = basis_pursuit(A, y)

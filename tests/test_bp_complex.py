@@ -1,4 +1,4 @@
-"""Complex BPDN / basis pursuit certified by the dual barrier method (issue 19).
+"""Complex BPDN / basis pursuit certified by the dual barrier method.
 
 The reference is independent of the solver: SLSQP on the real-ified dual
 (``2m`` reals, one smooth constraint ``|a_j^* w|^2 <= 1`` per column), whose

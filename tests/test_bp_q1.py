@@ -1,4 +1,4 @@
-"""Basis pursuit on SHRIMP's q = 1 dictionaries: the rigorous duality-gap guard (issue 19).
+"""Basis pursuit on SHRIMP's q = 1 dictionaries: the rigorous duality-gap guard.
 
 The dual bound of ``rflite._bp.lp._dual_bound`` recomputes ``A^T z`` and
 ``y^T z`` with compensated dot products when the float64 gap is within tol;

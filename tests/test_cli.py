@@ -69,7 +69,7 @@ def test_no_arguments_runs_the_showcase(monkeypatch, tmp_path):
     assert called[0][0] == "showcase" and not called[0][1].quick
 
 
-# ------------------------------------------------------- bad arguments (issue 13)
+# ------------------------------------------------------------------ bad arguments
 
 @pytest.mark.parametrize("args, message", [
     (["--jobs", "0"], "--jobs must be >= 1, got 0"),
@@ -145,7 +145,7 @@ def _unwritable_folder(shared_tmp: Path) -> tuple[list[str], Path]:
 
 
 def test_read_only_out_is_refused_before_computing(shared_tmp):
-    """Issue 17.6: a read-only --out used to be found only when the figure was saved."""
+    """A read-only --out is refused up front, not found only when the figure is saved."""
     prefix, ro = _unwritable_folder(shared_tmp)
     proc = subprocess.run([*prefix, sys.executable, "-m", "rflite", "run", "theory-coherence",
                            "--quick", "--out", str(ro)], capture_output=True, text=True,
@@ -192,7 +192,7 @@ def test_uses_jobs_flag_matches_the_source():
         assert exp.uses_jobs == _reads_ctx_jobs(module, exp.func), exp.name
 
 
-# ------------------------------------------------------ atomic outputs (13, 17.6)
+# ----------------------------------------------------------------- atomic outputs
 
 def test_atomic_path_keeps_the_old_file_when_interrupted(tmp_path):
     target = tmp_path / "fig.png"
@@ -218,7 +218,7 @@ def test_atomic_path_keeps_the_old_file_when_interrupted(tmp_path):
 
 
 def test_interrupted_figure_save_leaves_no_partial_png(tmp_path, monkeypatch):
-    """Issue 17.6: a signal while a figure was saved left a truncated PNG under its name."""
+    """A signal while a figure is saved leaves no truncated PNG under its name."""
     from matplotlib.backends import backend_agg
 
     original = backend_agg.FigureCanvasAgg._print_pil
@@ -253,7 +253,7 @@ def test_experiments_save_figures_atomically():
 
 
 def test_defaults_real_table_marks_misses(monkeypatch, tmp_path, capsys):
-    """The acceptance table of issue 14 on one small problem and two estimators."""
+    """The defaults' acceptance table on one small problem and two estimators."""
     pytest.importorskip("sklearn")
     from rflite.datasets import make_friedman1, target_friedman1
     from rflite.experiments import defaults

@@ -1,4 +1,4 @@
-"""clip_inputs (issue 18 item 4): every estimator can predict outside points at the training box."""
+"""clip_inputs: every estimator can predict outside points at the training box."""
 
 import numpy as np
 import pytest

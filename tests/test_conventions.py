@@ -1,4 +1,4 @@
-"""scikit-learn conventions shared by every rflite estimator (issue 14, item 1).
+"""scikit-learn conventions shared by every rflite estimator.
 
 Each test runs over all regressors with small settings; what a method cannot
 promise exactly (ARFF's joint multi-output fit, integer-only weights of the
@@ -60,7 +60,7 @@ def test_intercept_recovered(name):
     a = REGRESSORS[name]().fit(X, y).predict(X)
     b = REGRESSORS[name]().fit(X, y + 1000.0).predict(X)
     np.testing.assert_allclose(b, a + 1000.0, rtol=1e-8)
-    # and the model does have an intercept (before 0.2 they were all 0)
+    # and the model does have an intercept (not fixed at 0)
     assert abs(REGRESSORS[name]().fit(X, y + 1000.0).intercept_) > 100
 
 

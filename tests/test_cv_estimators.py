@@ -1,4 +1,4 @@
-"""The self-tuning estimators (issue 14): HARFECV, SRFECV, RandomFeatureRidgeCV and the
+"""The self-tuning estimators: HARFECV, SRFECV, RandomFeatureRidgeCV and the
 automatic defaults of HARFERegressor, SRFERegressor and RandomFeatureRidge."""
 
 import numpy as np

@@ -1,4 +1,4 @@
-"""Fits and predictions on Dask arrays (issue 16): rflite._dask.backend.
+"""Fits and predictions on Dask arrays: rflite._dask.backend.
 
 Every distributed result is compared with the in-memory path on the same
 data, on the synchronous scheduler and on a 2-process LocalCluster.

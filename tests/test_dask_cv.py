@@ -1,4 +1,4 @@
-"""sample_weight and the CV estimators on Dask arrays (issue 16): rflite._dask.backend, rflite._dask.auto.
+"""sample_weight and the CV estimators on Dask arrays: rflite._dask.backend, rflite._dask.auto.
 
 Every distributed result is compared with the in-memory fit on the same data:
 weighted HARFE and ridge to 1e-10, HARFECV / RandomFeatureRidgeCV with an
@@ -227,7 +227,7 @@ def test_folds_are_the_in_memory_folds(sync, data):
 def test_int_cv_folds_are_built_chunk_by_chunk(sync, data, rows, weighted):
     """An int cv (and an unshuffled KFold) labels each chunk's rows from its offset
     among the kept rows: the in-memory folds over the rows of positive weight, with
-    no m-long array on the client or in the graph (issue 16)."""
+    no m-long array on the client or in the graph."""
     from rflite._core.folds import KFold
 
     X, y, w = data

@@ -1,4 +1,4 @@
-"""GFCRegressor fitted on Dask arrays (issue 16): rflite._dask.gfc.
+"""GFCRegressor fitted on Dask arrays: rflite._dask.gfc.
 
 The descents are Dask tasks on the same subsamples as in memory and the
 amplitude fit sums per-fold Gram matrices, so on rows in the in-memory
@@ -23,7 +23,7 @@ from rflite.metropolis import _canonical_order  # noqa: E402
 
 from test_dask import cluster_client, own_cluster, rel, sync  # noqa: E402, F401
 
-# measured: 1.2e-13 (one pass), 1.5e-12 (two passes)
+# actual differences: about 1e-13 (one pass), 1e-12 (two passes)
 COEF_RTOL = 1e-10
 
 
@@ -83,8 +83,8 @@ def _test_mse(model, X, y):
 def test_default_fit_matches_in_memory_to_the_descents_sensitivity(sync):
     """Defaults (fit_intercept=True, targets off any grid): the centred targets
     differ from the in-memory ones in their last bits (a chunk-summed mean), and
-    the descents amplify that as much as a change of seed does (measured, test
-    MSE: in memory 3.55, 3.40, 4.27 for seeds 0-2, on Dask 1.95 for seed 0).  So
+    the descents amplify that as much as a change of seed does (test MSE: in
+    memory 3.55, 3.40, 4.27 for seeds 0-2, on Dask 1.95 for seed 0).  So
     the Dask model must be within the in-memory fits' seed-to-seed spread on
     held-out rows, whatever the chunking, and the guard decide alike."""
     X, y = make_friedman_gfc(600, rng=1)
@@ -260,8 +260,8 @@ def test_worker_killed_during_the_descents_gives_the_same_fit(own_cluster, data)
 
 
 def test_a_bag_computes_every_fits_descents_of_a_pass_together(sync, data, monkeypatch):
-    """Session 18: the descents of pass k of every fit of the bag are one
-    ``dask.compute`` (before: one compute per fit), the fits unchanged."""
+    """The descents of pass k of every fit of the bag are one
+    ``dask.compute`` (not one compute per fit), the fits unchanged."""
     X, y = data
     kw = dict(KW, n_estimators=3, mean_guard=False)
     ref = GFCRegressor(**kw).fit(*_dask(X, y, 170))

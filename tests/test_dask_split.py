@@ -1,4 +1,4 @@
-"""Hold-out splits of tall Dask arrays without an m-long array on the client (issue 16).
+"""Hold-out splits of tall Dask arrays without an m-long array on the client.
 
 Past ``CLIENT_SPLIT_MAX_ROWS`` rows, SHRIMP's validation split and ARFF's
 early-stopping split come from a keyed bijection of the row indices

@@ -1,8 +1,8 @@
-"""SRFE fitted on Dask arrays (issue 16): rflite._dask.srfe.
+"""SRFE fitted on Dask arrays: rflite._dask.srfe.
 
 Every distributed fit is compared with the in-memory fit on the same data
 (same seed): the same BPDN problem up to the order of the sums over rows, so
-the same support and coefficients to 1e-10 (measured: 6e-13 at worst, with
+the same support and coefficients to 1e-10 (about 1e-12 at worst, with
 weights and normalised columns).
 """
 

@@ -26,7 +26,7 @@ from rflite import datasets as D
 SPECS = D.SYNTHETIC_DATASETS
 NAMES = sorted(SPECS)
 
-# Independent statement of shared/data/README.md (1-based columns), used to
+# Independent statement of the data sets' README (1-based columns), used to
 # recompute the preprocessing from the raw files.
 README = {
     # name: (file, reader, inputs (1-based, inclusive ranges), target, n_train, n_test, n_noise)
@@ -591,7 +591,7 @@ def test_packaged_copies_are_found_and_identical(monkeypatch, tmp_path):
         D.uci_path("ccpp")
 
 
-# ------------------------------------------------- bad data files (issue 17.7)
+# -------------------------------------------------------------- bad data files
 def _write_housing(directory: Path, text: str) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / "housing.txt"

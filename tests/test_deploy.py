@@ -1,4 +1,4 @@
-"""Deployment faults (issue 17): read-only installs and signals, in subprocesses.
+"""Deployment faults: read-only installs and signals, in subprocesses.
 
 Each test starts a fresh interpreter, because what is under test (numba's cache
 locators at import time, signal handling, worker processes) is per process.
@@ -91,8 +91,8 @@ def readonly_install():
 
 
 def test_read_only_install_imports_and_fits(readonly_install):
-    """Issue 17.1: before the fix, ``import rflite.features`` raised
-    ``RuntimeError: cannot cache function ...: no locator available``."""
+    """A read-only install imports and fits: ``import rflite.features`` must not
+    raise ``RuntimeError: cannot cache function ...: no locator available``."""
     tmp, env, _ = readonly_install
     cmd = [sys.executable, "-W", "always", "-c", SMALL_FIT]
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300, cwd=tmp)
@@ -115,7 +115,7 @@ def test_read_only_numba_cache_dir_does_not_break_import(readonly_install):
     assert "NUMBA_CACHE_DIR" in proc.stderr
 
 
-# ---------------------------------------------------------------- signals (17.5)
+# ----------------------------------------------------------------------- signals
 
 def _children(pid: int) -> set[int]:
     """PIDs of the live (non-zombie) descendants of ``pid``, from /proc."""
@@ -150,7 +150,7 @@ def _alive(pid: int) -> bool:
                                         (signal.SIGINT, True)],
                          ids=["SIGTERM", "SIGINT", "Ctrl-C-to-group"])
 def test_signal_during_pool_start_up_leaves_no_process(tmp_path, sig, group):
-    """Issue 17.5: SIGTERM while ``--jobs 2`` workers start used to kill only the
+    """SIGTERM while ``--jobs 2`` workers start must not kill only the
     parent, leaving the workers and the resource tracker running.  ``group``
     sends the signal to the whole process group, as a terminal's Ctrl-C does."""
     out = tmp_path / "figs"
@@ -216,8 +216,8 @@ def _fail_or_block(task):
 
 @pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="needs SIGALRM for the hang guard")
 def test_failed_task_stops_the_pool_without_waiting_for_running_tasks():
-    """``executor_scope`` used to ``shutdown(wait=True)`` on an error or Ctrl-C, so the
-    caller waited for every running task (here an hour) before seeing it."""
+    """``executor_scope`` must not ``shutdown(wait=True)`` on an error or Ctrl-C, or the
+    caller would wait for every running task (here an hour) before seeing it."""
     from rflite._core.parallel import map_tasks
 
     def hang(signum, frame):

@@ -159,7 +159,7 @@ def test_references_get_one_blas_thread_rflite_cases_keep_theirs(monkeypatch):
 
 
 def _write_paired(path, ratios):
-    """A JSON with paired sessions only: ``{case: median per-round ratio}``."""
+    """A JSON with paired runs only: ``{case: median per-round ratio}``."""
     benchmarks = [{"group": f"paired:{case}", "name": f"bench_paired_rflite_vs_reference[{case}]",
                    "stats": {"min": 5.0, "median": 5.0, "mean": 5.0, "rounds": 1},
                    "extra_info": {"paired_ratio": r, "rounds": 15}}
@@ -170,7 +170,7 @@ def _write_paired(path, ratios):
 
 def test_paired_sessions_are_gated_on_their_median_ratio(tmp_path, capsys):
     base = _write_paired(tmp_path / "b.json", {"harfe": 0.4, "features": 0.1})
-    # the session's own (total) time is irrelevant; only the stored ratio counts
+    # the run's own (total) time is irrelevant; only the stored ratio counts
     same = _write_paired(tmp_path / "s.json", {"harfe": 0.45, "features": 0.12})
     code, out = _run(capsys, same, base)
     assert code == 0 and "reference, same rounds" in out and "unpaired" not in out

@@ -1,4 +1,4 @@
-"""GFCRegressor's self-tuning defaults: small samples, cv, verbose, weights (issue 14)."""
+"""GFCRegressor's self-tuning defaults: small samples, cv, verbose, weights."""
 
 import numpy as np
 import pytest
@@ -16,7 +16,7 @@ def _data(m, d=3, seed=0):
 
 
 def test_gfc_function_unchanged():
-    """gfc() with its defaults gives what the code before issue 14 gave (saved numbers)."""
+    """gfc() with its defaults is unaffected by the estimator's self-tuning (saved numbers)."""
     X, y = make_friedman_gfc(400, rng=3)
     res = gfc(X, y, n_workers=3, max_steps=3, rng=11)
     assert res.weights.shape == (9, 10)

@@ -1,4 +1,4 @@
-"""GFCRegressor's guard against predicting the mean (issue 14, insulin)."""
+"""GFCRegressor's guard against predicting the mean (insulin)."""
 
 import numpy as np
 import pytest
@@ -95,8 +95,8 @@ class _BatchRecorder:
 
 
 def test_bag_runs_every_fits_descents_of_a_pass_as_one_batch():
-    """Session 18: the bag's fits go in lock step, so an executor (or cluster) gets
-    n_estimators x n_workers descents at once (before: one fit's n_workers at a
+    """The bag's fits go in lock step, so an executor (or cluster) gets
+    n_estimators x n_workers descents at once (not one fit's n_workers at a
     time), and the model is the serial one bit for bit."""
     rng = np.random.default_rng(6)
     X = rng.uniform(size=(200, 4))
@@ -116,7 +116,7 @@ def test_bag_runs_every_fits_descents_of_a_pass_as_one_batch():
 def test_default_gfc_within_ridge_on_friedman1_d20():
     """The showcase's Friedman-1 (d = 20, 500 noisy rows): one GFC fit scored
     1.27 x RidgeCV's test MSE (7.64 against 6.01); the default bag of five
-    fits 0.98 x (measured).  The bound is the issue's 1.1 x."""
+    fits 0.98 x.  The bound is the defaults' criterion, 1.1 x."""
     from sklearn.linear_model import RidgeCV
 
     from rflite.datasets import make_friedman1, target_friedman1

@@ -358,7 +358,7 @@ def test_amplitude_fit_runs_with_one_blas_thread(monkeypatch):
     assert seen and all(threads and set(threads) == {1} for threads in seen)
 
 
-# ----------------------------------------------------- stopping="cv" (issue 14)
+# ---------------------------------------------------------------- stopping="cv"
 def _naive_steps_nu(X, y, weights, new, splits, nus):
     """(s, nu, amplitudes) by direct solves: the first s steps of every descent,
     every nu, each fold's ridge by ``np.linalg.solve``; the grid from the
@@ -409,7 +409,7 @@ def test_cv_stopping_matches_direct_solves():
 
 def test_regressor_cv_stopping_cuts_descents_back_and_eps_keeps_them():
     """On a noisy target with one relevant input the folds keep fewer steps than
-    the descents made (``steps_``; before session 21 every step was kept), and
+    the descents made (``steps_``), and
     ``stopping="eps"`` is the paper's fit (``gfc`` with the estimator's settings)."""
     from rflite.greedy import GFC_INIT_SCALE, NU_GRID_ESTIMATOR
     from rflite.metropolis import _canonical_order

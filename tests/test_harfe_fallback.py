@@ -1,4 +1,4 @@
-"""HARFE's automatic choice: the ridge over all columns as a candidate (issue 14, insulin)."""
+"""HARFE's automatic choice: the ridge over all columns as a candidate (insulin)."""
 
 import numpy as np
 from numpy.testing import assert_allclose

@@ -381,15 +381,15 @@ def test_model_accepts_legacy_random_state():
     HARFERegressor(n_features=50, s=5, random_state=np.random.SeedSequence(1)).fit(X, y)
 
 
-# ------------------------------------------- conditioning safeguard (13.1)
+# -------------------------------------------------- conditioning safeguard
 def _unit_diagonal_factor(n, a):
-    """I - a triu(1, 1): unit diagonal (the old squared-diagonal-ratio test sees
+    """I - a triu(1, 1): unit diagonal (a squared-diagonal-ratio test sees
     a perfectly conditioned factor) but cond(R^T R) ~ (1 + a)^(2n)."""
     return np.eye(n) - a * np.triu(np.ones((n, n)), 1)
 
 
 def test_support_rebuild_warns_on_ill_conditioned_system():
-    """The issue's matrix as support Gram: A = R = I - 0.6 triu, n = 40, so
+    """A unit-diagonal ill-conditioned factor as support Gram: A = R = I - 0.6 triu, n = 40, so
     A^T A = R^T R (cond 1.9e17); s = N = 40 so the support system is built by
     ``_cholesky``, whose factor has a unit diagonal."""
     A = _unit_diagonal_factor(40, 0.6)

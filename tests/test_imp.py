@@ -193,10 +193,10 @@ def test_paper_schedule_is_the_default_everywhere():
 
 
 def test_prune_counts_refuses_huge_schedules_up_front():
-    # a million steps is over the limit (the old loop counted them, ~1 s)
+    # a million steps is over the limit (counting them in a loop would take ~1 s)
     with pytest.raises(ValueError, match="999999 pruning steps"):
         prune_counts(10**6, 1e-9)
-    # ~1e9 steps: refused before any counting (the old loop took ~20 min)
+    # ~1e9 steps: refused before any counting (a loop would take ~20 min)
     with pytest.raises(ValueError, match=r"n_columns=1000000000.*prune_rate=1e-12.*"
                                          r"MAX_PRUNE_STEPS"):
         prune_counts(10**9, 1e-12)
@@ -501,7 +501,7 @@ def _low_rank_columns(m, n, groups, rank, rng):
 @pytest.mark.parametrize("m,n", [(40, 300), (40, 36)])  # wide and tall starts
 def test_reduced_basis_path_matches_pinv_at_every_step(m, n):
     """Once rank deficient the path solves in the shrinking basis V of A_P's
-    column space (issue 15): every step equals pinv on the same columns, through
+    column space: every step equals pinv on the same columns, through
     the wide and the tall steps, and the basis shrinks with the rank."""
     rng = np.random.default_rng(5)
     A = _low_rank_columns(m, n, 6, 3, rng)  # rank 18 < m
@@ -698,10 +698,10 @@ def test_public_names_defined_in_private_modules_report_rflite_imp():
 
 
 def test_rank_deficient_steps_cut_like_the_authors_pinv():
-    """A singular value of 5e-16 s_max lies between LAPACK gelsd's eps cut (kept
-    before: coefficients of ~1e15 along it) and numpy's pinv's 1e-15 (the SHRIMP
+    """A singular value of 5e-16 s_max lies between LAPACK gelsd's eps cut (which
+    keeps it: coefficients of ~1e15 along it) and numpy's pinv's 1e-15 (the SHRIMP
     authors' code: dropped).  The path's rank-deficient solves and SHRIMP's
-    minimum-norm refit now cut where pinv does."""
+    minimum-norm refit cut where pinv does."""
     from rflite._imp.factor import min_norm_lstsq
 
     rng = np.random.default_rng(3)

@@ -1,4 +1,4 @@
-"""SHRIMP selection shares the q-only work between prune rates, bit for bit (issue 15, item 2).
+"""SHRIMP selection shares the q-only work between prune rates, bit for bit.
 
 The shared paths, the hold-out grid of :func:`select_shrimp` and the fold
 scores of :class:`SHRIMPCV` must equal one independent computation per grid
@@ -176,9 +176,9 @@ def test_cv_fold_scores_equal_per_rate():
 
 
 def test_shrimpcv_results_with_non_finite_fold_errors_are_quiet():
-    """Grid points with non-finite fold errors (housing: 1,731 of them) used to
+    """Grid points with non-finite fold errors (housing has many) must not
     leak numpy's "invalid value encountered in subtract" from the
-    ``cv_results_`` standard deviations; now they are inf / nan quietly."""
+    ``cv_results_`` standard deviations: they are inf / nan quietly."""
     from rflite.datasets import load_uci
     from rflite.imp import SHRIMPCV
 

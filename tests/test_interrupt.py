@@ -1,13 +1,12 @@
-"""Ctrl-C during ``FeatureMap.transform`` stops it at once (issue 17.5).
+"""Ctrl-C during ``FeatureMap.transform`` stops it at once.
 
 Each case runs the same transform over and over in a subprocess (for up to
 60 s), sends SIGINT about 0.5 s after the first one started and checks that
 the process is gone soon after: queued row blocks are cancelled and the BLAS
 pre-activation is split into interruptible calls.  The bound (2.5 s after the
 signal) is generous for a busy machine; one uninterrupted transform takes
-0.4-8 s depending on the machine.  (A single transform used to be run: on a
-fast machine the fused BLAS + sincos path finished it in 0.47 s, before the
-signal, and the test failed.)
+0.4-8 s depending on the machine.  (A single transform would not do: on a
+fast machine the fused BLAS + sincos path can finish it before the signal.)
 """
 
 import os

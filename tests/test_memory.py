@@ -190,8 +190,8 @@ def test_ridge_fit_workspace_is_two_gram_matrices():
     ("ARFFRegressor(n_features=4000, n_iter=1, random_state=0)", 1000 * 4000 * 16),
 ])
 def test_shrimp_and_arff_refused_when_matrix_fits_but_peak_does_not(make, matrix):
-    """Issue 17.3: SHRIMP's and ARFF's estimates are their fits' peaks (measured
-    4.0x and 3.1x the feature matrix), so with room for the matrix plus a
+    """SHRIMP's and ARFF's estimates are their fits' peaks (about
+    4x and 3x the feature matrix), so with room for the matrix plus a
     little, the fit is refused up front with a MemoryError naming n_features."""
     res = _run_limited(f"""
         import resource

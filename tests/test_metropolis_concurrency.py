@@ -1,8 +1,8 @@
 """ARFF under threads, fork-based process pools and with the JIT disabled.
 
-Issue 13.7 (concurrent fits must equal serial ones bit for bit), 17.4 (a
-fork-context pool must work after the parent ran a parallel kernel) and the
-``NUMBA_DISABLE_JIT=1`` item.  numba's threading layer is chosen once per
+Concurrent fits must equal serial ones bit for bit, a fork-context pool
+must work after the parent ran a parallel kernel, and so must
+``NUMBA_DISABLE_JIT=1``.  numba's threading layer is chosen once per
 process, so these run in subprocesses, with the thresholds for the parallel
 kernels lowered so that small, fast problems take the parallel paths.
 """
@@ -63,9 +63,9 @@ def run_python(code, layer=None, **env_extra):
 def test_four_threads_equal_serial_bit_for_bit(layer):
     """4 threads fitting at once (parallel feature and accept kernels, BLAS) = serial.
 
-    Before the fix: the workqueue layer aborted the process ("Concurrent access
-    has been detected"); with the default layer, BLAS thread limits entered and
-    left by the threads interleaved and some fits differed in the last bits.
+    Guards against the workqueue layer aborting the process ("Concurrent access
+    has been detected") and, with the default layer, BLAS thread limits entered
+    and left by the threads interleaving so that some fits differ in the last bits.
     The user's NUMBA_THREADING_LAYER is kept.
     """
     out = run_python(PRELUDE + f"""
@@ -88,9 +88,9 @@ print("OK", layer)
 def test_fork_pool_after_parallel_kernel(layer):
     """A fork-context ProcessPoolExecutor works after the parent ran the parallel kernel.
 
-    Before the fix, with numba's GNU OpenMP layer, the worker aborted ("fork()
-    called from a process already using GNU OpenMP") and the parent got
-    BrokenProcessPool.  Now a fork-unsafe layer makes the child run the same
+    With numba's GNU OpenMP layer a forked worker would abort ("fork()
+    called from a process already using GNU OpenMP") and the parent get
+    BrokenProcessPool; a fork-unsafe layer makes the child run the same
     kernel serially (same numbers) with one ParallelFallbackWarning.
     """
     out = run_python(PRELUDE + """

@@ -1,4 +1,4 @@
-"""ARFF estimators' default early stopping and lam chosen on a validation split (issue 14)."""
+"""ARFF estimators' default early stopping and lam chosen on a validation split."""
 
 import numpy as np
 import pytest
@@ -29,7 +29,7 @@ def _reference_problem():
 
 
 #: ``ARFFRegressor(6, n_iter=25, random_state=1)`` fitted to :func:`_reference_problem`
-#: by the code before early stopping existed (commit d47b9a3, lam = 0.1 default).
+#: with the paper's algorithm, no early stopping and lam = 0.1 (saved numbers).
 REF_COEF = np.array([
     -0.03490248942311853 - 0.18564834046724826j, 0.03715906861224777 - 0.08629639379513501j,
     0.05546746207801219 + 0.03189189654994295j, 0.04001203165220972 - 0.07108522337890973j,

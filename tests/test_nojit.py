@@ -1,4 +1,4 @@
-"""``NUMBA_DISABLE_JIT=1`` works for every module (issue 13).
+"""``NUMBA_DISABLE_JIT=1`` works for every module.
 
 With the JIT disabled every kernel runs as plain Python, which is how kernels
 are debugged and how coverage of jitted code is measured (stumpy's
@@ -97,8 +97,8 @@ print("FITS-OK")
 
 def test_metropolis_without_jit():
     """ARFF, fixed RFF and the whole experiment registry (which imports every
-    experiment module).  Before the fix this failed at ``import rflite.metropolis``:
-    ``_accept_kernel.py_func`` does not exist when the JIT is disabled."""
+    experiment module).  ``import rflite.metropolis`` must not rely on
+    ``_accept_kernel.py_func``, which does not exist when the JIT is disabled."""
     code = PRELUDE + """
 import importlib
 for m in ("rflite.metropolis", "rflite.experiments.metropolis"):

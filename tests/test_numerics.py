@@ -218,7 +218,7 @@ def test_sin_features_beyond_sincos_range_use_libm():
         assert _ulps(A, ref[act]).max() <= 1
 
 
-# ------------------------------------------------- random state (issue 13)
+# ------------------------------------------------------------ random state
 def test_check_rng_accepts_every_sklearn_random_state():
     big = 2**64 + 12345  # seeds >= 2**63 are valid SeedSequence entropy
     assert core_random.check_rng(big).random() == np.random.default_rng(big).random()
@@ -280,7 +280,7 @@ def test_check_real_rejects_values_beyond_float64():
     assert validation.check_real(10**300, "lam") == 1e300
 
 
-# ------------------------------------------- conditioning safeguard (13.1)
+# -------------------------------------------------- conditioning safeguard
 def _unit_diagonal_ill_conditioned(n=40):
     """R = I - 0.6 triu(1, 1): unit diagonal, cond(R^T R) ~ 1.9e17 for n = 40."""
     return np.eye(n) - 0.6 * np.triu(np.ones((n, n)), 1)
@@ -301,7 +301,7 @@ def test_cholesky_rcond_sees_through_a_unit_diagonal():
 
 
 def test_ridge_solve_warns_on_unit_diagonal_ill_conditioned_gram():
-    """The issue's reproducer: without the warning the Cholesky solution was 44 % off."""
+    """A unit-diagonal ill-conditioned Gram warns: its Cholesky solution is 44 % off."""
     R = _unit_diagonal_ill_conditioned()
     G = R.T @ R
     x = np.random.default_rng(0).normal(size=40)

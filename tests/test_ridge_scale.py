@@ -1,4 +1,4 @@
-"""RandomFeatureRidge / ...CV: the weight scale chosen with lam (issue 14, ccpp 1.20x)."""
+"""RandomFeatureRidge / ...CV: the weight scale chosen with lam."""
 
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""Robustness audit, scikit-learn compatibility and solver invariants (issue 9).
+"""Robustness audit, scikit-learn compatibility and solver invariants.
 
 Three parts:
 
@@ -173,12 +173,12 @@ TARGETS = [
     Target("gfc", "X",
            lambda X, y, **kw: gfc(X, y, **{"n_workers": 2, "max_steps": 1, "n_folds": 2,
                                            "rng": 0, **kw})[:4],
-           # n_folds larger than a subsample shrinks (issue 14: GFC works on small samples)
+           # n_folds larger than a subsample shrinks (GFC works on small samples)
            too_large=[({"subsample": M + 1}, "subsample")]),
     Target("GFCRegressor", "X",
            _fit_predict(lambda **kw: GFCRegressor(**{"n_workers": 2, "max_steps": 1,
                                                      "n_folds": 2, "random_state": 0, **kw})),
-           # n_workers is capped by the sample size (issue 14), subsample is not
+           # n_workers is capped by the sample size, subsample is not
            too_large=[({"subsample": M + 1}, "subsample")]),
     Target("coherence", "A", lambda A, y, **kw: (coherence(A, **kw),), uses_y=False),
     Target("rip_lower_bound", "A",
@@ -378,7 +378,7 @@ def test_feature_matrix_too_large_for_memory(target):
 # =========================================================================
 # scikit-learn compatibility
 # =========================================================================
-#: Every estimator with its default arguments (issue 14: check_estimator must pass
+#: Every estimator with its default arguments (check_estimator must pass
 #: as users get them; scikit-learn's checks set random_state themselves).
 ESTIMATORS = {
     cls.__name__: cls for cls in (

@@ -1,4 +1,4 @@
-"""SHRIMP on real-data-like problems (issue 18): guarded refits, the magnitude
+"""SHRIMP on real-data-like problems: guarded refits, the magnitude
 warning, K-fold selection (SHRIMPCV), weights = repeated rows, data-driven N,
 input clipping."""
 
@@ -37,14 +37,13 @@ def smooth(m=80, seed=0):
 
 # ------------------------------------------------------------- guarded refit
 def test_heavy_tailed_default_within_2x_of_ridge_min_norm_explodes_with_warning():
-    """Issue 18 on eight draws x two seeds of a heavy-tailed set (one Student-t input).
+    """Eight draws x two seeds of a heavy-tailed set (one Student-t input).
 
     The paper's minimum-norm refit explodes (median test MSE 1e20 x RidgeCV's)
     and warns; the guarded default stays within 2x of RidgeCV on held-out
-    rows on every draw: measured 0.06 .. 0.65x (session 20, ridge candidates
-    on the over-parameterised steps and the one-standard-error penalty).
-    Session 19's default (no ridge on steps wider than the training rows,
-    the lowest-score penalty) was 0.22 .. 97x, within 2x on 6 of 16.
+    rows on every draw, thanks to ridge candidates on the over-parameterised
+    steps and the one-standard-error penalty (without them, the lowest-score
+    penalty and minimum-norm wide steps miss 2x on many draws).
     """
     from sklearn.linear_model import RidgeCV
 
@@ -220,8 +219,8 @@ def test_accurate_large_coefficient_model_predicts_without_a_warning():
     (the paper's 1.02e-6) from coefficients that cancel against the feature
     means (the intercept is 1e8 from the targets).  The prediction check
     measures deviations from the training targets' mean, so these accurate
-    predictions do not warn; before it measured them from the intercept and
-    warned of values "9.66e+07 away" on every call.  The fit still warns (the
+    predictions do not warn (measured from the intercept, they would be
+    "9.66e+07 away" on every call).  The fit still warns (the
     worst case of such coefficients is out of proportion), and a multi-output
     fit checks every output from its own mean."""
     from rflite.datasets import load_uci
@@ -332,8 +331,8 @@ def test_shrimpcv_1se_is_never_larger_than_min_and_guard_excludes():
 def test_shrimpcv_1se_ridge_takes_the_strongest_penalty_near_the_min_on_its_support():
     X, y = smooth(60)
     y = y + np.random.default_rng(1).standard_normal(y.size)
-    # (with 120 columns, since session 20 the whole dictionary's ridge fit
-    # wins on every seed tried and no stronger penalty is within one SE)
+    # (with 120 columns the whole dictionary's ridge fit wins on every seed
+    # tried and no stronger penalty is within one SE)
     kw = dict(n_features=20, qs=(1, 2), random_state=2)
     a = SHRIMPCV(rule="min", **kw).fit(X, y)
     b = SHRIMPCV(rule="1se_ridge", **kw).fit(X, y)
@@ -353,7 +352,7 @@ def test_shrimpcv_1se_ridge_takes_the_strongest_penalty_near_the_min_on_its_supp
 
 
 def test_shrimpcv_default_on_housing_split0_within_1p1_of_ridgecv():
-    """Session 18: the lowest-error point on housing split 0 was the minimum-norm
+    """The lowest-error point on housing split 0 is the minimum-norm
     refit of 20 columns (CV 0.553 of the mean's fold error, test MSE 0.646
     against the mean's 0.443 and RidgeCV's 0.212); its strongest penalty within
     one standard error scores 0.298, averaged with its five fold models 0.191."""
@@ -374,8 +373,8 @@ def test_shrimpcv_scores_the_whole_dictionarys_ridge_even_when_wider_than_the_ro
     """Step 0 (120 columns, 48 training rows per fold) has its ridge penalties
     scored: a random-feature ridge regression is always a candidate.  Wider
     later steps are not (their dual eigendecompositions per fold cost too
-    much).  Before session 20 every wide step, step 0 included, had only its
-    minimum-norm interpolant, and on insulin SHRIMPCV fell back to the mean."""
+    much).  With only its minimum-norm interpolant on every wide step, step 0
+    included, SHRIMPCV would fall back to the mean on insulin."""
     X, y = smooth(60)
     y = y + 0.3 * np.random.default_rng(1).standard_normal(y.size)
     res = SHRIMPCV(n_features=60, qs=(1,), random_state=0).fit(X, y).cv_results_
@@ -392,8 +391,8 @@ def test_shrimpcv_average_folds_is_the_mean_of_the_refit_and_the_scored_fold_mod
     X, y = smooth(60)
     y = y + 0.3 * np.random.default_rng(1).standard_normal(y.size)
     Xt = np.random.default_rng(2).uniform(-1, 1, (40, 3))
-    # a pruned step (since session 20, n_features=60 chose step 0, the whole
-    # dictionary, where the fold models share their support)
+    # a pruned step (n_features=60 chooses step 0, the whole dictionary,
+    # where the fold models share their support)
     kw = dict(n_features=20, qs=(1, 2), random_state=1)
     one = SHRIMPCV(average_folds=False, **kw).fit(X, y)
     avg = SHRIMPCV(**kw).fit(X, y)
@@ -459,9 +458,8 @@ def test_pure_noise_falls_back_to_the_mean():
 
     The selection is among many (step, penalty) points, so on noise one
     usually beats the mean by chance: with the default 10 % hold-out of 300
-    rows (n_features=100, q = 1) the mean is kept on 0 of the noise seeds 0-11
-    (1 of 12, seed 4, before session 19's reduced basis); with a 30 % hold-out
-    and 20 weights on 2 of 12 (seeds 0 and 3, both versions).  K-fold is less
+    rows (n_features=100, q = 1) the mean is kept on 0 of the noise seeds 0-11;
+    with a 30 % hold-out and 20 weights on 2 of 12 (seeds 0 and 3).  K-fold is less
     optimistic (below).  One q (the default ``"auto"`` adds a choice between
     two paths).
     """

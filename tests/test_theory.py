@@ -298,7 +298,7 @@ def test_harfe_bounds_hand_computed():
 
 
 def test_harfe_risk_bound_proof_keeps_sqrt_n_in_the_f_term():
-    """Issue 13: Thm 3.2 as printed drops a factor sqrt(N) from the ||f|| term's second
+    """Thm 3.2 as printed drops a factor sqrt(N) from the ||f|| term's second
     part; the proof's second-to-last line, multiplied out by hand here, keeps it."""
     N, m, s, lam, delta, eps, f, kappa, E, C, D = 400, 50, 3, 0.2, 0.05, 0.1, 2.0, 0.3, 0.4, 1.5, 0.7
     b = T.harfe_risk_bound(N=N, m=m, s=s, lam=lam, delta=delta, eps=eps, f_rho_norm=f,
@@ -505,7 +505,7 @@ def test_sparsity_check_is_consistent(rng):
     assert chk == T.sparsity_check(A, 3, n_trials=3, rng=0)
 
 
-# ------------------------------------------- extreme inputs never hang (17.8)
+# -------------------------------------------------- extreme inputs never hang
 #: A valid, ordinary value for every parameter name of the closed-form bounds.
 BASE = dict(m=50, N=200, s=3, lam=0.1, delta=0.1, gamma=1.0, sigma=1.0, d=5, C1=1.0, C2=1.0,
             n=5, beta=0.5, c_norm=1.0, kappa1=0.1, residual_norm=0.1, D1=1.0, D2=1.0, eps=0.1,
@@ -602,7 +602,7 @@ def _call_with_alarm(func, kwargs, seconds=5.0):
 @pytest.mark.parametrize("name", CLOSED_FORM)
 def test_closed_form_bounds_with_extreme_inputs(name):
     """No hang, no NaN, no OverflowError or RuntimeWarning; finite, a documented inf,
-    or a ValueError naming the extreme parameter (issue 17.8)."""
+    or a ValueError naming the extreme parameter."""
     import warnings
 
     func = getattr(T, name)
@@ -637,7 +637,7 @@ def test_closed_form_bounds_with_extreme_inputs(name):
 
 
 def test_harfe_min_samples_subnormal_delta_terminates():
-    """The reproducer of issue 17.8: lam = 0, delta = 5e-324 looped forever."""
+    """lam = 0, delta = 5e-324 terminates: an extreme delta must not loop forever."""
     m = _call_with_alarm(T.harfe_min_samples, dict(N=1000, s=5, lam=0.0, delta=5e-324))
     # m >= C1 s log(1/delta) = 5 * 744.44 is the binding condition here
     assert m == math.ceil(5 * -math.log(5e-324))

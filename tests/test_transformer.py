@@ -102,7 +102,7 @@ def test_orthogonal_lowers_gaussian_error(data):
         ])
 
     plain, orth = err(False), err(True)
-    # measured ratio 0.86-0.89 over six disjoint sets of 10 seeds
+    # the ratio is about 0.86-0.89 over disjoint sets of 10 seeds
     assert orth < 0.95 * plain
 
 

@@ -230,8 +230,8 @@ def _check_data(X, y):
     return np.ascontiguousarray(X), Y, one_d
 
 
-#: Peak of a fit in units of the N x K complex feature matrix S, measured
-#: (3.07x at N = 5000, K = 512: S, the proposal's S' and the product
+#: Peak of a fit in units of the N x K complex feature matrix S (just over
+#: 3x: S, the proposal's S' and the product
 #: temporaries), and of the K x K Gram matrix (G, G' and the factor).
 PEAK_S_FACTOR = 3.2
 PEAK_GRAM_FACTOR = 3.0
@@ -241,7 +241,7 @@ def _check_sizes(N: int, K: int) -> None:
     """``MemoryError`` naming ``n_features`` before a fit whose peak cannot fit.
 
     The need is :data:`PEAK_S_FACTOR` copies of S plus :data:`PEAK_GRAM_FACTOR`
-    copies of the Gram matrix (issue 17.3: the estimate is the fit's peak).
+    copies of the Gram matrix: the estimate is the fit's peak.
     """
     hint = "use fewer features (n_features)"
     gram = PEAK_GRAM_FACTOR * K * K * np.dtype(np.complex128).itemsize

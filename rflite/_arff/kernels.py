@@ -55,9 +55,9 @@ from rflite._core.blas import shared_blas_limit
 #: Problems with ``N K^2`` below this run their BLAS calls single-threaded
 #: (through ``threadpoolctl``): the loop makes thousands of
 #: small BLAS calls whose thread start-up and synchronisation cost more than
-#: they save, and on a loaded machine many times more (measured here with other
-#: jobs on 2 cores: a 400 x 16 ``zherk`` took 58 ms threaded, 0.02 ms not;
-#: 10^4 x 256 took 1.3 s threaded, 0.18 s not).  ``2^31`` is ``N = 10^4`` with
+#: they save, and on a loaded machine many times more (a descheduled thread
+#: stalls every call, so a small threaded ``zherk`` can take orders of
+#: magnitude longer than a serial one).  ``2^31`` is ``N = 10^4`` with
 #: ``K ~ 460``.
 BLAS_SERIAL_WORK = 1 << 31
 
@@ -67,9 +67,9 @@ PARALLEL_MIN_FEATURES = 1 << 16
 
 #: Complex features are computed by numba threads (``prange`` over blocks of
 #: columns) from this many matrix entries on (``N = 10^4``, ``K >= 420``); each
-#: entry is computed the same way whatever the thread count.  On the shared,
-#: overloaded 2-core machine this was written on, threads did not pay off at
-#: ``N K = 2.6 * 10^6`` (serial 104-170 ms, threaded 180-190 ms).
+#: entry is computed the same way whatever the thread count.  Below it, on a
+#: busy 2-core machine, threads do not pay off (at ``N K = 2.6 * 10^6`` the
+#: threaded fill is no faster than the serial one).
 PARALLEL_MIN_ENTRIES = 1 << 22
 
 #: Number of column blocks handed to the threads.
@@ -194,8 +194,8 @@ def _cis_block(XT, W, out, k0, k1):
 
     ``XT`` is :math:`X^T` (d x N, C order) and ``out`` is N x K in Fortran
     order, so every column is written contiguously.  The vectorisable
-    :func:`rflite._core.sincos.sincos` makes this ~16x faster than scalar
-    ``math.cos``/``math.sin`` (4 ms vs 66 ms at N = 10^4, K = 256), and no
+    :func:`rflite._core.sincos.sincos` makes this an order of magnitude faster
+    than scalar ``math.cos``/``math.sin``, and no
     N x K pre-activation array is allocated.
     """
     d, N = XT.shape

@@ -183,8 +183,8 @@ class _Segment:
     says why: ``"zero"`` (lambda reached 0), ``"steps"`` (breakpoint cap) or
     ``"empty"`` (support emptied), with ``t`` the step taken on the last
     segment.  (A join with ``m`` columns in the support is refused as
-    numerically dependent, not an end: the path used to stop there, on
-    duplicated columns well above the requested residual.)
+    numerically dependent, not an end: stopping there would end the path, on
+    duplicated columns, well above the requested residual.)
     """
 
     __slots__ = ("S", "z", "cS", "d", "r", "v", "a", "lam", "lam0", "t_join", "t_drop",

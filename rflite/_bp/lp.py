@@ -31,8 +31,8 @@ import scipy.optimize
 from numba import njit
 
 #: Largest ``m * N`` for which basis pursuit is handed to HiGHS: HiGHS's
-#: simplex on the badly conditioned random-feature LPs took 4 s at 140 x 1,000
-#: and did not finish in 10 minutes at 140 x 20,000 (measured, one core).
+#: simplex on the badly conditioned random-feature LPs takes seconds at
+#: 140 x 1,000 and does not finish in minutes at 140 x 20,000.
 LP_MAX_ENTRIES = 50_000
 #: HiGHS feasibility tolerances tried in turn: tight first (HiGHS's default
 #: 1e-7 leaves residuals above ``BP_TOL``), then the default, at which HiGHS
@@ -273,7 +273,7 @@ def _dual_lp(B, b):
 
     HiGHS's dual simplex on :math:`\max b^T\zeta` s.t. :math:`-1 \le B^T
     \zeta \le 1` (free variables, as many as rows): 4-8x faster than on the
-    primal form (0.29 s vs 2.5 s at 140 x 1,120); the primal is the difference
+    primal form; the primal is the difference
     of the marginals of the two inequality blocks.  Returns ``(c, zeta)`` or
     ``None`` if HiGHS failed.
     """
@@ -411,7 +411,8 @@ LP_PRECOND_MAX_WS_ENTRIES = 700_000
 #: The certificate of a round is evaluated in double-double arithmetic only
 #: when the float64 estimate of ``max |A^T z|`` is below ``1 + LP_DD_PRICE``
 #: or four times that estimate's rounding level ``u max||a_j|| ||z||``
-#: (1e-3 at ``||z|| ~ 1e12``; measured off by 8e-4 there): each evaluation
+#: (1e-3 at ``||z|| ~ 1e12``, where the float64 estimate can be off by
+#: nearly that much): each evaluation
 #: costs two compensated passes over ``A``.
 LP_DD_PRICE = 1e-3
 
@@ -457,9 +458,9 @@ def _bp_colgen_precond(P, A, y, *, feas, tol, start=None):
     basis (still primal feasible after columns are added), which needs a few
     dozen pivots where HiGHS from scratch needed ~1,700 iterations (HiGHS
     again if the simplex fails).  On the 140 x 20,000 SHRIMP q = 1 problem:
-    certified after 16 rounds (gap 7e-14, ``||c||_1 = 2.000180``, residual
-    3e-15) in 2.4 s CPU on a loaded machine, where HiGHS every round took 16 s
-    and the unpreconditioned rounds stopped uncertified (gap 0.035, 2.0147).
+    certified after some 16 rounds (gap ~1e-13, residual ~1e-15), several
+    times faster than HiGHS every round, where the unpreconditioned rounds
+    stop uncertified (gap ~0.03).
 
     Columns are generated as in :func:`_bp_colgen`: the ``LP_ADD * m`` most
     violated dual constraints per round, found with the float64 product
@@ -476,7 +477,7 @@ def _bp_colgen_precond(P, A, y, *, feas, tol, start=None):
     try:
         # U and s of A from A^T = QR (Q not formed): A = R^T Q^T, and R^T's
         # SVD gives A's left factor -- 2-3x cheaper than gesdd, which also
-        # forms the m x n right factor (0.25 s vs 0.7 s at 140 x 20,000)
+        # forms the m x n right factor
         R = scipy.linalg.qr(A.T, mode="r", check_finite=False)[0][:m]
         U, s, _ = np.linalg.svd(R.T)
     except (np.linalg.LinAlgError, ValueError):
@@ -613,7 +614,7 @@ def _simplex_bp(B, b, Bi, sg):
     Dantzig pricing; ratio test with ties broken by the largest pivot
     (Harris's idea, for stability on the degenerate vertices these problems
     have: 130 nonzeros for 140 rows).  Each pivot refactorises the m x m
-    basis (LU, O(m^3) = 1 ms at m = 140).
+    basis (LU, O(m^3), cheap at m = 140).
 
     Why: column generation adds ``m`` columns per round, and the previous
     optimal basis stays primal feasible, so a few dozen pivots restore

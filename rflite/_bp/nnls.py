@@ -49,11 +49,11 @@ feasible (:math:`\|y - Ac\| = \rho \le \sigma`, recomputed with the whole
 
     \mathrm{gap} = \frac{\|c\|_1 - (y^T z - \sigma\|z\|)}{\|c\|_1}
 
-bounds the distance to the optimum whatever NNLS did.  Measured on SHRIMP's
-f2 dictionary (126 x 20,000, the one run of ``srfe-tables`` that the barrier
-left at gap 1e-4): certified, gap 1.6e-8, :math:`\|c\|_1` equal to an
-interior-point reference (Clarabel) to 1e-9, 24 nonzeros, in 2 s started
-from ``z0 = y``; the f1 runs (condition ~1e12) in 5-8 s, gaps ~2e-10.
+bounds the distance to the optimum whatever NNLS did.  On SHRIMP's f2
+dictionary (126 x 20,000, where the barrier can stop at gap 1e-4) this
+certifies gaps near 1e-8, :math:`\|c\|_1` equal to an interior-point
+reference (Clarabel) to 1e-9, started from ``z0 = y``; on the f1
+dictionaries (condition ~1e12) gaps near 1e-10.
 """
 
 from __future__ import annotations

@@ -50,9 +50,9 @@ makes active (:func:`_active_nnls`).  On the numerically rank-deficient
 q = 1 dictionaries of SHRIMP's f1 (126 x 20,000, condition ~1e13) the
 barrier's dual is accurate but the central-path primal point, made
 feasible, is not (gap 2e-5 at a dual value correct to 1e-8); the
-least-squares points certify it (gaps 4e-9 .. 3e-7).  What used to stop
-these problems at gaps 5e-3 .. 2e-2 was the column generation: with
-``2 m`` columns added per round the dual still violated columns of the
+least-squares points certify it (gaps 4e-9 .. 3e-7).  What can stop
+these problems at gaps 5e-3 .. 2e-2 is the column generation: with
+``2 m`` columns added per round the dual still violates columns of the
 whole dictionary by 0.5-2 % after 20 rounds (``max |A^T z|`` 1.005-1.022;
 its scaling alone is that gap); :data:`SOCP_ADD` and :data:`SOCP_ROUNDS`
 are sized for them.
@@ -118,8 +118,8 @@ SOCP_NNLS_MAX = 20
 KKT_STEPS = 12
 #: ... and Newton stops once its scaled KKT residual is below this and two
 #: steps in a row have not halved it (quadratic convergence is over: the
-#: residual only wanders at its rounding floor, 1e-15 .. 1e-10; 3,427 of
-#: 4,184 runs of a complex ``SRFECV`` fit used to spend all 12 steps).
+#: residual only wanders at its rounding floor, 1e-15 .. 1e-10; without
+#: this test most runs of a complex ``SRFECV`` fit spend all 12 steps).
 KKT_FLOOR = 1e-10
 #: ... or after this many steps in a row that do not halve it at all (outside
 #: Newton's basin: the continuation then shortens its step; 36,042 -> 20,233
@@ -434,8 +434,8 @@ def _barrier(A, y, sigma, z, t, tol, n_newton, outside=None, give_up=None):
                 H += (t * sigma / xn) * (eye - np.outer(x, x) / xn**2)
             # no ridge: the barrier's curvature spans 1e0..1e20 at large t
             # (terms 1/s_j^2), and any ridge scaled to the trace swamps the
-            # directions only the objective curves (measured: the dual stalled
-            # 1e-6 short of the optimum)
+            # directions only the objective curves (with one, the dual stalls
+            # about 1e-6 short of the optimum)
             try:
                 cf = scipy.linalg.cho_factor(H, check_finite=False)
                 dx = -scipy.linalg.cho_solve(cf, g, check_finite=False)
@@ -800,7 +800,7 @@ def _kkt_converged(A_S, y, c_S, sigma):
     The floor: :math:`r = y - A_S c` carries an error up to
     :math:`\epsilon \sum_j \|a_j\| |c_j|`, so :math:`A_S^* r` one up to
     that times :math:`\max_j \|a_j\|`; relative to :math:`\lambda` this
-    worst case overstates the actual rounding 30-100x (measured), and a
+    worst case overstates the actual rounding 30-100x, and a
     tenth of it is accepted.  On 120 x 200 exponential features at
     ``eta`` = 0.05 (l1 norm 5e4) Newton's best was 1.1e-8 .. 1.9e-8 there,
     the path stalled and the solve ended uncertified.  Every point the path

@@ -306,9 +306,9 @@ def _solve_path(op, y, cplx, *, sigma, tau, tol, max_iter, x0, polish,
             best = min(cands, key=lambda res: res.duality_gap)
             if resume is not None:
                 # a grid point neither the path nor the barrier certifies is
-                # scored at their best point: SPGL1's last resort took 1,000
-                # products (gap still 0.8) at one point per fold of a complex
-                # SRFECV, 60 s a fold with a Dask operator
+                # scored at their best point: SPGL1's last resort can spend
+                # 1,000 products there without closing the gap, a minute a
+                # fold with a Dask operator
                 return best._replace(stop_reason="max_iter", n_products=P.count)
             x0 = best.coef
             best_hom = best._replace(stop_reason="max_iter")

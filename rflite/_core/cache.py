@@ -1,4 +1,4 @@
-"""Make numba's on-disk cache work on read-only installs (issue 17.1).
+"""Make numba's on-disk cache work on read-only installs.
 
 Every rflite kernel is ``@njit(cache=True)``.  numba picks a *cache locator*
 when the decorator runs, at import: ``NUMBA_CACHE_DIR`` if set and writable,

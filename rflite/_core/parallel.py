@@ -262,8 +262,8 @@ def one_blas_thread():
     ``ProcessPoolExecutor(2, initializer=one_blas_thread)``.
 
     n worker processes each starting OpenBLAS's own threads oversubscribe the
-    cores: gfc on 40768 points with 2 workers took 2.58 s against 1.95 s
-    serially, and 0.91 s with one BLAS thread per worker.  The limit is kept
+    cores, so that 2 workers can be slower than a serial run; with one BLAS
+    thread per worker they are faster than either.  The limit is kept
     for the life of the worker.
     """
     global _WORKER_BLAS_LIMIT

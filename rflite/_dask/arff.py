@@ -1,4 +1,4 @@
-r"""ARFF (:class:`rflite.metropolis.ARFFRegressor`) fitted on a Dask ``X`` (issue 16, private).
+r"""ARFF (:class:`rflite.metropolis.ARFFRegressor`) fitted on a Dask ``X`` (private).
 
 The Metropolis loop of Kammonen et al. (*Adaptive random Fourier features
 with Metropolis sampling*, 2020, Algorithms 1-2) runs on the client exactly

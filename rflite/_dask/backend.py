@@ -1,4 +1,4 @@
-r"""Fits on data that lives in a Dask array, on a Dask cluster (issue 16).
+r"""Fits on data that lives in a Dask array, on a Dask cluster.
 
 For ``X`` a row-chunked :class:`dask.array.Array` (m x d, every chunk holding
 all d columns) the feature matrix :math:`A = \sigma(X W^T + b)` (m x N) is
@@ -112,7 +112,7 @@ penalty :math:`\lambda\sum_i w_i`, exactly as
 :class:`~rflite.bp.SRFERegressor` fits on Dask (:mod:`rflite._dask.srfe`:
 the in-memory centring, weights and normalisation, the BPDN solve on
 :func:`as_linear_operator`; same support and coefficients as in memory to
-rounding, 6e-13 measured with an explicit ``eta``).
+rounding with an explicit ``eta``).
 
 :class:`~rflite.metropolis.ARFFRegressor` fits on Dask
 (:mod:`rflite._dask.arff`: the Metropolis loop on the client, the Gram

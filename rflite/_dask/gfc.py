@@ -1,4 +1,4 @@
-r"""Greedy feature construction on Dask arrays (private; issue 16).
+r"""Greedy feature construction on Dask arrays (private).
 
 :meth:`rflite.greedy.GFCRegressor.fit` on a row-chunked Dask ``X``
 (:func:`fit_gfc`).  Algorithm 2 of Oglic and Gaertner (2016) is already a

@@ -1,7 +1,7 @@
 r"""The distributed feature operator and the Dask input checks (private, for :mod:`rflite._dask.backend`).
 
 :class:`DaskFeatureOperator` is :class:`rflite.features.FeatureOperator` on a
-row-chunked Dask ``X`` (issue 16, item 1): the feature map is broadcast to
+row-chunked Dask ``X``: the feature map is broadcast to
 the workers once (:func:`_broadcast`), every chunk builds its features with
 the in-memory numba kernels block by block (:class:`_State`, at most
 :data:`BLOCK_ENTRIES` numbers a block) and the products :math:`A^* r`, the

@@ -19,7 +19,7 @@ def _qr_r(M, L):
     """R factor of ``M`` (rows x L) padded with zero rows to L x L.
 
     One BLAS thread: a task is one core's work, and threaded OpenBLAS on
-    these small factorisations was 30-100x slower on a busy machine.
+    these small factorisations is many times slower on a busy machine.
     """
     from rflite._core.blas import blas_threads
 

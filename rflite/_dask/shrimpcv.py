@@ -1,4 +1,4 @@
-r"""SHRIMPCV (:class:`rflite.imp.SHRIMPCV`) fitted on a Dask ``X`` (issue 16, private).
+r"""SHRIMPCV (:class:`rflite.imp.SHRIMPCV`) fitted on a Dask ``X`` (private).
 
 The in-memory K-fold search over the (q, prune rate, step, ridge penalty)
 grid, with every fold's matrices replaced by triangular factors, as in the
@@ -30,7 +30,7 @@ in-memory fit: the same choice and supports on well-conditioned
 dictionaries (coefficients to 1e-11 in the tests); the ridge penalties of
 the grid come from power iterations started from another vector on the
 factors (as in the SHRIMP Dask fit), so the scores with a ridge penalty
-agree to about 1e-3 (2e-3 measured).  q = 1 dictionaries (condition ~1e12)
+agree to a few times 1e-3.  q = 1 dictionaries (condition ~1e12)
 are determined only to that condition times the rounding, here as in
 memory, and their scores may differ more.
 """

@@ -1,4 +1,4 @@
-r"""SRFE (:class:`rflite.bp.SRFERegressor`) fitted on a Dask ``X`` (issue 16, private).
+r"""SRFE (:class:`rflite.bp.SRFERegressor`) fitted on a Dask ``X`` (private).
 
 Split out of :mod:`rflite._dask.backend` like the SHRIMP and HARFE machinery.  The
 fit is the in-memory one with the feature matrix replaced by the distributed

@@ -26,7 +26,7 @@ from rflite._core.blas import shared_blas_limit
 
 
 #: Output tile (rows, columns) of the dense sin / cos / fourier path: its
-#: product and its sincos run while it is in L2 cache (4 MB here), and a few
+#: product and its sincos run while it is in L2 cache (a few MB), and a few
 #: hundred columns keep each BLAS call near full speed (``_fill_blas_trig``).
 TILE_ROWS_COLS = (512, 512)
 
@@ -41,12 +41,10 @@ def _fill_blas_trig(X, fmap, out, kind, n_threads, amp):
     bias, sincos and ``amp`` in place while the tile is still in cache
     (:func:`_trig_inplace`).
 
-    One product over the whole output followed by a sincos pass wrote and
-    read the (memory-bound) output twice: 2000 x 20000 took 236 ms at
-    d = 100 and 225 ms at d = 20, against 181 ms and 134 ms tiled with the
-    phase bound below (medians, ``bench_transformer.py`` /
-    ``bench_features.py``); at d = 20 that is 1.34x the product alone plus
-    writing the output once.  BLAS may round a tile's product differently
+    One product over the whole output followed by a sincos pass would write
+    and read the (memory-bound) output twice; tiled, the fill costs little
+    more than the product alone plus writing the output once
+    (``bench_transformer.py`` / ``bench_features.py``).  BLAS may round a tile's product differently
     from the whole product's (another kernel for another shape): on
     900 x 2100 at d = 100, 2645 entries moved by up to 1.2e-14, on the
     benchmark shapes none.  The tiles are fixed, so the result is the same

@@ -115,9 +115,8 @@ def _greedy_descent(X, y, f, max_steps, eps, n_folds, rng, progress=None,
 
     Runs with one BLAS thread: L-BFGS-B makes a few BLAS calls on (d + 1)-
     vectors per iteration, and with a multi-threaded OpenBLAS each of them
-    paid the threads' start-up (measured on the shared 2-core machine: five
-    steps on 50 rows took 1.8 s threaded, 0.012 s with one thread; the
-    numbers are the same, such short vectors are never split over threads).
+    pays the threads' start-up, which dwarfs the work (the numbers are the
+    same: such short vectors are never split over threads).
     """
     with shared_blas_limit(1):
         return _greedy_descent_serial(X, y, f, max_steps, eps, n_folds, rng, progress,

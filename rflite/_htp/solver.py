@@ -173,8 +173,8 @@ def harfe(
             np.zeros(0),
         )
     # The loop is many small factor updates and triangular solves; OpenBLAS
-    # threads cost more than they give there (0.23 s vs 0.05 s measured on the
-    # Table-1 fit), and the one large product per iteration is memory bound.
+    # threads cost more than they give there (several times on the Table-1
+    # fit), and the one large product per iteration is memory bound.
     with _one_blas_thread():
         return _htp(op, y.astype(dtype, copy=False), c, s, m * lam, mu, max_iter, tol, y_norm)
 
@@ -186,10 +186,10 @@ _LIMIT_STATE = threading.local()
 def _one_blas_thread():
     """:func:`rflite._core.blas.blas_threads` (1), entered once however deeply nested.
 
-    Each ``threadpool_limits`` call scans the loaded libraries (about 1.5 ms,
+    Each ``threadpool_limits`` call scans the loaded libraries (milliseconds,
     more on a busy machine): a grid of HARFE fits inside one fold's limit
-    paid it ~80 times per tiny fit, 40 % of the fit on 30 rows (scikit-learn's
-    estimator checks fit hundreds of those).  Inside an enclosing limit the
+    would pay it dozens of times per tiny fit, a large share of a fit on a
+    few rows (scikit-learn's estimator checks fit hundreds of those).  Inside an enclosing limit the
     inner ones change nothing, so they are skipped.
     """
     depth = getattr(_LIMIT_STATE, "depth", 0)

@@ -64,8 +64,8 @@ LQ_REFINE_RTOL = 1e-8
 
 #: Tall, thin QRs of :math:`A_P^T` (``m`` at most :data:`BLOCKED_QR_MAX_COLS`,
 #: at least four blocks of :data:`BLOCKED_QR_ROWS` rows) go block by block
-#: (:func:`_blocked_qr`): LAPACK's ``dgeqrf`` on 20000 x 126 runs at level-2 speed
-#: (128 ms here at one thread), the blocks in cache take 66 ms.  For wider
+#: (:func:`_blocked_qr`): LAPACK's ``dgeqrf`` on 20000 x 126 runs at level-2 speed,
+#: the blocks in cache take about half its time.  For wider
 #: ``m`` the stacked triangles make the blocked QR dearer than one ``dgeqrf``
 #: (m = 1260: 2.4x slower), so it is not used there.
 BLOCKED_QR_MAX_COLS = 256

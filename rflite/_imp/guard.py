@@ -1,7 +1,7 @@
 r"""SHRIMP's refit guard and held-out scoring (private machinery of :mod:`rflite.imp`).
 
 The paper's minimum-norm refit :math:`c = A_S^+ y` can be out of proportion
-to the targets on real data (issue 18): :func:`_out_of_proportion` detects
+to the targets on real data: :func:`_out_of_proportion` detects
 it (amplification :math:`\|c\|_2 \sigma_{\max}(A_S) / \|y\|_2` above
 :data:`AMPLIFICATION_MAX`, or, for bounded features, a worst-case size
 :math:`\sum_j |c_j|(1 + |\bar a_j|)` above :data:`GUARD_RATIO` target
@@ -49,11 +49,11 @@ MAGNITUDE_RATIO = 100.0
 #: coefficients whose worst-case size :math:`\sum_j |c_j| (1 + |\bar a_j|)`
 #: is at most ``GUARD_RATIO`` times :math:`\max_i |y_i - \bar y|`, so that the
 #: model stays within that many target ranges of its intercept on any input.
-#: A trade-off measured on two problems: on the heavy-tailed test problem
-#: (tests/test_shrimp_robust.py, seed 1) 100 / 300 / 1000 give test MSE
-#: 0.017 / 0.42 / 60 (RidgeCV 0.10); on ``propulsion`` (a smooth target
-#: that needs large cancelling coefficients) SHRIMPCV gives 4.5e-3 / 1.6e-5 /
-#: 2.4e-5 (RidgeCV 9.1e-3, the paper 1.0e-6).  ``refit="min_norm"`` has no guard.
+#: A trade-off: on heavy-tailed inputs (tests/test_shrimp_robust.py) a
+#: looser bound lets cancelling coefficients through and the test MSE grows
+#: by orders of magnitude, while a smooth target that needs large cancelling
+#: coefficients (``propulsion``) loses accuracy under a tighter one.
+#: ``refit="min_norm"`` has no guard.
 GUARD_RATIO = 100.0
 
 #: Ridge penalties tried by the guarded refit, relative to
@@ -259,8 +259,8 @@ def _guarded_step_scores(A_tr, y_tr, A_val, y_val, path, a_mean, y_scale, activa
         # one eigendecomposition of the smaller Gram matrix gives sigma_max and
         # every penalty.  Over-parameterised steps get ridge candidates too:
         # their minimum-norm solution interpolates the training rows (heavy-
-        # tailed test set, session 20: 6 of 16 draws within 2x of RidgeCV
-        # without them, 16 of 16 with them and the 1se rule)
+        # tailed test set: without them many draws end far above RidgeCV's
+        # error, with them and the 1se rule every draw stays close)
         key = (S.tobytes(), np.asarray(c).tobytes()) if memo is not None else None
         hit = memo.get(key) if memo is not None else None
         if hit is None:

@@ -434,10 +434,10 @@ BLAS_THREAD_MIN_ROWS = 1000
 
 
 #: BLAS threads for larger paths (``None``: the library default).  One thread,
-#: because on the shared 2-core machine this was written on, OpenBLAS's two
-#: threads made the high-dimensional f7 path 6x *slower* (45 s against 7.8 s:
-#: a 1260 x 1260 Cholesky took 2 s instead of 0.08 s when the other core was
-#: busy).  Set to ``None`` on a dedicated machine.
+#: because on a shared 2-core machine OpenBLAS's two threads make the
+#: high-dimensional f7 path several times *slower* (a 1260 x 1260 Cholesky
+#: waits for its second thread whenever the other core is busy).  Set to
+#: ``None`` on a dedicated machine.
 BLAS_THREADS = 1
 
 

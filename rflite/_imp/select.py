@@ -117,7 +117,7 @@ def _run_fold_model(task):
 #: random q-subset per weight, with an
 #: :class:`~rflite._core.exceptions.EffectiveFeaturesWarning`.  One weight per subset (C(20,
 #: 3) = 1140 subsets at N = 2000) missed the paper's error by 22x on a real set
-#: where N = 10000 (9 per subset) matched it (issue 18).
+#: where N = 10000 (9 per subset) matched it.
 MIN_WEIGHTS_PER_SUBSET = 5
 
 

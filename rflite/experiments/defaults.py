@@ -1,6 +1,6 @@
 r"""Out of the box: every default and self-tuning estimator against scikit-learn's ridge.
 
-Issue 14's acceptance table.  On Friedman-1 (d = 20, the showcase's problem)
+The defaults' acceptance table.  On Friedman-1 (d = 20, the showcase's problem)
 and on the six shared real sets (the documented ``load_uci`` splits and
 standardisation), every rflite regressor is fitted exactly as a user gets it
 (``Estimator(random_state=seed)``, nothing else set) and compared with
@@ -12,7 +12,7 @@ standardisation), every rflite regressor is fitted exactly as a user gets it
   features of the Gaussian kernel with the median-free "scale" bandwidth
   :math:`\gamma = 1/(d\,\mathrm{Var}\,x) = 1/d` for standardised inputs).
 
-The criterion of the issue: test MSE no worse than 1.1 x RidgeCV and no worse
+The criterion: test MSE no worse than 1.1 x RidgeCV and no worse
 than the mean.  scikit-learn is needed for the references (``pip install
 "rflite[test]"``); rflite itself does not import it.
 """
@@ -40,7 +40,7 @@ ESTIMATORS = [
     ("rflite.bp", "SRFECV"),
 ]
 
-#: The criterion of issue 14: at most this many times RidgeCV's test MSE.
+#: The defaults' criterion: at most this many times RidgeCV's test MSE.
 RIDGE_FACTOR = 1.1
 
 

@@ -1,14 +1,14 @@
 """HARFE reproductions: Tables 1 and 2 (synthetic), Fig. 4 (importance), Tables 3-4 (real).
 
-Conventions (``shared/spec/algorithms.md``, section htp.py): the ridge values
+Conventions (those of :mod:`rflite.htp`): the ridge values
 printed in HARFE Tables 1-3 are :math:`m\\lambda`, so every fit here passes
 ``lam = printed / m_train`` to :func:`rflite.htp.harfe`; the columns of the
 feature matrix are divided by their training norms (the same scaling for the
 test features); Friedman 2 and 3 live on :math:`[0, 1]^4`; test errors are
 measured against noise-free targets.
 
-Besides the published numbers (and those of the authors' code, measured on this
-kind of machine, from the spec), the full runs print two diagnostics for every
+Besides the published numbers (and those of the authors' code), the full
+runs print two diagnostics for every
 entry, the same rule for all of them (no per-entry tuning):
 
 * ``valid``: :math:`m\\lambda` chosen from :data:`LAM_GRID` on a 20 % hold-out

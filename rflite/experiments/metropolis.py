@@ -240,7 +240,8 @@ def arff_case2(ctx):
 
     Full mode: the paper's ``N = N~ = 10^4``, M = 2500, delta = 2.4^2/(10 d),
     m = 25 (Table 2), with 5 realisations instead of 10 and K up to 256 instead of 1024
-    (one fit at K = 256 takes about 170 s here; about 12 min with ``--jobs 2``).
+    (one fit at K = 256 takes minutes on one core; the run about 12 min with
+    ``--jobs 2``).
     """
     d, a = 5, 0.1
     if ctx.quick:
@@ -285,7 +286,7 @@ def arff_case3(ctx):
         n, n_test, K, M, every = 300, 500, 32, 100, 20
     else:
         # the paper's K and M; N = 1000 instead of 1e4 because one iteration at
-        # N = 1e4, K = 256 takes ~0.2 s here (M = 1e4: ~35 min per algorithm)
+        # N = 1e4, K = 256 takes ~0.2 s on one core (M = 1e4: ~35 min per algorithm)
         n, n_test, K, M, every = 1000, 2000, 256, 10_000, 100
     X, y = make_metropolis3(n, rng=ctx.seed)
     X_test, _ = make_metropolis3(n_test, rng=ctx.seed + 10_000)

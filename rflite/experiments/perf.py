@@ -8,9 +8,9 @@ Every time is the minimum over a few repetitions (load from other processes
 only adds time), and everything runs with ONE BLAS thread (HARFE and SHRIMP
 limit themselves to one anyway; SRFE's homotopy does not): on a shared machine
 a threaded BLAS measures the load, not the algorithm -- with two OpenBLAS
-threads on this busy 2-core machine one SRFE product ``A^T v`` at m = 500,
-N = 2500 took 56 ms of wall time (6 ms of CPU) where the flops need well under
-1 ms, and the products were 95 % of the fit (cProfile).  The N-sweep uses the first N columns of one map with the
+threads on a busy machine one SRFE product ``A^T v`` waits for a descheduled
+thread many times longer than its flops take, and the products dominate the
+fit.  The N-sweep uses the first N columns of one map with the
 largest N (the first N features of an i.i.d. random map are an i.i.d. random
 map), the m-sweep the first m rows of one sample, so that only the size changes.
 
@@ -56,10 +56,10 @@ Total :math:`O(m^2 N + m^3 T_{over} + mN/p)` with
 dominates) and 3 (as m approaches N).  The expected slope printed is the slope
 of this flop model (:func:`shrimp_flops`) evaluated on the same grid.
 
-Sizes: N = 2500 ... 40000 at m = 500 and m = 500 ... 8000 at N = 10000 (the
-issue's ranges); SHRIMP's m-sweep stops at m = 2000: there the path takes the
-ill-conditioned (Householder LQ) route at every wide step and took 258 s on
-the busy machine, so m = 4000 and 8000 (8x and 64x the m^3 work) would not fit.
+Sizes: N = 2500 ... 40000 at m = 500 and m = 500 ... 8000 at N = 10000;
+SHRIMP's m-sweep stops at m = 2000: there the path takes the
+ill-conditioned (Householder LQ) route at every wide step and takes minutes,
+so m = 4000 and 8000 (8x and 64x the m^3 work) would not fit.
 The m-slope of SHRIMP comes out steeper than the flop model because the route
 changes with m (Gram + downdates at m = 500, LQ from m = 1000 on), which the
 model, written for the Gram route, does not follow.  ``--quick`` runs tiny

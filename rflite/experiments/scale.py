@@ -48,11 +48,11 @@ HARFE runs ``MAX_ITER`` = 10 iterations (each is one full pass; the paper's
 Sizes: m = 10^5, 10^6, 10^7, about 20 minutes on 2 cores; quick: m = 4000
 and 16000 with N = 400, s = 40, SHRIMP N = 50, ridge N = 100.  The feature
 counts are chosen so that m = 10^7 (10^10 HARFE feature entries per pass,
-80 GB if materialised) runs on a 2-core machine; the issue's HARFE shape
+80 GB if materialised) runs on a 2-core machine; the wide HARFE shape
 (N = 10^4, s = 500) at m = 10^5 is ``benchmarks/bench_dask.py``, and at
 m = 10^5 .. 10^7 (800 GB if materialised) the experiment ``scale-wide``
-(HARFE only, :data:`WIDE_ITER` iterations; about 1 hour on 2 cores, 53
-minutes of it at m = 10^7); the cost per
+(HARFE only, :data:`WIDE_ITER` iterations; about 1 hour on 2 cores, most
+of it at m = 10^7); the cost per
 pass is linear in N as well (one ``A^* r`` over m x N entries).
 """
 
@@ -73,8 +73,8 @@ SIZES = (10**5, 10**6, 10**7)
 QUICK_SIZES = (4000, 16000)
 D, Q = 20, 2
 HARFE_N, HARFE_S, MAX_ITER = 1000, 100, 10
-#: ``scale-wide``: issue 16's HARFE shape, fewer iterations (a pass at m = 10^7
-#: builds 10^11 feature entries: 650 s on 2 cores here, the fit 53 minutes)
+#: ``scale-wide``: HARFE at N = 10^4, s = 500, fewer iterations (a pass at m = 10^7
+#: builds 10^11 feature entries: about 650 s on 2 cores, the fit about 1 hour)
 WIDE_N, WIDE_S, WIDE_ITER = 10_000, 500, 3
 #: HARFE's ridge shift m * lam (HARFE Table 2's 1e-3), pinned like ``s``
 HARFE_SHIFT = 1e-3
@@ -86,10 +86,9 @@ QUICK = dict(n=400, s=40, ridge_n=100, shrimp_n=50)
 #: task builds its features in 32 MB row blocks (``_State.blocks``), so its
 #: memory is one block and the chunk of X whatever the chunk size, and a
 #: chunk is about a second of kernel time.  Smaller chunks cost more than
-#: they give: here a distributed task costs ~20 ms of scheduling on top of
-#: its kernel (m = 10^5 regenerated in 2.4 s at 100 chunks, 0.33 s at 10),
-#: which made 1000-row chunks of N = 10^4 run at 13-16 ns an entry a
-#: worker against 9-10 at 5000-10000 rows.
+#: they give: a distributed task costs tens of milliseconds of scheduling on
+#: top of its kernel, so small chunks spend much of their time scheduled
+#: rather than computing.
 CHUNK_ENTRIES = 1 << 27
 #: ... and at least this many chunks per worker at the smallest m (load
 #: balance).  Every m of a run uses the same chunk rows, so that a worker's
@@ -219,8 +218,8 @@ def _kernel_floor(client, n, rows, seed):
 
     On the workers themselves (``client.run``, all at the same time), since
     cores that share a chip's memory and clock do not each keep their
-    single-core speed: on this 2-core machine two processes each build
-    features at 8-12 ns an entry where one alone takes 6.  The mean over
+    single-core speed: two processes on a 2-core machine each build
+    features markedly slower than one alone.  The mean over
     the workers; this process's single-thread time without a cluster.
     """
     if client is None:
@@ -255,7 +254,7 @@ def run_wide(ctx):
 
     ``scale`` keeps N = 1000 so that its three models at m = 10^7 fit in 20
     minutes; the cost of a pass is m N feature entries, so this run at the
-    issue's N shows the same linearity where one pass at m = 10^7 builds
+    wide N = 10^4 shows the same linearity where one pass at m = 10^7 builds
     10^11 entries.  :data:`WIDE_ITER` iterations (the time per pass is their
     median); SHRIMP and ridge do not depend on HARFE's N and are left to
     ``scale``.

@@ -4,8 +4,9 @@
 problems are HARFE's Friedman-1 variant on :math:`[0,1]^{20}` (five active
 inputs, noise sd 1, noise-free test targets) and the airfoil data with 36
 appended N(0,1) noise columns (d = 41, the documented split and
-standardisation; loaded from ``../shared/data`` or the copy shipped with
-rflite).  Every method is the estimator exactly as a user gets it,
+standardisation; loaded from the data directory of
+:func:`rflite.datasets.load_uci` or the copy shipped with rflite).  Every
+method is the estimator exactly as a user gets it,
 ``Estimator(random_state=seed)``: the defaults choose their own regularisation
 from the training rows, so nothing is tuned here (``--quick`` only shrinks
 the feature counts).  The paper-scale settings are in the per-method

@@ -102,6 +102,7 @@ from rflite._core.sincos import SINCOS_MAX_ABS
 from rflite._core.memory import check_memory
 from rflite._core.random import check_rng, spawn_streams
 from rflite._core.backend import dask_backend, is_dask_array
+from rflite._core.exceptions import _not_fitted_error_class
 from rflite._reexport import reexport
 
 # setting TILE_ROWS_COLS or THREAD_MIN_ENTRIES here sets them where the fill reads them
@@ -1008,13 +1009,8 @@ class RandomFeatures(EstimatorMixin):
     def _check_fitted(self):
         if hasattr(self, "feature_map_"):
             return
-        # lazily: rflite._base imports this module; its error class is also
-        # scikit-learn's NotFittedError when scikit-learn is loaded
-        try:
-            from rflite._core.exceptions import _not_fitted_error_class
-            error = _not_fitted_error_class()
-        except ImportError:  # pragma: no cover - only if _base renames it
-            from rflite._core.exceptions import NotFittedError as error
+        # also scikit-learn's NotFittedError when scikit-learn is loaded
+        error = _not_fitted_error_class()
         raise error(f"this {type(self).__name__} instance is not fitted yet; call fit first")
 
     def _check_dtype(self):

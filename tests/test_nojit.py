@@ -22,10 +22,7 @@ ROOT = Path(rflite.__file__).resolve().parents[1]
 #: Every module of the package, found on disk (so a new module is covered too).
 MODULES = sorted(
     ["rflite"]
-    + [f"rflite.{m.name}" for m in pkgutil.iter_modules(rflite.__path__)]
-    + [f"rflite.experiments.{m.name}"
-       for m in pkgutil.iter_modules([str(Path(rflite.__file__).parent / "experiments")])]
-    + ["rflite.experiments"]
+    + [m.name for m in pkgutil.walk_packages(rflite.__path__, "rflite.")]
 )
 #: ``rflite.__main__`` runs the command line when imported; ``python -m rflite
 #: list`` covers it in the metropolis test.  The metropolis modules have their

@@ -58,11 +58,12 @@ def test_moved_public_names_keep_their_home():
     assert type(pickle.loads(pickle.dumps(res))) is ARFFResult
 
 
-@pytest.mark.parametrize("name", ["_dask", "_dask_operator", "_dask_solvers", "_dask_auto",
-                                  "_dask_shrimp", "_dask_shrimpcv", "_dask_srfe", "_dask_arff"])
+@pytest.mark.parametrize("name", ["_dask.backend", "_dask.operator", "_dask.prepare", "_dask.htp",
+                                  "_dask.auto", "_dask.split", "_dask.shrimp", "_dask.shrimpcv",
+                                  "_dask.srfe", "_dask.gfc", "_dask.arff"])
 def test_every_dask_module_imports_first(name):
     """A Dask worker imports whichever module its first unpickled task names
-    (a kernel of ``_dask_shrimp``, a fold table of ``_dask_auto``): each one must
+    (a kernel of ``_dask.shrimp``, a fold table of ``_dask.auto``): each one must
     import on its own in a fresh process, without a circular-import error."""
     import subprocess
     import sys

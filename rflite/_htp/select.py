@@ -7,11 +7,10 @@ Saha, Schaeffer and Tran, *HARFE: hard-ridge random feature expansion*,
 2023) scored on the validation rows, and the ridge over all columns
 (``s = n_columns``) scored for every shift at once from one Gram matrix
 (:func:`_ridge_predictions`, in dual form when the fold has fewer rows than
-columns), dense or matrix-free (:func:`_harfe_fold_scores_mf`).  Split out of
-:mod:`rflite.htp`, which imports these names (and forwards
-:data:`GRAM_BLOCK` and :data:`RIDGE_MAX_ROWS_MATRIX_FREE` set there); the
-HTP loop itself stays in :mod:`rflite.htp`, imported here inside the
-functions because that module imports this one.
+columns), dense or matrix-free (:func:`_harfe_fold_scores_mf`).  The HTP
+loop is :mod:`rflite._htp.solver`'s; :mod:`rflite.htp` re-exports these names
+(and forwards :data:`GRAM_BLOCK` and :data:`RIDGE_MAX_ROWS_MATRIX_FREE` set
+there).
 """
 
 from __future__ import annotations

@@ -244,7 +244,7 @@ def run(ctx):
 
 
 @register("scale-wide",
-          "HARFE at issue 16's shape (N = 1e4, s = 500, q = 2, d = 20) on Dask arrays at m = 1e5, "
+          "HARFE at a wide shape (N = 1e4, s = 500, q = 2, d = 20) on Dask arrays at m = 1e5, "
           "1e6, 1e7 (the feature matrix would be 800 GB at 1e7): time per pass, total time, peak "
           "worker memory",
           f"quick: ~10 s; full ({WIDE_ITER} HARFE iterations): ~1 h on 2 cores, m = 1e7 "

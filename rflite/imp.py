@@ -40,177 +40,68 @@ difference between two nearly equal magnitudes into a different support
 Numerics of the path
 --------------------
 The published code recomputes a pseudo-inverse (an SVD of the m x N_t matrix)
-and all Gram eigenvalues at every step.  The random Fourier dictionaries are
-smooth, hence numerically low rank: with q = 1 (f1, f2) the condition number
-of the m x N matrix is about 1e12, so the normal equations (condition 1e24)
-cannot give the ~16 digits that the paper's exactly representable targets
-need (test MSE 1e-22 and below).  The path therefore updates triangular
-factors as columns are removed, using the Gram matrix only where that is safe
-and orthogonal factors elsewhere:
-
-* **over-parameterised steps** (:math:`N_t \ge m`), a triangular factor
-  ``U`` with :math:`A_P A_P^T = U^T U`, kept in one of two modes:
-
-  - *well conditioned* (:math:`\kappa(A_P) \lesssim 10^5`, ``dpocon``
-    estimate against :data:`GRAM_RCOND`): ``U`` is the Cholesky factor of the
-    m x m Gram matrix, which is *downdated* by the removed columns,
-    :math:`G_t = G_{t-1} - A_R A_R^T` (one ``dsyrk``: the whole path costs
-    :math:`O(m^2 N)` instead of :math:`O(m^2 N / p)`), labels ``"gram"`` /
-    ``"gram-downdate"``;
-  - *ill conditioned*: ``U`` is the R factor of a Householder QR of
-    :math:`A_P^T` (LQ of :math:`A_P`), solved in factored form (``dgeqrf`` +
-    ``dormqr``, backward stable whatever :math:`\kappa`, label ``"lq"``) and
-    then downdated in *orthogonal coordinates*: with
-    :math:`Q_R = A_R^T U^{-1}`, :math:`I - Q_R^T Q_R = S^T S` (Cholesky of a
-    well-conditioned m x m matrix) and the new factor is :math:`S U`
-    (:func:`_lq_downdate`; the Gram matrix, whose condition is
-    :math:`\kappa^2`, is never formed), label ``"lq-downdate"``.
-
-  Downdated factors are used through the semi-normal equations
-  :math:`c = A_P^T U^{-1} U^{-T} y` followed by **iterative refinement
-  against** :math:`A_P` (the residual :math:`y - A_P c` is computed with the
-  matrix itself; corrected semi-normal equations, Björck 1996, Sec. 6.6).
-  Refinement contracts by about :math:`u\,\kappa(A_P)^2` (plus the
-  downdating error); when it does not reach :data:`REFINE_ACCEPT` the factor is
-  recomputed (Gram if still well conditioned, else Householder);
-* **under-parameterised steps** (:math:`N_t < m`): the least-squares QR
-  :math:`A_P = Q R` with :math:`Q^T y` kept; deleting columns re-triangularises
-  :math:`R_{:, K}` (an :math:`O(N_t^3)` update, :func:`_qr_delete_columns`,
-  label ``"qr-ls"``), backward stable;
-* a factor with a diagonal ratio below :data:`RANK_RTOL` (numerically rank
-  deficient) is solved by an SVD of :math:`A_P` (label ``"svd"``; a
-  Householder QR first when :math:`A_P` is wide), truncating singular values
-  at most :math:`10^{-15}\sigma_{\max}` (:data:`rflite._imp.factor.SVD_RCOND`),
-  ``numpy.linalg.pinv``'s cut and so the SHRIMP authors' definition of the
-  minimum-norm solution.  LAPACK ``gelsd``'s default :math:`\epsilon\,
-  \sigma_{\max}` would also keep the directions of
-  singular values between :math:`2.2 \times 10^{-16}` and
-  :math:`10^{-15}\sigma_{\max}`, which on exactly rank-deficient q = 1
-  dictionaries (``insulin``'s SNP inputs take three values, so its 256 x 1000
-  centred dictionary has 98 singular values down to 0.026
-  :math:`\sigma_{\max}`, then 18 from rounding alone at 2.5e-16 .. 1e-14)
-  would carry coefficients of 1e15.  With pinv's cut the Table 2 model sizes are
-  the paper's (low-dim f1 / f3 / f4: 3230 / 147 / 172 columns against
-  3100 / 147 / 172); the rounding directions above 1e-15 remain, as they do
-  in the authors' code (the guarded refit handles them).  From
-  then on the path runs in a **reduced basis**: removing columns cannot raise
-  the rank and keeps :math:`A_{P'}` in the column space of :math:`A_P`, so
-  with ``V`` (m x r) the kept left singular vectors every later step solves
-  :math:`\min \|c\|` over the least-squares solutions of
-  :math:`V^T A_{P'} c = V^T y` (r rows instead of m; ``V`` shrinks whenever
-  the rank drops; label ``"svd-reduced"``,
-  :meth:`rflite._imp.factor._MinNormSolver._solve_reduced`).  The
-  directions dropped are those the solve discards at that step; on the q = 1
-  paths, whose rank falls
-  from m to a few dozen, this avoids a fresh m-row ``gelsd`` per step
-  (high-dim f2, 1260 rows: a rank of about 1200 at the first rank-deficient
-  step, about 400 ten steps later).
+at every step; on the numerically low-rank random Fourier dictionaries that
+loses the digits the paper's exactly representable targets need.  The path
+instead updates triangular factors as columns are removed (downdated Gram
+Cholesky factors while well conditioned, Householder LQ / QR factors
+otherwise, iterative refinement against :math:`A_{P_t}`, a truncated SVD
+and a reduced basis once rank deficient, as ``numpy.linalg.pinv`` truncates);
+the notes of :mod:`rflite._imp.factor` say which factor is used when, how
+accurate the solves are and what memory a path needs.
+The solver used at each step is recorded in :attr:`SHRIMPPath.solver`.
 
 The factorisations live in :mod:`rflite._imp.factor`, the path loop, its
 schedule and ranking in :mod:`rflite._imp.path`, the refit guard and the
 held-out scoring in :mod:`rflite._imp.guard`.
-
-Accuracy (on the Table 2 problems, m = 126, 20000 columns): on
-well-conditioned steps the coefficients agree with ``numpy.linalg.pinv`` to
-1e-12 ... 1e-14 relative (the tests require 1e-8); on steps with
-:math:`\kappa \approx 10^{12}` any two backward-stable solvers differ by about
-:math:`u \kappa`, pinv included.  f2 reaches test MSE ~1e-31 and f3 ~1e-20.
-The solver used at each step is recorded in :attr:`SHRIMPPath.solver`.
-
-Memory: the matrix is held transposed (columns of ``A`` contiguous) and
-compacted in place as columns are removed (:func:`rflite._imp.factor._compact_rows`, the only
-jitted kernel: everything else is BLAS / LAPACK bound), so a path needs the
-m x N matrix once plus O(m^2), and from the first rank-deficient step on
-the N_t x r projection of the surviving columns onto the reduced basis
-(r the numerical rank, at most m).
 """
 
 from __future__ import annotations
 
-import functools
 import math
-import types
-from typing import NamedTuple
-import warnings
 
 import numpy as np
 
+from rflite._base import RandomFeatureModel
 from rflite._core.backend import is_dask_array
+from rflite._core.exceptions import MagnitudeWarning  # noqa: F401 - the warning of this module
+from rflite._core.progress import Progress
+from rflite._core.random import check_rng
+from rflite._core.validation import check_X_y
+from rflite._imp import cv as _imp_cv
 from rflite._imp import factor as _imp_factor
+from rflite._imp import fit as _imp_fit
 from rflite._imp import guard as _imp_guard
 from rflite._imp import path as _imp_path
 from rflite._imp import select as _imp_select
-from rflite._core.exceptions import MagnitudeWarning
-from rflite._base import RandomFeatureModel
-from rflite._core.progress import Progress
+from rflite._imp.cv import (  # noqa: F401 - the committee and the 1se rule re-exported
+    _average_models, _check_cv_params, _choose_grid, _cv_fit, _cv_grid,
+    _strongest_penalty_within_se,
+)
 from rflite._imp.factor import (  # noqa: F401 - the constants are public here
-    BLOCKED_QR_MAX_COLS,
-    BLOCKED_QR_ROWS,
-    GRAM_RCOND,
-    MAX_REFINE,
-    DOWNDATE_RTOL,
-    RANK_RTOL,
-    REFINE_ACCEPT,
-    REFINE_RTOL,
-    LQ_REFINE_RTOL,
-    SVD_RCOND,
+    BLOCKED_QR_MAX_COLS, BLOCKED_QR_ROWS, DOWNDATE_RTOL, GRAM_RCOND, LQ_REFINE_RTOL, MAX_REFINE,
+    RANK_RTOL, REFINE_ACCEPT, REFINE_RTOL, SVD_RCOND,
+)
+from rflite._imp.fit import (  # noqa: F401 - the constants are public here
+    AUTO_QS, REFITS, _check_refit, _check_regressor_params, _fit_auto_q, _fit_one, _fit_rates,
+    _fit_setup, _shrimp_workspace,
 )
 from rflite._imp.guard import (  # noqa: F401 - the constants are public here
-    AMPLIFICATION_MAX,
-    GUARD_RATIO,
-    MAGNITUDE_RATIO,
-    RIDGE_EXPONENTS,
-    _center_weight_like,
-    _collapse_rows,
-    _distinct_row_split,
-    _guarded_refit,
-    _guarded_choice,
-    _guarded_step_scores,
-    _holdout_ridge_errors,
-    _kfold_ridge_errors,
-    _mean_baseline,
-    _row_error_moments,
-    _sigma_max,
-    _target_stats,
-    _warn_magnitude,
+    AMPLIFICATION_MAX, GUARD_RATIO, MAGNITUDE_RATIO, RIDGE_EXPONENTS, _center_weight_like,
+    _collapse_rows, _distinct_row_split, _guarded_choice, _guarded_refit, _guarded_step_scores,
+    _holdout_ridge_errors, _kfold_ridge_errors, _mean_baseline, _predict_checked,
+    _row_error_moments, _sigma_max, _target_stats, _warn_magnitude,
 )
 from rflite._imp.path import (  # noqa: F401 - the public names are public here
-    MAX_PRUNE_STEPS,
-    METHODS,
-    SCHEDULES,
-    TIE_RTOL,
-    BLAS_THREAD_MIN_ROWS,
-    BLAS_THREADS,
-    VAL_TIE_RTOL,
-    SHRIMPPath,
-    _blas_threads,
-    _check_schedule,
-    _path,
-    _path_start,
-    _shared_paths,
-    _transposed_copy,
-    prune_counts,
+    BLAS_THREAD_MIN_ROWS, BLAS_THREADS, MAX_PRUNE_STEPS, METHODS, SCHEDULES, TIE_RTOL,
+    VAL_TIE_RTOL, SHRIMPPath, _blas_threads, _check_schedule, _path, _path_start, _shared_paths,
+    _transposed_copy, prune_counts,
 )
 from rflite._imp.select import (  # noqa: F401 - public here; the selection machinery
-    MEAN_FACTOR,
-    MIN_WEIGHTS_PER_SUBSET,
-    N_FEATURES_MAX,
-    _as_splitter,
-    _auto_n_features,
-    _check_memory_for,
-    _check_qs,
-    _check_rates,
-    _fold_splits,
-    _n_rows,
+    MEAN_FACTOR, MIN_WEIGHTS_PER_SUBSET, N_FEATURES_MAX, SHRIMPSelection, _as_splitter,
+    _auto_n_features, _check_memory_for, _check_qs, _check_rates, _cv_fold_scores, _fold_model,
+    _fold_splits, _holdout_q_task, _n_rows, _run_fold_model, _select_holdout, _select_kfold,
     _shrimp_map,
-    _cv_fold_scores,
-    _fold_model,
-    _run_fold_model,
 )
-from rflite._core.validation import check_X_y, check_bool, check_choice, check_int, check_real
-from rflite._core.linalg import ridge_fit
-from rflite._core.random import check_rng, spawn_streams
-from rflite._core.parallel import map_tasks
 from rflite._reexport import reexport
 from rflite.features import Normal
 
@@ -248,8 +139,8 @@ __all__ = [
 
 # setting a constant here sets it where it is read; the public names defined in
 # the private modules report this module as their home (rflite._reexport)
-reexport(__name__, (_imp_factor, _imp_guard, _imp_path, _imp_select),
-         public=(SHRIMPPath, prune_counts))
+reexport(__name__, (_imp_factor, _imp_guard, _imp_path, _imp_select, _imp_fit, _imp_cv),
+         public=(SHRIMPPath, prune_counts, SHRIMPSelection))
 
 
 def shrimp_path(
@@ -282,7 +173,7 @@ def shrimp_path(
     :data:`TIE_RTOL` :math:`\cdot \max|c|` (same grid cell) are ties, removed
     lowest column index first, so that last-bit differences in ``c`` (another
     BLAS, another thread count) do not change the support
-    (:func:`rflite._imp.path._prune_order`).  See the module notes for how the minimum-norm
+    (:func:`rflite._imp.path._prune_order`).  See :mod:`rflite._imp.factor` for how the minimum-norm
     solves are done (downdated Gram, Cholesky, iterative refinement against
     :math:`A_{P_t}`, ``gelsd`` fallback).
 
@@ -354,38 +245,6 @@ def shrimp_path(
 
 
 # ---------------------------------------------------------------------- model
-#: Refit rules of :class:`SHRIMPRegressor` / :class:`SHRIMPCV` (``refit=``):
-#: ``"auto"`` (default: the paper's minimum-norm refit unless it is
-#: numerically singular, :func:`_out_of_proportion`, then a ridge refit with
-#: the penalty chosen on held-out rows), ``"min_norm"`` (the paper's refit,
-#: always; truncated like the path's solves and the authors'
-#: ``numpy.linalg.pinv`` at :math:`10^{-15}\sigma_{\max}`), ``"ridge"``
-#: (always the held-out ridge refit) and ``"none"`` (keep
-#: the path's coefficients, fitted without the validation rows; SHRIMPRegressor
-#: only).  ``True`` / ``False`` (rflite <= 0.1's boolean ``refit``) mean
-#: ``"min_norm"`` / ``"none"``.
-REFITS = ("auto", "min_norm", "ridge", "none")
-
-#: The orders that ``SHRIMPRegressor(q="auto")`` (the default) chooses between
-#: on its validation rows: additive and pairwise features, the default grid of
-#: :class:`SHRIMPCV`.  On the shared real sets (seeds 0-2) q = 2 validated
-#: better on airfoil, ccpp and most propulsion, housing and speech splits, q = 1
-#: on insulin (the paper's own choices: q = 2 there, q = 1 for insulin).
-AUTO_QS = (1, 2)
-
-
-def _check_refit(refit, *, allow_none: bool = True) -> str:
-    """Normalise ``refit`` (True: "min_norm", False: "none"); ``ValueError`` naming it."""
-    if refit is True or (isinstance(refit, np.bool_) and bool(refit)):
-        return "min_norm"
-    if refit is False or (isinstance(refit, np.bool_) and not bool(refit)):
-        refit = "none"
-    options = REFITS if allow_none else tuple(r for r in REFITS if r != "none")
-    if not isinstance(refit, str) or refit not in options:
-        raise ValueError(f"refit must be one of {options} (or a bool), got {refit!r}")
-    return refit
-
-
 class SHRIMPRegressor(RandomFeatureModel):
     r"""SHRIMP regressor: q-sparse random Fourier features pruned by IMP.
 
@@ -633,16 +492,7 @@ class SHRIMPRegressor(RandomFeatureModel):
         self.verbose = verbose
         self.random_state = random_state
 
-    def _fit_workspace(self, m, n_columns, itemsize, dense):
-        """Bytes a fit needs beyond the feature matrix (for ``_check_feature_memory``).
-
-        The peak is about 4x the ``m x n_columns`` matrix: the training and
-        validation matrices, their centred and weighted versions and the
-        path's transposed working copy
-        (:func:`shrimp_path` owns one), plus the ``m x m`` factors of the
-        over-parameterised steps.
-        """
-        return 3 * m * n_columns * itemsize + 3 * m * m * 8
+    _fit_workspace = _shrimp_workspace
 
     def _default_distribution(self, d):
         # the SHRIMP paper's N(0, 1/q) weights (q = d for dense weights; a q
@@ -656,273 +506,23 @@ class SHRIMPRegressor(RandomFeatureModel):
     def fit(self, X, y, sample_weight=None):
         """Draw the features, run the path, select the step, refit; returns ``self``."""
         if isinstance(self.q, str):
-            return self._fit_auto_q(X, y, sample_weight)
+            return _fit_auto_q(self, X, y, sample_weight)
         if is_dask_array(X):
             return self._fit_dask(X, y, sample_weight)
-        X, Y, w, frac, refit = self._fit_setup(X, y, sample_weight)
+        X, Y, w, frac, refit = _fit_setup(self, X, y, sample_weight)
         # one BLAS thread setting for every step of the fit, whatever the
         # environment asks for: the model must not depend on the thread count
         with _blas_threads(X.shape[0]):
-            return self._fit(X, Y, w, frac, refit)
-
-    def _fit_auto_q(self, X, y, sample_weight):
-        """``q="auto"``: one fit per order in :data:`AUTO_QS` (clipped to d), the
-        lowest validation MSE kept (the smaller q on ties).
-
-        Every candidate is ``SHRIMPRegressor(q=q, random_state=seed)`` with the
-        other parameters unchanged and one seed for all (``random_state``
-        itself when it is an int, else one integer drawn from it), so they
-        share the validation rows and the kept fit is exactly that
-        estimator's; only its warnings are re-emitted.  Works on Dask arrays
-        too (each candidate is a distributed fit).
-        """
-        check_choice(self.q, "q", ("auto",))
-        # (no np.shape: array-likes with __array__ only; a Dask X stays lazy)
-        shape = X.shape if hasattr(X, "shape") else np.asarray(X).shape
-        d = int(shape[1]) if len(shape) == 2 else 1
-        qs = sorted({min(q, max(d, 1)) for q in AUTO_QS})
-        seed = self.random_state
-        if not (isinstance(seed, (int, np.integer)) and not isinstance(seed, bool)):
-            seed = int(self._rng().integers(2**63))
-        params = dict(self.get_params(deep=False), random_state=seed)
-        progress = Progress(self.verbose, type(self).__name__)
-        best, scores = None, []  # only the best fit so far is kept (paths are large)
-        for q in qs:
-            with warnings.catch_warnings(record=True) as record:
-                warnings.simplefilter("always")
-                fit = type(self)(**dict(params, q=q)).fit(X, y, sample_weight)
-            score = float(np.mean(fit.validation_mse_))
-            scores.append(score if np.isfinite(score) else np.inf)
-            progress.line(f"q={q} candidate", error=scores[-1])
-            if best is None or scores[-1] < min(scores[:-1]):
-                best = (q, fit, record)
-            del fit
-        progress.line(f"q={best[0]} kept")
-        for w in best[2]:
-            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-        state = dict(best[1].__dict__)
-        state["q"], state["random_state"] = self.q, self.random_state
-        # fitted attributes (scikit-learn's "name_") of an earlier fit that this
-        # one does not set (feature_names_in_ after a DataFrame) must not
-        # survive it; other attributes (set by a caller) stay
-        for name in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")
-                     and k not in state]:
-            delattr(self, name)
-        self.__dict__.update(state)
-        self.q_scores_ = dict(zip(qs, scores))
-        return self
+            return _fit_one(self, X, Y, w, frac, refit, _distinct_row_split)
 
     def _fit_rates(self, X, y, rates):
-        """Fit with the best prune rate of ``rates`` (:func:`select_shrimp`'s hold-out grid).
-
-        Returns the validation MSE of every rate, each what
-        ``SHRIMPRegressor(prune_rate=p, ...).fit(X, y).validation_mse_`` gives;
-        ``self`` ends fitted as with ``prune_rate`` = the first rate of the
-        lowest score (when every score is NaN: the first rate).  The split,
-        features, transposed matrices and the t = 0 solve are shared by the
-        rates, and only the chosen rate is refitted on all rows.
-        """
-        X, Y, w, frac, refit = self._fit_setup(X, y, None)
-        with _blas_threads(X.shape[0]):
-            st = self._fit_prepare(X, Y, w, frac)
-            all_paths = self._fit_paths(st, tuple(rates))
-            # the rates share the t = 0 solve: its scores are computed once
-            memos = [{} for _ in range(st.Y.shape[1])]
-            chosen = [self._fit_choose(st, paths, refit, memos) for paths in all_paths]
-            one = getattr(self, "_one_d", True)
-            scores = [c[2][0] if one else c[2] for c in chosen]
-            best = 0
-            for i, v in enumerate(scores):
-                if v < scores[best]:
-                    best = i
-            self.prune_rate = rates[best]
-            self._fit_finish(st, all_paths[best], refit, chosen[best])
-        return scores
+        """Fit with the best prune rate of ``rates``; the validation MSE of every rate
+        (:func:`rflite._imp.fit._fit_rates`)."""
+        return _fit_rates(self, X, y, rates, _distinct_row_split)
 
     def _check_params(self):
         """Validate the path's parameters (in memory and on Dask): ``(validation_fraction, refit)``."""
-        if self.n_features is not None:
-            check_int(self.n_features, "n_features", minimum=1)
-        if self.q is not None:
-            check_int(self.q, "q", minimum=1)
-        check_choice(self.subsets, "subsets", ("auto", "all", "random"))
-        check_choice(self.rule, "rule", ("1se_ridge", "min"))
-        refit = _check_refit(self.refit)
-        frac = check_real(self.validation_fraction, "validation_fraction", minimum=0.0,
-                          strict=True)
-        if not frac < 1.0:
-            raise ValueError(f"validation_fraction must be in (0, 1), got {frac}")
-        return frac, refit
-
-    def _fit_setup(self, X, y, sample_weight):
-        """Validation of :meth:`fit`: ``(X, Y, w, validation_fraction, refit)``, rows collapsed."""
-        X, Y, w = self._validate_fit(X, y, sample_weight)
-        # the model depends on the data only through its weighted distinct rows
-        X, Y, w = _collapse_rows(X, Y, w)
-        m, d = X.shape
-        check_bool(self.clip_inputs, "clip_inputs")
-        frac, refit = self._check_params()
-        if m < 2:
-            raise ValueError(f"X must have at least 2 distinct samples for SHRIMPRegressor's "
-                             f"validation split, got n_samples={m}")
-        # the path materialises the (n_columns x m) training matrix
-        self._n_weights = (self.n_features if self.n_features is not None
-                           else _auto_n_features(m, d, self.q))
-        _check_memory_for(self, m, d, self._n_weights)
-        self._record_input_range(X)
-        return X, Y, w, frac, refit
-
-    def _fit(self, X, Y, w, frac, refit):
-        st = self._fit_prepare(X, Y, w, frac)
-        paths = self._fit_paths(st, (self.prune_rate,))[0]
-        return self._fit_finish(st, paths, refit)
-
-    def _fit_prepare(self, X, Y, w, frac):
-        """Split, features and the centred training / validation matrices (no prune rate)."""
-        split_rng, feat_rng, path_rng = spawn_streams(self._rng(), 3)
-        progress = Progress(self.verbose, type(self).__name__)
-        tr, val = _distinct_row_split(X, Y, w, frac, split_rng)
-        fmap = self._draw_features(X.shape[1], feat_rng)
-        w_tr = None if w is None else w[tr]
-        w_val = None if w is None else w[val]
-        A_tr, Y_tr, a_mean, y_mean = self._center_and_weight(fmap.transform(X[tr]), Y[tr], w_tr)
-        A_val, Y_val = _center_weight_like(fmap.transform(X[val]), Y[val], a_mean, y_mean, w_val)
-        # the validation MSE per unit weight: integer weights = repeated rows
-        val_scale = Y_val.shape[0] / (np.sum(w_val) if w_val is not None else Y_val.shape[0])
-        self.target_mean_, self.target_scale_ = _target_stats(Y, w)
-        return types.SimpleNamespace(
-            X=X, Y=Y, w=w, tr=tr, val=val, fmap=fmap, w_tr=w_tr, w_val=w_val, A_tr=A_tr,
-            Y_tr=Y_tr, a_mean=a_mean, y_mean=y_mean, A_val=A_val, Y_val=Y_val,
-            val_scale=val_scale, path_rng=path_rng, path_state=path_rng.bit_generator.state,
-            progress=progress)
-
-    def _fit_paths(self, st, rates):
-        """The paths of every prune rate in ``rates`` (one list over the outputs per rate).
-
-        The rates share the t = 0 solve (:func:`_shared_paths`); each path is
-        the one a fit with that ``prune_rate`` alone computes.
-        """
-        out = [[] for _ in rates]
-        for k in range(st.Y.shape[1]):
-            if st.Y.shape[1] > 1:
-                st.progress.line(f"output {k + 1}/{st.Y.shape[1]}")
-            # every output starts from the same pruning stream: output k of a
-            # 2-d fit is the 1-d fit of column k
-            st.path_rng.bit_generator.state = st.path_state
-            paths = _shared_paths(
-                st.A_tr, st.Y_tr[:, k], rates, A_val=st.A_val, y_val=st.Y_val[:, k],
-                n_steps=self.n_steps, min_features=self.min_features, schedule=self.schedule,
-                method=self.method, track_spectrum=self.track_spectrum, rng=st.path_rng,
-                progress=st.progress,
-            )
-            for i, path in enumerate(paths):
-                out[i].append(path._replace(val_mse=path.val_mse * st.val_scale))
-        return out
-
-    def _fit_choose(self, st, paths, refit, memos=None):
-        """The step of every output: ``(bests, step_lams, mses, use_mean)``.
-
-        ``memos``: one dict per output, shared by calls on paths that start
-        from the same solve (:func:`rflite._imp.guard._guarded_step_scores`).
-        """
-        Y_tr, Y_val, val_scale = st.Y_tr, st.Y_val, st.val_scale
-        A_tr, A_val, a_mean = st.A_tr, st.A_val, st.a_mean
-        bests = [p.best_step for p in paths]
-        step_lams = [None] * len(paths)
-        mses = [float(p.val_mse[b]) for p, b in zip(paths, bests)]
-        use_mean = [False] * len(paths)
-        if refit in ("auto", "ridge"):
-            # choose the step by the validation error of the model the user gets
-            for k, path in enumerate(paths):
-                scores, lam_at, families = _guarded_step_scores(
-                    A_tr, Y_tr[:, k], A_val, Y_val[:, k], path, a_mean,
-                    self.target_scale_[k], self.activation, refit, val_scale,
-                    memo=None if memos is None else memos[k])
-                chosen = _guarded_choice(
-                    scores, lam_at, families, path, self.rule,
-                    lambda S, c, k=k: _row_error_moments(A_val[:, S] @ c - Y_val[:, k],
-                                                         st.w_val))
-                if chosen is not None:
-                    bests[k], step_lams[k], mses[k] = chosen
-                # never worse than the mean: when no step beats predicting the
-                # training mean on the validation rows, the model is that mean
-                baseline = float(np.mean(Y_val[:, k] ** 2)) * val_scale
-                if self.fit_intercept and not mses[k] < baseline:
-                    use_mean[k], mses[k] = True, baseline
-        return bests, step_lams, mses, use_mean
-
-    def _fit_finish(self, st, paths, refit, chosen=None):
-        """Choose the steps (or take ``chosen``), refit on all rows, set the attributes.
-
-        Releases the full matrices of ``st``: call it once, last.
-        """
-        bests, step_lams, mses, use_mean = (chosen if chosen is not None
-                                            else self._fit_choose(st, paths, refit))
-        X, Y, w, fmap, tr = st.X, st.Y, st.w, st.fmap, st.tr
-        A_tr, Y_tr, A_val, Y_val = st.A_tr, st.Y_tr, st.A_val, st.Y_val
-        a_mean, y_mean, w_tr, val_scale = st.a_mean, st.y_mean, st.w_tr, st.val_scale
-        val = st.val
-        supports = [np.zeros(0, np.int64) if e else p.supports[b]
-                    for p, b, e in zip(paths, bests, use_mean)]
-        coefs = [np.zeros(0) if e else p.coefs[b] for p, b, e in zip(paths, bests, use_mean)]
-        used = ["mean" if e else "none" for e in use_mean]
-        lams = [None] * len(coefs)
-        if refit != "none" and not all(use_mean):
-            # the held-out pieces of the chosen columns, for the guard's penalty
-            held = [(A_tr[:, S], Y_tr[:, k], A_val[:, S], Y_val[:, k],
-                     None if a_mean is None else a_mean[S], self.target_scale_[k])
-                    for k, S in enumerate(supports)]
-            # the full matrices are no longer needed (st is spent)
-            del A_tr, A_val
-            st.A_tr = st.A_val = None
-            # refit on all rows, centred with the means of all rows: only the
-            # kept columns are evaluated (never a second m x n_columns matrix)
-            union = np.unique(np.concatenate(supports))
-            A_U, Y_all, u_mean, y_mean = self._center_and_weight(
-                fmap.columns(X, union), Y, w)
-            a_mean = None
-            if u_mean is not None:
-                a_mean = np.zeros(fmap.n_columns, dtype=u_mean.dtype)
-                a_mean[union] = u_mean
-            w_all = float(np.sum(w)) if w is not None else float(X.shape[0])
-            w_trs = float(np.sum(w_tr)) if w_tr is not None else float(tr.size)
-            for k, S in enumerate(supports):
-                if use_mean[k]:
-                    continue
-                A_S = A_U[:, np.searchsorted(union, S)]
-                am = None if a_mean is None else a_mean[S]
-                if step_lams[k] is not None:
-                    # the penalty chosen with the step, scaled from the training
-                    # part's weight to all rows' (the same penalty per unit weight)
-                    lam = step_lams[k] * w_all / w_trs
-                    coefs[k], used[k], lams[k] = ridge_fit(A_S, Y_all[:, k], lam), "ridge", lam
-                    lams[k] = lam / w_all
-                    continue
-                c, used[k], lams[k] = _guarded_refit(
-                    A_S, Y_all[:, k], am, refit, self.target_scale_[k], self.activation,
-                    lambda lam_grid, k=k: _holdout_ridge_errors(held[k], lam_grid, w_trs / w_all,
-                                                                val_scale))
-                coefs[k] = c
-                if lams[k] is not None:
-                    lams[k] = lams[k] / w_all
-        else:
-            del A_tr, A_val
-            if all(use_mean):
-                # the intercept-only model: the (weighted) mean of all rows
-                a_mean, y_mean = None, np.average(Y, axis=0, weights=w)
-        one = getattr(self, "_one_d", True)
-        self.path_ = paths[0] if one else paths
-        self.best_step_ = bests[0] if one else bests
-        self.validation_mse_ = mses[0] if one else mses
-        self.refit_ = used[0] if one else used
-        self.ridge_lam_ = lams[0] if one else lams
-        self.train_indices_, self.validation_indices_ = tr, val
-        self._finish(fmap, supports, coefs, a_mean, y_mean)
-        st.progress.line(
-            f"chosen step {bests[0] if one else bests} refitted on all rows "
-            f"({used[0] if one else ', '.join(used)})", error=float(np.mean(mses)))
-        _warn_magnitude(self)
-        return self
+        return _check_regressor_params(self)
 
     def predict(self, X) -> np.ndarray:
         r"""Predictions :math:`c_0 + A(X)_{:, S} c_S` from the kept columns.
@@ -934,88 +534,6 @@ class SHRIMPRegressor(RandomFeatureModel):
         clipped to the training box.
         """
         return _predict_checked(self, X)
-
-
-def _average_models(est, models):
-    r"""Average ``est``'s fitted model with ``models`` (a cross-validation committee).
-
-    ``models`` holds, per fold, ``[(support, coef, intercept)]`` per output
-    (:func:`rflite._imp.select._fold_model`).  The result is the model whose
-    prediction is the mean of the K + 1 predictions: coefficients averaged on
-    the union of the supports, intercepts averaged; ``n_models_`` = K + 1.
-    """
-    one = getattr(est, "_one_d", True)
-    C0 = est.coef_[:, None] if one else est.coef_
-    b0 = np.atleast_1d(est.intercept_)
-    n_out, n = C0.shape[1], len(models) + 1
-    supports, coefs, intercepts = [], [], []
-    for k in range(n_out):
-        parts = [(est.support_, C0[:, k])] + [(fold[k][0], fold[k][1]) for fold in models]
-        union = np.unique(np.concatenate([S for S, _ in parts]))
-        c = np.zeros(union.size, dtype=np.result_type(*[v.dtype for _, v in parts]))
-        for S, v in parts:
-            np.add.at(c, np.searchsorted(union, S), v)
-        supports.append(union)
-        coefs.append(c / n)
-        intercepts.append((b0[k] + sum(fold[k][2] for fold in models)) / n)
-    est._finish(est.feature_map_, supports, coefs, None, np.array(intercepts))
-    est.n_models_ = n
-
-
-def _strongest_penalty_within_se(best, grid, choice, order):
-    r"""Rule ``"1se_ridge"``'s second step: the strongest ridge penalty near ``best``.
-
-    Among the grid points on the support of ``best`` (same map, rate and
-    step) that refit with a ridge penalty, could be chosen by the rule
-    (``choice.ok``: finite, within the mean guard) and have a mean fold error
-    at most one standard error above ``best``'s, the one with the largest
-    penalty; ``best`` itself when there is none.  This is the
-    one-standard-error rule (Hastie, Tibshirani & Friedman 2009, Sec. 7.10;
-    glmnet's ``lambda.1se``) over the refit's penalty only: the support stays
-    the one of lowest error.  ``choice`` is :func:`rflite._core.selection.choose`'s
-    outcome on the grid permuted by ``order``; ``grid`` holds the (map, rate,
-    step, n_kept, penalty) points, penalty k >= 1 being
-    :math:`\sigma_{\max}^2 10^{-e_k}` with e_k increasing in k.
-    """
-    at = np.empty(len(order), dtype=np.int64)
-    at[order] = np.arange(len(order))  # grid position -> position in the choice
-    limit = choice.mean[at[best]] + choice.se[at[best]]
-    same = grid[best][:3]
-    near = [g for g, point in enumerate(grid)
-            if point[:3] == same and point[4] >= 1 and choice.ok[at[g]]
-            and choice.mean[at[g]] <= limit]
-    return min(near, key=lambda g: grid[g][4], default=best)
-
-
-def _predict_checked(est, X):
-    """``RandomFeatureModel.predict`` plus the :class:`MagnitudeWarning` check.
-
-    The check needs the values: it runs on in-memory predictions only; a
-    Dask ``X`` gets its lazy predictions unchecked (checking them computed
-    every chunk inside ``predict``, and again when the result was used).
-    """
-    pred = RandomFeatureModel.predict(est, X)
-    scale = getattr(est, "target_scale_", None)
-    if scale is not None and pred.size and isinstance(pred, np.ndarray):
-        # from the training targets' mean, not the intercept (far from the
-        # targets when large coefficients cancel against the feature means)
-        centre = getattr(est, "target_mean_", None)
-        centre = est.intercept_ if centre is None else (
-            centre if pred.ndim == 2 else centre.reshape(-1)[0])
-        dev = np.abs(pred - centre)
-        dev = dev.max(axis=0) if dev.ndim == 2 else dev.max()
-        limit = MAGNITUDE_RATIO * np.maximum(scale, np.finfo(float).tiny)
-        if np.any(dev > limit):
-            warnings.warn(
-                f"{type(est).__name__} predicted values up to {float(np.max(dev)):.3g} "
-                f"away from the training targets' mean, more than "
-                f"MAGNITUDE_RATIO={MAGNITUDE_RATIO:g} "
-                f"times the training targets' largest deviation "
-                f"({float(np.max(scale)):.3g}); inputs far outside the training range? "
-                "(clip_inputs=True predicts them at the edge of the training box)",
-                MagnitudeWarning, stacklevel=3,
-            )
-    return pred
 
 
 class SHRIMPCV(RandomFeatureModel):
@@ -1167,7 +685,7 @@ class SHRIMPCV(RandomFeatureModel):
         self.verbose = verbose
         self.random_state = random_state
 
-    _fit_workspace = SHRIMPRegressor._fit_workspace
+    _fit_workspace = _shrimp_workspace
 
     def predict(self, X) -> np.ndarray:
         """Predictions of the refitted model (see :meth:`SHRIMPRegressor.predict`)."""
@@ -1175,209 +693,22 @@ class SHRIMPCV(RandomFeatureModel):
 
     def fit(self, X, y, sample_weight=None):
         """Cross-validate the (q, p, step) grid, refit the choice on all rows; returns ``self``."""
-        from rflite._core.progress import Progress
-        from rflite._core.selection import cross_validate_grid
-
-        if is_dask_array(X):
-            return self._fit_dask(X, y, sample_weight)
-        n_rows = _n_rows(X)
-        X, Y, w = self._validate_fit(X, y, sample_weight)
-        m, d = X.shape
-        qs, rates, mean_factor, refit = self._check_params(d)
-        progress = Progress(self.verbose, "SHRIMPCV")
-        n_distinct = _collapse_rows(X, Y, None)[0].shape[0]
-        n_weights = [self.n_features if self.n_features is not None
-                     else _auto_n_features(n_distinct, d, q) for q in qs]
-        _check_memory_for(self, m, d, max(n_weights))
-        self._record_input_range(X)
-        rng = self._rng()
-        streams = spawn_streams(rng, len(qs))
-        fmaps = []
-        for q, s_, n_w in zip(qs, streams, n_weights):
-            self._n_weights = n_w
-            fmaps.append(_shrimp_map(self, d, q, s_))
-        # cv=None draws its folds from the stream after the features (as the
-        # Dask fit and the other CV estimators do); other cv draw nothing
-        splits = _fold_splits(self.cv, X, Y, sample_weight, n_rows, rng)
-        grid = self._grid(fmaps, rates)
-        fold = functools.partial(
-            _cv_fold_scores, X=X, Y=Y, w=w, fmaps=fmaps, rates=rates, n_steps=self.n_steps,
-            min_features=self.min_features, schedule=self.schedule,
-            fit_intercept=check_bool(self.fit_intercept, "fit_intercept"), refit=refit)
-        with _blas_threads(m):
-            scores = cross_validate_grid(fold, splits, n_jobs=self.n_jobs, progress=progress)
-        baseline = np.array([_mean_baseline(Y, w, tr, te) for tr, te in splits])
-        best = self._choose_grid(scores, baseline, grid, qs, rates, mean_factor)
-        i, j, t, n_t, pen = grid[best]
-        S = scores
-        with _blas_threads(m):
-            self._final_fit(X, Y, w, fmaps[i], rates[j], t, pen, refit, splits)
-        self.n_models_ = 1
-        if self.fit_intercept and not S[:, best].mean() < baseline.mean():
-            # no grid point beats predicting the training mean: the model is that mean
-            self.refit_ = "mean" if getattr(self, "_one_d", True) else ["mean"] * Y.shape[1]
-            self.ridge_lam_ = None if getattr(self, "_one_d", True) else [None] * Y.shape[1]
-            self._finish(self.feature_map_, [np.zeros(0, np.int64)] * Y.shape[1],
-                         [np.zeros(0)] * Y.shape[1], None, np.average(Y, axis=0, weights=w))
-        elif self.average_folds:
-            task = functools.partial(
-                _fold_model, X=X, Y=Y, w=w, fmap=fmaps[i], rate=rates[j], step=t, penalty=pen,
-                min_features=self.min_features, schedule=self.schedule,
-                fit_intercept=check_bool(self.fit_intercept, "fit_intercept"))
-            with _blas_threads(m):
-                folds = map_tasks(_run_fold_model, [(task, tr) for tr, _ in splits],
-                                  executor=self.n_jobs)
-            progress.line(f"{len(folds)} fold models of the chosen point averaged in")
-            _average_models(self, folds)
-            _warn_magnitude(self)
-        progress.line(f"final fit q={qs[i]} p={rates[j]:g} step {t} ({n_t} columns, "
-                      f"refit {self.refit_})",
-                      error=float(S[:, best].mean()))
-        return self
+        return _cv_fit(self, X, y, sample_weight)
 
     def _check_params(self, d):
         """Validate the parameters for d inputs: ``(qs, rates, mean_factor, refit)``."""
-        if self.n_features is not None:
-            check_int(self.n_features, "n_features", minimum=1)
-        qs = _check_qs(self.qs, d)
-        rates = _check_rates(self.prune_rates)
-        check_choice(self.rule, "rule", ("1se", "1se_ridge", "min"))
-        mean_factor = check_real(self.mean_factor, "mean_factor", minimum=0.0, strict=True)
-        refit = _check_refit(self.refit, allow_none=False)
-        _check_schedule(rates[0], self.n_steps, self.min_features, self.schedule)
-        check_choice(self.subsets, "subsets", ("auto", "all", "random"))
-        check_bool(self.clip_inputs, "clip_inputs")
-        check_bool(self.average_folds, "average_folds")
-        return qs, rates, mean_factor, refit
+        return _check_cv_params(self, d)
 
     def _grid(self, fmaps, rates):
-        r"""The (map, rate, step, n_kept, penalty) grid points, in the order of the scores.
-
-        Penalty 0 is the minimum-norm fit, k >= 1 the ridge
-        :math:`\sigma_{\max}^2 10^{-e_k}`, e_k in :data:`RIDGE_EXPONENTS`.
-        """
-        n_pen = 1 + len(RIDGE_EXPONENTS)
-        grid = []
-        for i, fm in enumerate(fmaps):
-            for j, p in enumerate(rates):
-                counts = prune_counts(fm.n_columns, p, n_steps=self.n_steps,
-                                      min_features=min(self.min_features, fm.n_columns),
-                                      schedule=self.schedule)
-                grid += [(i, j, t, int(n), k) for t, n in enumerate(counts)
-                         for k in range(n_pen)]
-        return grid
+        """The (map, rate, step, n_kept, penalty) grid points, in the order of the scores."""
+        return _cv_grid(self, fmaps, rates)
 
     def _choose_grid(self, scores, baseline, grid, qs, rates, mean_factor):
         """The grid point chosen from the fold scores; sets ``cv_results_`` and the choice."""
-        from rflite._core.selection import choose
-
-        n_pen = 1 + len(RIDGE_EXPONENTS)
-        # simplest first: fewest columns, smaller q, smaller p, larger penalty
-        # (the minimum-norm fit, penalty 0, is the least regularised)
-        order = sorted(range(len(grid)), key=lambda g: (
-            grid[g][3], qs[grid[g][0]], rates[grid[g][1]], grid[g][2],
-            grid[g][4] if grid[g][4] else n_pen))
-        base_rule = "min" if self.rule == "1se_ridge" else self.rule
-        choice = choose(scores[:, order], rule=base_rule, baseline=baseline,
-                        mean_factor=mean_factor)
-        best = order[choice.index]
-        if self.rule == "1se_ridge" and not choice.guarded:
-            best = _strongest_penalty_within_se(best, grid, choice, order)
-        i, j, t, n_t, pen = grid[best]
-        # non-finite fold errors (exploded or skipped refits) count as infinitely
-        # bad, as in the choice; their std is then nan, without numpy's warning
-        S = np.where(np.isfinite(scores), scores, np.inf)
-        with np.errstate(invalid="ignore"):
-            std = S.std(axis=0)
-            se = (S.std(axis=0, ddof=1) / np.sqrt(S.shape[0]) if S.shape[0] > 1
-                  else np.zeros(S.shape[1]))
-        self.cv_results_ = {
-            "q": np.array([qs[g[0]] for g in grid]),
-            "prune_rate": np.array([rates[g[1]] for g in grid]),
-            "step": np.array([g[2] for g in grid]),
-            "n_kept": np.array([g[3] for g in grid]),
-            "ridge_rel": np.array([10.0 ** -RIDGE_EXPONENTS[g[4] - 1] if g[4] else 0.0
-                                   for g in grid]),
-            "mean_test_mse": S.mean(axis=0),
-            "std_test_mse": std,
-            "se_test_mse": se,
-            "baseline_mse": baseline,
-        }
-        for k in range(S.shape[0]):
-            self.cv_results_[f"split{k}_test_mse"] = S[k]
-        self.best_index_ = int(best)
-        self.cv_guarded_ = bool(choice.guarded)
-        self.q_, self.prune_rate_, self.best_step_, self.n_kept_ = qs[i], rates[j], t, n_t
-        return best
-
-    def _final_fit(self, X, Y, w, fmap, rate, t, pen, refit, splits):
-        Xu, Yu, wu = _collapse_rows(X, Y, w)
-        A, Yc, a_mean, y_mean = self._center_and_weight(fmap.transform(Xu), Yu, wu)
-        self.n_features_ = fmap.n_features
-        self.target_mean_, self.target_scale_ = _target_stats(Y, w)
-        paths, supports, coefs, used, lams = [], [], [], [], []
-        w_all = float(np.sum(w)) if w is not None else float(X.shape[0])
-        for k in range(Y.shape[1]):
-            path = shrimp_path(A, Yc[:, k], prune_rate=rate, n_steps=t,
-                               min_features=min(self.min_features, fmap.n_columns),
-                               schedule=self.schedule)
-            S = path.supports[-1]
-            am = None if a_mean is None else a_mean[S]
-            c_mn = path.coefs[-1]
-            if pen:
-                # the cross-validated penalty, relative to sigma_max^2 of all rows
-                lam = _sigma_max(A[:, S]) ** 2 * 10.0 ** -RIDGE_EXPONENTS[pen - 1]
-                paths.append(path)
-                supports.append(S)
-                coefs.append(ridge_fit(A[:, S], Yc[:, k], lam))
-                used.append("ridge")
-                lams.append(lam / w_all)
-                continue
-            c, how, lam = _guarded_refit(
-                A[:, S], Yc[:, k], am, refit, self.target_scale_[k], self.activation,
-                lambda lam_grid, S=S, k=k: _kfold_ridge_errors(
-                    fmap, S, X, Y[:, k], w, splits, lam_grid, self.fit_intercept,
-                    self.target_scale_[k]),
-                c_min_norm=c_mn)
-            paths.append(path)
-            supports.append(S)
-            coefs.append(c)
-            used.append(how)
-            lams.append(None if lam is None else lam / w_all)
-        one = getattr(self, "_one_d", True)
-        self.path_ = paths[0] if one else paths
-        self.refit_ = used[0] if one else used
-        self.ridge_lam_ = lams[0] if one else lams
-        self._finish(fmap, supports, coefs, a_mean, y_mean)
-        _warn_magnitude(self)
+        return _choose_grid(self, scores, baseline, grid, qs, rates, mean_factor)
 
 
 # ------------------------------------------------------------ selection of q
-class SHRIMPSelection(NamedTuple):
-    """Result of :func:`select_shrimp`.
-
-    Attributes
-    ----------
-    model : SHRIMPCV or SHRIMPRegressor
-        The chosen model, refitted on all rows (a :class:`SHRIMPCV` for
-        K-fold selection, a :class:`SHRIMPRegressor` for ``cv="holdout"``).
-    q : int
-    prune_rate : float
-    val_mse : (len(qs), len(prune_rates)) ndarray
-        Best validation MSE of every candidate (for K-fold, the lowest mean
-        fold error over its steps).
-    qs : tuple of int
-    prune_rates : tuple of float
-    """
-
-    model: RandomFeatureModel
-    q: int
-    prune_rate: float
-    val_mse: np.ndarray
-    qs: tuple
-    prune_rates: tuple
-
-
 def select_shrimp(X, y, *, qs=(1, 2), prune_rates=(0.2,), n_features=None,
                   cv=5, rule="1se_ridge", mean_factor=MEAN_FACTOR, validation_fraction=0.1,
                   random_state=None, callback=None, executor=None,
@@ -1436,66 +767,9 @@ def select_shrimp(X, y, *, qs=(1, 2), prune_rates=(0.2,), n_features=None,
     seed = int(check_rng(random_state).integers(0, 2**63 - 1))
     if isinstance(cv, str) and cv == "holdout":
         return _select_holdout(X, y, qs, prune_rates, n_features, validation_fraction, seed,
-                               callback, executor, params)
-    model = SHRIMPCV(n_features=n_features, qs=qs, prune_rates=prune_rates, cv=cv, rule=rule,
-                     mean_factor=mean_factor, n_jobs=executor, random_state=seed,
-                     **params).fit(X, y)
-    res = model.cv_results_
-    scores = np.full((len(qs), len(prune_rates)), np.inf)
-    for a, q in enumerate(qs):
-        for b, p in enumerate(prune_rates):
-            sel = (res["q"] == min(q, d)) & (res["prune_rate"] == p)
-            if sel.any():
-                scores[a, b] = float(np.min(res["mean_test_mse"][sel]))
-            if callback is not None:
-                callback(q, p, scores[a, b])
-    return SHRIMPSelection(model, model.q_, model.prune_rate_, scores, qs, prune_rates)
-
-
-def _select_holdout(X, y, qs, prune_rates, n_features, validation_fraction, seed, callback,
-                    executor, params):
-    """The paper's protocol: one seeded validation split shared by every candidate.
-
-    Every candidate (q, p) is scored as the independent fit
-    ``SHRIMPRegressor(q=q, prune_rate=p, random_state=seed, ...)`` would
-    score it (:func:`_fit_candidate`, the reference), but one task per q
-    (:func:`_holdout_q_task`) shares what depends only on q between the
-    prune rates: the split, the feature matrices, their transposed copies and
-    the t = 0 minimum-norm solve with its factorisation; and only the best
-    rate of each q is refitted on all rows.  The q tasks run on ``executor``.
-    """
-    scores = np.full((len(qs), len(prune_rates)), np.inf)
-    tasks = [(X, y, dict(n_features=n_features, q=q, prune_rate=prune_rates[0],
-                         validation_fraction=validation_fraction, random_state=seed, **params),
-              prune_rates) for q in qs]
-    models, local = [], []
-    # candidates share one seed, so the choice does not depend on where they run
-    for i, (row, model) in enumerate(map_tasks(_holdout_q_task, tasks, executor=executor)):
-        models.append(model)
-        local.append(prune_rates.index(model.prune_rate))
-        for j, v in enumerate(row):
-            scores[i, j] = v
-            if callback is not None:
-                callback(qs[i], prune_rates[j], v)
-    # the winner of the sequential scan over the (q, p) grid (strictly lower wins)
-    bi, bj = 0, 0
-    for i in range(len(qs)):
-        for j in range(len(prune_rates)):
-            if scores[i, j] < scores[bi, bj]:
-                bi, bj = i, j
-    best = models[bi]
-    if local[bi] != bj:  # only with NaN scores: the q task kept another rate
-        best = _fit_candidate((X, y, dict(tasks[bi][2], prune_rate=prune_rates[bj])))
-    i, j = np.unravel_index(np.argmin(scores), scores.shape)
-    return SHRIMPSelection(best, qs[i], prune_rates[j], scores, qs, prune_rates)
-
-
-def _holdout_q_task(task):
-    """The hold-out scores of every prune rate for one q, and the best rate's model."""
-    X, y, params, rates = task
-    model = SHRIMPRegressor(**params)
-    scores = model._fit_rates(X, y, rates)
-    return scores, model
+                               callback, executor, params, SHRIMPRegressor)
+    return _select_kfold(X, y, qs, prune_rates, n_features, cv, rule, mean_factor, seed,
+                         callback, executor, params, SHRIMPCV)
 
 
 def _fit_candidate(task):

@@ -8,7 +8,7 @@ import pytest
 #: public module -> (home modules, whether every constant of the homes is public)
 SPLITS = {
     "rflite.imp": (("rflite._imp.factor", "rflite._imp.guard", "rflite._imp.path",
-                    "rflite._imp.select"), True),
+                    "rflite._imp.select", "rflite._imp.fit", "rflite._imp.cv"), True),
     "rflite.metropolis": (("rflite._arff.chain",), True),
     "rflite.greedy": (("rflite._gfc.descent",), True),
     "rflite.htp": (("rflite._htp.select",), True),

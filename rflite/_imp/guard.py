@@ -23,6 +23,7 @@ import warnings
 import numpy as np
 import scipy.linalg
 
+from rflite._base import RandomFeatureModel
 from rflite._core.exceptions import MagnitudeWarning
 from rflite._imp.factor import min_norm_lstsq
 from rflite._core.linalg import ridge_fit
@@ -552,3 +553,34 @@ def _warn_magnitude(est) -> None:
             "refit='auto' or 'ridge' guards against numerically singular refits)",
             MagnitudeWarning, stacklevel=3,
         )
+
+
+def _predict_checked(est, X):
+    """``RandomFeatureModel.predict`` plus the :class:`MagnitudeWarning` check.
+
+    The check needs the values: it runs on in-memory predictions only; a
+    Dask ``X`` gets its lazy predictions unchecked (checking them computed
+    every chunk inside ``predict``, and again when the result was used).
+    """
+    pred = RandomFeatureModel.predict(est, X)
+    scale = getattr(est, "target_scale_", None)
+    if scale is not None and pred.size and isinstance(pred, np.ndarray):
+        # from the training targets' mean, not the intercept (far from the
+        # targets when large coefficients cancel against the feature means)
+        centre = getattr(est, "target_mean_", None)
+        centre = est.intercept_ if centre is None else (
+            centre if pred.ndim == 2 else centre.reshape(-1)[0])
+        dev = np.abs(pred - centre)
+        dev = dev.max(axis=0) if dev.ndim == 2 else dev.max()
+        limit = MAGNITUDE_RATIO * np.maximum(scale, np.finfo(float).tiny)
+        if np.any(dev > limit):
+            warnings.warn(
+                f"{type(est).__name__} predicted values up to {float(np.max(dev)):.3g} "
+                f"away from the training targets' mean, more than "
+                f"MAGNITUDE_RATIO={MAGNITUDE_RATIO:g} "
+                f"times the training targets' largest deviation "
+                f"({float(np.max(scale)):.3g}); inputs far outside the training range? "
+                "(clip_inputs=True predicts them at the edge of the training box)",
+                MagnitudeWarning, stacklevel=3,
+            )
+    return pred

@@ -8,7 +8,7 @@ factorisations of :mod:`rflite._imp.factor`), with the result type
 public names and holds :func:`rflite.imp.shrimp_path` (input checks); the
 prune rates that share one start (:func:`_shared_paths`) and the BLAS
 thread rule (:func:`_blas_threads`) are here too; the module notes of
-:mod:`rflite.imp` describe the numerics.
+:mod:`rflite._imp.factor` describe the numerics.
 """
 
 from __future__ import annotations

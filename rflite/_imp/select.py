@@ -12,16 +12,20 @@ Also here: the data-driven defaults of the estimators (``n_features=None``,
 ``subsets="auto"``: :func:`_auto_n_features`, :func:`_shrimp_map`) and the
 checks of :class:`~rflite.imp.SHRIMPCV`'s grid and folds.
 
-The public names are importable from :mod:`rflite.imp`; this module imports
-:mod:`rflite.imp` lazily (inside the functions) because :mod:`rflite.imp`
-re-exports it.
+The public names are importable from :mod:`rflite.imp`.  The estimator
+classes of :mod:`rflite.imp` that the selection fits are passed in by
+:func:`~rflite.imp.select_shrimp` (this module is below them).
 """
 
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
+
+from rflite._base import RandomFeatureModel
+from rflite._core.parallel import map_tasks
 
 from rflite._imp.guard import (_center_weight_like, _center_weight_rows, _collapse_rows,
                                _step_penalty_scores)
@@ -275,3 +279,100 @@ def _shrimp_map(est, d, q, rng):
             EffectiveFeaturesWarning, stacklevel=4,
         )
     return fmap
+
+
+# ------------------------------------------------------------ selection of q
+class SHRIMPSelection(NamedTuple):
+    """Result of :func:`select_shrimp`.
+
+    Attributes
+    ----------
+    model : SHRIMPCV or SHRIMPRegressor
+        The chosen model, refitted on all rows (a :class:`SHRIMPCV` for
+        K-fold selection, a :class:`SHRIMPRegressor` for ``cv="holdout"``).
+    q : int
+    prune_rate : float
+    val_mse : (len(qs), len(prune_rates)) ndarray
+        Best validation MSE of every candidate (for K-fold, the lowest mean
+        fold error over its steps).
+    qs : tuple of int
+    prune_rates : tuple of float
+    """
+
+    model: RandomFeatureModel
+    q: int
+    prune_rate: float
+    val_mse: np.ndarray
+    qs: tuple
+    prune_rates: tuple
+
+
+def _select_kfold(X, y, qs, prune_rates, n_features, cv, rule, mean_factor, seed, callback,
+                  executor, params, shrimp_cv):
+    """K-fold selection: one ``shrimp_cv`` (:class:`~rflite.imp.SHRIMPCV`) over the grid.
+
+    The score of a candidate (q, p) is the lowest mean fold error over its
+    steps and penalties.
+    """
+    d = X.shape[1]
+    model = shrimp_cv(n_features=n_features, qs=qs, prune_rates=prune_rates, cv=cv, rule=rule,
+                      mean_factor=mean_factor, n_jobs=executor, random_state=seed,
+                      **params).fit(X, y)
+    res = model.cv_results_
+    scores = np.full((len(qs), len(prune_rates)), np.inf)
+    for a, q in enumerate(qs):
+        for b, p in enumerate(prune_rates):
+            sel = (res["q"] == min(q, d)) & (res["prune_rate"] == p)
+            if sel.any():
+                scores[a, b] = float(np.min(res["mean_test_mse"][sel]))
+            if callback is not None:
+                callback(q, p, scores[a, b])
+    return SHRIMPSelection(model, model.q_, model.prune_rate_, scores, qs, prune_rates)
+
+
+def _select_holdout(X, y, qs, prune_rates, n_features, validation_fraction, seed, callback,
+                    executor, params, regressor):
+    """The paper's protocol: one seeded validation split shared by every candidate.
+
+    Every candidate (q, p) is scored as the independent fit
+    ``regressor(q=q, prune_rate=p, random_state=seed, ...)``
+    (:class:`~rflite.imp.SHRIMPRegressor`) would score it
+    (:func:`rflite.imp._fit_candidate`, the reference), but one task per q
+    (:func:`_holdout_q_task`) shares what depends only on q between the
+    prune rates: the split, the feature matrices, their transposed copies and
+    the t = 0 minimum-norm solve with its factorisation; and only the best
+    rate of each q is refitted on all rows.  The q tasks run on ``executor``.
+    """
+    scores = np.full((len(qs), len(prune_rates)), np.inf)
+    tasks = [(regressor, X, y,
+              dict(n_features=n_features, q=q, prune_rate=prune_rates[0],
+                   validation_fraction=validation_fraction, random_state=seed, **params),
+              prune_rates) for q in qs]
+    models, local = [], []
+    # candidates share one seed, so the choice does not depend on where they run
+    for i, (row, model) in enumerate(map_tasks(_holdout_q_task, tasks, executor=executor)):
+        models.append(model)
+        local.append(prune_rates.index(model.prune_rate))
+        for j, v in enumerate(row):
+            scores[i, j] = v
+            if callback is not None:
+                callback(qs[i], prune_rates[j], v)
+    # the winner of the sequential scan over the (q, p) grid (strictly lower wins)
+    bi, bj = 0, 0
+    for i in range(len(qs)):
+        for j in range(len(prune_rates)):
+            if scores[i, j] < scores[bi, bj]:
+                bi, bj = i, j
+    best = models[bi]
+    if local[bi] != bj:  # only with NaN scores: the q task kept another rate
+        best = regressor(**dict(tasks[bi][3], prune_rate=prune_rates[bj])).fit(X, y)
+    i, j = np.unravel_index(np.argmin(scores), scores.shape)
+    return SHRIMPSelection(best, qs[i], prune_rates[j], scores, qs, prune_rates)
+
+
+def _holdout_q_task(task):
+    """The hold-out scores of every prune rate for one q, and the best rate's model."""
+    regressor, X, y, params, rates = task
+    model = regressor(**params)
+    scores = model._fit_rates(X, y, rates)
+    return scores, model

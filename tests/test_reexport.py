@@ -9,7 +9,8 @@ import pytest
 SPLITS = {
     "rflite.imp": (("rflite._imp.factor", "rflite._imp.guard", "rflite._imp.path",
                     "rflite._imp.select", "rflite._imp.fit", "rflite._imp.cv"), True),
-    "rflite.metropolis": (("rflite._arff.chain",), True),
+    "rflite.metropolis": (("rflite._arff.chain", "rflite._arff.estimator",
+                           "rflite._arff.standardize"), True),
     "rflite.greedy": (("rflite._gfc.descent",), True),
     "rflite.htp": (("rflite._htp.select",), True),
     "rflite.features": (("rflite._features.fill",), True),
@@ -76,7 +77,7 @@ def test_every_dask_module_imports_first(name):
 
 @pytest.mark.parametrize("public,names", [
     ("rflite.imp", ("SHRIMPPath", "prune_counts", "SHRIMPSelection", "select_shrimp")),
-    ("rflite.metropolis", ("ARFFResult",)),
+    ("rflite.metropolis", ("ARFFResult", "Standardizer")),
     ("rflite.bp", ("BPDNPath", "bpdn_path")),
     ("rflite.greedy", ("DescentResult", "fold_ids")),
     ("rflite.theory", ("RIPEstimate",)),

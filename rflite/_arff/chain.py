@@ -8,8 +8,10 @@ refit must redo), the loop :func:`_metropolis`, the early-stopping monitor
 ``lam`` grid scored from one eigendecomposition), and the input and memory
 checks of the public functions.  The numba kernels they call are in
 :mod:`rflite._arff.kernels`.  Split out of :mod:`rflite.metropolis` (which
-re-exports :class:`ARFFResult` and imports the rest) so that the estimator
-module stays readable; the tunable constants stay there.
+re-exports :class:`ARFFResult` and the constants) so that the estimator
+module stays readable.  Also here: the checks and the bodies of
+:func:`~rflite.metropolis.arff` and :func:`~rflite.metropolis.fixed_rff`
+(:func:`_sample_arff`, :func:`_fixed_rff`), which the estimators call.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from rflite._arff import kernels as _arff_kernels
 from rflite._arff.kernels import (
     _accept_kernel,
     _accept_parallel,
+    _blas_limit,
     _features,
     _gram,
     _launch_parallel,
@@ -36,13 +39,23 @@ from rflite._arff.kernels import (
     _train_error,
 )
 from rflite._core.selection import choose
-from rflite._core.validation import DataConversionWarning, check_array
+from rflite._core.random import check_rng
+from rflite._core.validation import (DataConversionWarning, check_array, check_bool, check_choice,
+                                     check_int, check_real)
 from rflite._core.memory import check_memory
 
 
 #: Rule choosing ``lam`` on the validation rows at each check
 #: (:func:`rflite._core.selection.choose`; the rows play the folds).
 LAM_RULE = "1se"
+
+#: Activations of the hidden layer: complex ``exp(i w.x)`` (the paper's model)
+#: or the real logistic sigmoid of ``w.[x, 1]`` (the paper's Experiment 5).
+ACTIVATIONS = ("exp", "sigmoid")
+
+#: Default proposal step ``delta = DELTA_NUMERATOR / d`` (Sec. 4, after
+#: Roberts, Gelman and Gilks' optimal random-walk scaling).
+DELTA_NUMERATOR = 2.4**2
 
 
 class ARFFResult(NamedTuple):
@@ -73,9 +86,6 @@ class ARFFResult(NamedTuple):
     acceptance: np.ndarray
     train_error: np.ndarray
     covariance: np.ndarray
-
-
-
 
 
 # =========================================================================
@@ -286,8 +296,6 @@ def _check_omega_max(omega_max) -> float:
     return float(omega_max)
 
 
-
-
 class _ValidationMonitor:
     """Validation error after every Metropolis iteration, the best state, and the stop rule.
 
@@ -402,3 +410,63 @@ def _lam_scores(G, rhs, N, Sv, Yv, lams, part) -> np.ndarray:
         out[:, j] = (r.real**2 + r.imag**2).mean(axis=1) if np.iscomplexobj(r) else \
             (r * r).mean(axis=1)
     return out
+
+
+def _check_arff_params(shape, n_features, n_iter, delta, gamma, lam, refit_every,
+                       adaptive_covariance, burn_in, omega_max, activation, callback):
+    """:func:`~rflite.metropolis.arff`'s parameters validated and defaulted for data of
+    ``shape`` (N, d)."""
+    N, d = shape
+    K = check_int(n_features, "n_features", minimum=1)
+    _check_sizes(N, K)
+    n_iter = check_int(n_iter, "n_iter", minimum=0)
+    delta = DELTA_NUMERATOR / d if delta is None else check_real(
+        delta, "delta", minimum=0.0, strict=True)
+    gamma = float(max(3 * d - 2, 0)) if gamma is None else check_real(gamma, "gamma", minimum=0.0)
+    lam = check_real(lam, "lam", minimum=0.0, strict=True)
+    refit_every = check_int(refit_every, "refit_every", minimum=1)
+    adaptive = bool(check_bool(adaptive_covariance, "adaptive_covariance"))
+    burn_in = n_iter // 10 if burn_in is None else check_int(burn_in, "burn_in", minimum=0)
+    omega_max = _check_omega_max(omega_max)
+    activation = check_choice(activation, "activation", ACTIVATIONS)
+    if callback is not None and not callable(callback):
+        raise ValueError(f"callback must be callable or None, got {callback!r}")
+    return K, n_iter, delta, gamma, lam, refit_every, adaptive, burn_in, omega_max, activation
+
+
+def _sample_arff(X, y, n_features, n_iter, delta, gamma, lam, refit_every, adaptive_covariance,
+                 burn_in, omega_max, activation, rng, callback, monitor) -> ARFFResult:
+    """:func:`~rflite.metropolis.arff`: checks and defaults, then the chain (``monitor``:
+    a :class:`_ValidationMonitor` or :class:`_ProgressMonitor`, or None)."""
+    X, Y, one_d = _check_data(X, y)
+    K, n_iter, delta, gamma, lam, refit_every, adaptive, burn_in, omega_max, activation = \
+        _check_arff_params(X.shape, n_features, n_iter, delta, gamma, lam, refit_every,
+                           adaptive_covariance, burn_in, omega_max, activation, callback)
+    rng = check_rng(rng)
+
+    if activation == "sigmoid":
+        X = np.hstack([X, np.ones((X.shape[0], 1))])
+    with _blas_limit(X.shape[0] * K * K):
+        return _metropolis(X, Y, one_d, K, n_iter, delta, gamma, lam, refit_every,
+                           adaptive, burn_in, omega_max, activation, rng, callback, monitor)
+
+
+def _fixed_rff(X, y, n_features, scale, lam, activation, rng) -> ARFFResult:
+    """:func:`~rflite.metropolis.fixed_rff`: the amplitudes of ``n_features`` frequencies
+    drawn from :math:`N(0, s^2 I)`."""
+    X, Y, one_d = _check_data(X, y)
+    K = check_int(n_features, "n_features", minimum=1)
+    _check_sizes(X.shape[0], K)
+    scale = check_real(scale, "scale", minimum=0.0, strict=True)
+    lam = check_real(lam, "lam", minimum=0.0, strict=True)
+    activation = check_choice(activation, "activation", ACTIVATIONS)
+    rng = check_rng(rng)
+    if activation == "sigmoid":
+        X = np.hstack([X, np.ones((X.shape[0], 1))])
+    omega = scale * rng.standard_normal((K, X.shape[1]))
+    with _blas_limit(X.shape[0] * K * K):
+        S = _features(X, omega, activation)
+        beta = _solve(_gram(S), _rhs(S, Y), lam * X.shape[0])
+        err = _train_error(S, beta, Y)
+    return ARFFResult(omega, beta[:, 0] if one_d else beta, np.zeros(0), np.array([err]),
+                      scale**2 * np.eye(X.shape[1]))

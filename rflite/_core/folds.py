@@ -224,3 +224,14 @@ def resolve_splits(cv, X, Y, rng, *, name="cv", kept=None):
             pairs = [(new[tr[kept[tr]]], new[te[kept[te]]]) for tr, te in pairs]
         cv = SplitList(pairs)
     return cv_splits(cv, X, Y[:, 0] if Y.ndim == 2 else Y, name=name)
+
+
+def _canonical_order(X, T) -> np.ndarray:
+    """Row order sorting ``[X, T]`` lexicographically (first column first).
+
+    Fits that split rows at random become independent of the order the rows
+    come in, and repeated rows are adjacent, so a fit with integer
+    ``sample_weight`` equals the fit on the repeated rows exactly.
+    """
+    keys = np.column_stack([X, np.asarray(T).reshape(X.shape[0], -1)])
+    return np.lexsort(keys.T[::-1])

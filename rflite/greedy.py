@@ -40,123 +40,69 @@ over the sample: :math:`O(s d)` for :math:`X w` and :math:`X^\top \alpha`,
 cosines are computed once and shared by the k folds, and the gradient with
 respect to :math:`w` is a single weighted sum :math:`X^\top \alpha` with
 per-point weights :math:`\alpha` gathered over the folds.
+
+The descents live in :mod:`rflite._gfc.descent`, the passes of a fit in
+:mod:`rflite._gfc.passes`, the amplitude fit (with :func:`gfc_design` and
+:func:`ridge_cv`) in :mod:`rflite._gfc.amplitudes` and the estimator's fit in
+:mod:`rflite._gfc.estimator`; this module re-exports their public names.
 """
 
 from __future__ import annotations
 
-import copy
-import numbers
 from typing import NamedTuple
 
 import numpy as np
-import scipy.linalg
-import scipy.optimize
 
-from rflite._gfc import descent as _gfc_descent
 from rflite._base import RandomFeatureModel
+from rflite._core.backend import dask_backend, is_dask_array
+from rflite._core.folds import _canonical_order  # noqa: F401 - re-exported
+from rflite._core.linalg import ridge_solve
+from rflite._core.parallel import check_executor, map_tasks
 from rflite._core.progress import Progress
-from rflite._core.folds import check_cv, cv_splits
-from rflite._core.selection import choose
+from rflite._core.random import check_rng
+from rflite._core.validation import (MAX_ABS, check_array, check_choice, check_int, check_real,
+                                     check_X_y)
+from rflite._gfc import amplitudes as _gfc_amplitudes
+from rflite._gfc import descent as _gfc_descent
+from rflite._gfc import estimator as _gfc_estimator
+from rflite._gfc import passes as _gfc_passes
+from rflite._gfc.amplitudes import (  # noqa: F401 - the public names and the fit's steps re-exported
+    NU_GRID, NU_RULE, _amplitude_fit, _best_nu, _choose_nu, _choose_steps_nu, _fourier_map,
+    _kept_columns, _prefix_columns, _ridge_cv_prefixes, _ridge_cv_splits, _step_index,
+    gfc_design, ridge_cv,
+)
 from rflite._gfc.descent import (  # noqa: F401 - the result type, fold_ids and constants re-exported
-    LAM_BOUNDS,
-    LAM_INIT,
-    LBFGS_MAXITER,
-    DescentResult,
-    _check_folds,
-    _descent_task,
-    _DescentTask,
-    _greedy_descent,
-    fold_ids,
+    LAM_BOUNDS, LAM_INIT, LBFGS_MAXITER, DescentResult, _check_folds, _descent_task,
+    _DescentTask, _greedy_descent, fold_ids,
+)
+from rflite._gfc.estimator import (  # noqa: F401 - the estimator's defaults re-exported
+    GFC_INIT_SCALE, GUARD_FRACTION, GUARD_MIN_ROWS, NU_GRID_ESTIMATOR, ROWS_PER_STEP,
+    ROWS_PER_WORKER, _fit_gfc, _follow_splits, _guard_errors, _guard_settings, _store_bags,
 )
 from rflite._gfc.kernels import _hyper_objective, _ridge_step
-from rflite._core.validation import (
-    MAX_ABS, check_array, check_bool, check_choice, check_int, check_real, check_X_y,
+from rflite._gfc.passes import (  # noqa: F401 - the result type, the passes re-exported
+    ETA_RELATIVE, STOPPINGS, GFCResult, _bag_rngs, _check_splits, _draw_samples, _gfc_fits,
+    _GFCRun, _intercept_only, _lock_step,
 )
-from rflite._core.random import check_rng, spawn_streams
-from rflite._core.linalg import ridge_solve
-from rflite._core.blas import shared_blas_limit
-from rflite._core.parallel import check_executor, executor_scope, map_tasks, spawn_seeds
-from rflite._core.backend import dask_backend, is_dask_array
 from rflite._reexport import reexport
 from rflite.features import FeatureMap
-from rflite.metropolis import _canonical_order
 
-# setting LAM_INIT etc. here sets them where the descent reads them
-reexport(__name__, (_gfc_descent,), public=(DescentResult, fold_ids))
+# setting LAM_INIT etc. here sets them where they are read
+reexport(__name__, (_gfc_descent, _gfc_amplitudes, _gfc_passes, _gfc_estimator),
+         public=(DescentResult, fold_ids, GFCResult, gfc_design, ridge_cv))
 
 __all__ = [
-    "LAM_INIT",
-    "LAM_BOUNDS",
-    "LBFGS_MAXITER",
-    "NU_GRID",
-    "BANDWIDTHS",
-    "ETA_RELATIVE",
-    "ROWS_PER_WORKER",
-    "ROWS_PER_STEP",
-    "GFC_INIT_SCALE",
-    "NU_GRID_ESTIMATOR",
-    "MEASURES",
-    "STOPPINGS",
-    "HyperObjective",
-    "DescentResult",
-    "GFCResult",
-    "RFFResult",
-    "hyper_objective",
-    "fold_ids",
-    "greedy_descent",
-    "gfc",
-    "gfc_design",
-    "ridge_cv",
-    "rff_ridge_cv",
+    "LAM_INIT", "LAM_BOUNDS", "LBFGS_MAXITER", "NU_GRID", "BANDWIDTHS", "ETA_RELATIVE",
+    "ROWS_PER_WORKER", "ROWS_PER_STEP", "GFC_INIT_SCALE", "NU_GRID_ESTIMATOR", "MEASURES",
+    "STOPPINGS", "HyperObjective", "DescentResult", "GFCResult", "RFFResult", "hyper_objective",
+    "fold_ids", "greedy_descent", "gfc", "gfc_design", "ridge_cv", "rff_ridge_cv",
     "GFCRegressor",
 ]
 
-#: Ridge parameters :math:`\nu` (penalty :math:`\nu \|a\|^2`) cross-validated
-#: for the amplitudes of GFC and of the random-Fourier baselines (Appendix C.2).
-NU_GRID = np.logspace(-3, 2, 10)
-#: The :math:`\nu` :class:`GFCRegressor` cross-validates: the paper's grid
-#: extended upwards, since on noisy data the cross-validation asked for the
-#: paper grid's largest value (housing, insulin, airfoil with noise inputs).
-NU_GRID_ESTIMATOR = np.logspace(-3, 5, 17)
-#: :class:`GFCRegressor` starts every greedy step at :math:`w \sim N(0, s^2 I/d)`
-#: with this ``s`` instead of the paper's 1.  L-BFGS-B moves a spectrum only
-#: where the validation gradient points, so with the paper's start the
-#: components on irrelevant inputs stay near their random initial values: on
-#: airfoil with 36 appended noise inputs most of the constructed spectra's
-#: squared norm sits on the noise inputs and GFC falls behind ridge.  Smaller
-#: starts help the sets with irrelevant inputs and hurt those (housing) whose
-#: spectra need large components; 0.1 is the best compromise.  (``s = 0`` does not
-#: move: the sine column and its gradient vanish at w = 0.)
-GFC_INIT_SCALE = 0.1
-#: Rule choosing :math:`\nu` over explicit ``cv`` folds (:func:`rflite._core.selection.choose`).
-#: "1se" over-smooths where the signal is strong (housing) and gains little
-#: where it is weak (insulin, where it only approaches the mean predictor).
-NU_RULE = "min"
-#: How many greedy steps of each descent the amplitude fit keeps: ``"eps"``
-#: all of them (the paper: a descent stops when its training error improves
-#: by less than ``eps``), ``"cv"`` the first s of every descent of the pass,
-#: s chosen jointly with :math:`\nu` by the same folds
-#: (:func:`_choose_steps_nu`; :class:`GFCRegressor`'s default).
-STOPPINGS = ("cv", "eps")
-#: Share of the rows :class:`GFCRegressor`'s guard against the mean holds out.
-GUARD_FRACTION = 0.2
-#: Fewest rows on which the guard runs: below, its hold-out (under 20 rows)
-#: decides by noise more than by the model, and the extra fit doubled the cost
-#: of scikit-learn's estimator checks (69 -> 107 s) for nothing.
-GUARD_MIN_ROWS = 100
 #: Bandwidths :math:`\sigma` of the random-Fourier baselines, frequencies
 #: :math:`\omega = \omega_0 / \sigma` (Appendix C.2).
 BANDWIDTHS = np.logspace(-3, 2, 10)
-#: Default feature cut-off: ``eta = ETA_RELATIVE * (max(y) - min(y))`` (Appendix C.1).
-ETA_RELATIVE = 1e-6
-#: :class:`GFCRegressor` runs at most ``m // ROWS_PER_WORKER`` greedy descents
-#: (at least one), so that each subsample keeps enough rows for its internal
-#: folds; from ``m = 5 * ROWS_PER_WORKER`` on the paper's 5 workers run.
-ROWS_PER_WORKER = 50
-#: :class:`GFCRegressor` makes at most ``s // ROWS_PER_STEP`` greedy steps on a
-#: subsample of ``s`` rows (each step fits d + 4 parameters); the paper's 20
-#: from 40 rows on.
-ROWS_PER_STEP = 2
+
 #: Spectral measures of the baselines (standard forms; the kernels are the
 #: Gaussian, the product of Cauchy kernels and the l1 Laplace kernel).
 MEASURES = ("gaussian", "laplace", "cauchy")
@@ -178,49 +124,6 @@ class HyperObjective(NamedTuple):
     value: float
     grad_w: np.ndarray
     grad_lam: float
-
-
-class GFCResult(NamedTuple):
-    """Result of :func:`gfc` (Algorithm 2).
-
-    The model is ``intercept + cos(X W^T) @ coef_cos + sin(X W^T) @ coef_sin``.
-
-    Attributes
-    ----------
-    weights : (L, d) ndarray
-        Spectra of the kept features.
-    intercept : float
-        Amplitude of the bias feature.
-    coef_cos, coef_sin : (L,) ndarray
-        Amplitudes of :math:`\\cos(w_l^\\top x)` and :math:`\\sin(w_l^\\top x)`.
-    nu : float
-        Ridge parameter of the last amplitude fit (given or cross-validated).
-    n_constructed : int
-        Features constructed by all greedy descents (before pruning).
-    n_pruned : int
-        Features removed because their amplitude was below ``eta`` (those
-        of the steps ``stopping="cv"`` did not keep are not counted).
-    train_rmse : float
-        Root mean squared training error of the final model.
-    cv_mse : (n_folds, len(NU_GRID)) ndarray or None
-        Validation MSE of every :data:`NU_GRID` value on every fold of the
-        last pass's choice of :math:`\nu` (None when ``nu`` was given); with
-        ``stopping="cv"``, on the kept steps' features.
-    steps : int or None
-        ``stopping="cv"``: the steps of every descent the last pass kept
-        (None otherwise).
-    """
-
-    weights: np.ndarray
-    intercept: float
-    coef_cos: np.ndarray
-    coef_sin: np.ndarray
-    nu: float
-    n_constructed: int
-    n_pruned: int
-    train_rmse: float
-    cv_mse: np.ndarray | None = None
-    steps: int | None = None
 
 
 class RFFResult(NamedTuple):
@@ -487,354 +390,6 @@ def gfc(X, y, *, n_passes=1, max_steps=20, n_workers=5, nu=None, eta=None, eps=0
                      nu=nu, eta=eta, eps=eps, n_folds=n_folds, subsample=subsample, cv=cv,
                      nu_grid=nu_grid, init_scale=init_scale, stopping=stopping,
                      executor=executor, verbose=verbose)[0]
-
-
-def _gfc_fits(X, y, rngs, *, n_passes=1, max_steps=20, n_workers=5, nu=None, eta=None,
-              eps=0.01, n_folds=5, subsample=None, cv=None, nu_grid=NU_GRID, init_scale=1.0,
-              stopping="eps", executor=None, verbose=0) -> list:
-    """:func:`gfc` once per generator of ``rngs`` (a bag), the fits in lock step.
-
-    Pass k of every fit runs its descents as tasks of one
-    :func:`~rflite._core.parallel.map_tasks`, so a bag of B fits keeps up to
-    ``B * n_workers`` descents in flight; each fit draws only from its own
-    generator, in the order :func:`gfc` does, so fit j is exactly
-    ``gfc(X, y, rng=rngs[j], ...)`` whatever runs the tasks.
-    """
-    X, y = check_X_y(X, y)
-    m, d = X.shape
-    n_passes = check_int(n_passes, "n_passes", minimum=1)
-    max_steps = check_int(max_steps, "max_steps", minimum=1)
-    n_workers = check_int(n_workers, "n_workers", minimum=1)
-    n_folds = check_int(n_folds, "n_folds", minimum=2)
-    eps = check_real(eps, "eps", minimum=0.0)
-    if nu is not None:
-        nu = check_real(nu, "nu", minimum=0.0, strict=True)
-    if eta is None:
-        eta = ETA_RELATIVE * float(y.max() - y.min())
-    eta = check_real(eta, "eta", minimum=0.0)
-    if subsample is None:
-        size = m // n_workers
-    else:
-        size = check_int(subsample, "subsample", minimum=1, maximum=m)
-    if size < 2:
-        raise ValueError(
-            f"subsample size {size} (n_samples={m}, n_workers={n_workers}, subsample={subsample}) "
-            f"must be at least 2 (a descent needs two folds of one row)"
-        )
-    # small samples: fewer, smaller folds rather than an error
-    descent_folds = n_folds if size >= 2 * n_folds else max(2, size // 2)
-    executor = check_executor(executor)
-    progress = Progress(verbose, "GFC")
-    init_scale = check_real(init_scale, "init_scale", minimum=0.0, strict=True)
-    nu_grid = check_array(nu_grid, "nu_grid", ndim=1)
-    if nu_grid.size == 0 or np.any(nu_grid <= 0):
-        raise ValueError(f"nu_grid must be a non-empty array of positive floats, got {nu_grid}")
-    X = np.ascontiguousarray(X)
-    splits = None
-    if nu is None and cv is not None:
-        splits = _check_splits(cv, X, y)
-    opts = dict(max_steps=max_steps, n_workers=n_workers, nu=nu, eta=eta, eps=eps,
-                n_folds=descent_folds, subsample=subsample, size=size, splits=splits,
-                nu_grid=nu_grid, init_scale=init_scale, cv_folds=n_folds,
-                stopping=check_choice(stopping, "stopping", STOPPINGS))
-    runs = [_GFCRun(X, y, check_rng(r), opts, progress if progress else None,
-                    f"fit {j + 1}/{len(rngs)} " if len(rngs) > 1 else "")
-            for j, r in enumerate(rngs)]
-    with executor_scope(executor, n_workers * len(runs)) as pool:  # one pool for all passes
-        _lock_step(runs, n_passes,
-                   lambda tasks: map_tasks(_descent_task, tasks, executor=pool), progress)
-    return [run.result() for run in runs]
-
-
-def _lock_step(runs, n_passes, compute, progress):
-    """Run the passes of every fit of ``runs`` together (also the Dask fit).
-
-    Each run has ``pass_tasks()`` (its next pass's descents) and
-    ``finish_pass(results)`` (the amplitude fit; returns nu's CV errors or
-    None); ``compute(tasks)`` runs the tasks of all runs' pass as one batch and
-    returns their results in order.  ``progress`` (or None) prints one line
-    per fit and pass.
-    """
-    bag = len(runs) > 1
-    for k in range(n_passes):
-        tasks = [run.pass_tasks() for run in runs]
-        results = compute([t for ts in tasks for t in ts])
-        start = 0
-        for j, (run, ts) in enumerate(zip(runs, tasks)):
-            cv_mse = run.finish_pass(results[start:start + len(ts)])
-            start += len(ts)
-            if progress:
-                progress.line(f"{f'fit {j + 1}/{len(runs)}: ' if bag else ''}pass "
-                              f"{k + 1}/{n_passes}: {run.weights.shape[0]} features, "
-                              f"nu {run.nu_used:.3g}"
-                              + (f", the first {run.steps} steps of each descent kept"
-                                 if run.steps is not None else ""),
-                              error=float(cv_mse.mean(axis=0).min()) if cv_mse is not None
-                              else None)
-
-
-class _GFCRun:
-    """The state of one GFC fit between passes (:func:`_gfc_fits`).
-
-    Draws from ``rng`` in :func:`gfc`'s order: the folds of nu (when
-    cross-validated on random folds), then per pass the subsamples and the
-    descents' seeds (:meth:`pass_tasks`).
-    """
-
-    def __init__(self, X, y, rng, opts, progress=None, label=""):
-        m, d = X.shape
-        self.X, self.y, self.rng, self.opts = X, y, rng, opts
-        self.progress, self.label = progress, label
-        self.weights = np.empty((0, d))
-        self.f = np.full(m, y.mean())
-        self.n_constructed = self.n_pruned = 0
-        self.cv_folds = (fold_ids(m, min(opts["cv_folds"], m), rng)
-                         if opts["nu"] is None and opts["splits"] is None else None)
-        self.a = self.nu_used = self.cv_mse = self.steps = None
-
-    def pass_tasks(self):
-        """The descents of the next pass (Algorithm 2, lines 3-4), as tasks."""
-        o, progress, label = self.opts, self.progress, self.label
-        n = o["n_workers"]
-        samples = _draw_samples(self.X.shape[0], self.rng, n, o["size"], o["subsample"])
-        seeds = spawn_seeds(self.rng, n)
-        return [
-            _DescentTask(self.X[S], self.y[S], self.f[S], o["max_steps"], o["eps"],
-                         o["n_folds"], seed,
-                         None if progress is None else (progress, f"{label}worker {j + 1}/{n}"),
-                         o["init_scale"])
-            for j, (S, seed) in enumerate(zip(samples, seeds))
-        ]
-
-    def finish_pass(self, results):
-        """Lines 5-7 from the pass's descents; returns the nu CV errors (or None)."""
-        o = self.opts
-        new = [r.weights for r in results]
-        weights = np.vstack([self.weights, *new])
-        with shared_blas_limit(1):
-            (self.weights, self.a, self.f, self.nu_used, n_new, n_cut, self.cv_mse,
-             self.steps) = _amplitude_fit(self.X, self.y, weights, new, o["nu"],
-                                          self.cv_folds, o["splits"], o["nu_grid"], o["eta"],
-                                          o["stopping"])
-        self.n_constructed += n_new
-        self.n_pruned += n_cut
-        return self.cv_mse
-
-    def result(self) -> GFCResult:
-        L, a = self.weights.shape[0], self.a
-        return GFCResult(
-            weights=self.weights, intercept=float(a[0]), coef_cos=a[1:L + 1].copy(),
-            coef_sin=a[L + 1:].copy(), nu=float(self.nu_used), n_constructed=self.n_constructed,
-            n_pruned=self.n_pruned, train_rmse=float(np.sqrt(np.mean((self.f - self.y) ** 2))),
-            cv_mse=self.cv_mse, steps=self.steps,
-        )
-
-
-def _check_splits(cv, X, y):
-    """``cv`` as validated ``(train, test)`` pairs: an explicit list, or via :func:`cv_splits`."""
-    if isinstance(cv, (list, tuple)):
-        m = X.shape[0]
-        out = []
-        for k, pair in enumerate(cv):
-            try:
-                train, test = (np.asarray(part) for part in pair)
-            except (TypeError, ValueError):
-                raise ValueError(f"cv must be None, an int, a splitter or a list of "
-                                 f"(train, test) index pairs; item {k} is {pair!r}") from None
-            for part in (train, test):
-                if part.size == 0 or part.min() < 0 or part.max() >= m:
-                    raise ValueError(f"cv: fold {k} is empty or indexes rows outside 0..{m - 1}")
-            out.append((train.astype(np.int64), test.astype(np.int64)))
-        if not out:
-            raise ValueError("cv produced no folds")
-        return out
-    return cv_splits(cv, X, y)
-
-
-def _amplitude_fit(X, y, weights, new, nu, cv_folds, splits, nu_grid, eta, stopping="eps"):
-    """Lines 5-7 of a pass: the amplitudes of all features, nu, the cut-off.
-
-    With ``stopping="cv"`` (and ``nu`` not given) only the first s steps of
-    every descent of the pass enter, s chosen with nu (:func:`_choose_steps_nu`).
-    Returns ``(weights, amplitudes, model values, nu, constructed, pruned,
-    fold errors of the kept features or None, s or None)``.
-
-    Runs with one BLAS thread (the caller's limit), as the descents do: its
-    Grams and eigendecompositions are a few hundred columns wide, where
-    OpenBLAS's threads cost more in start-up and synchronisation than they
-    save (several times slower on a 2-core machine).
-    """
-    A = gfc_design(X, weights)
-    cv_mse = steps = None
-    n_new = sum(len(w) for w in new)
-    if nu is not None:
-        nu_used = nu
-    elif stopping == "cv":
-        step = _step_index(weights.shape[0], new)
-        prefixes = [_prefix_columns(step, s) for s in range(1, max(len(w) for w in new) + 1)]
-        if splits is None:  # gfc's random folds: the lowest mean error, as _best_nu
-            folds = [(np.flatnonzero(cv_folds != j), np.flatnonzero(cv_folds == j))
-                     for j in range(int(cv_folds.max()) + 1)]
-            tables = [t.mean(axis=0) for t in _ridge_cv_prefixes(A, y, nu_grid, folds,
-                                                                 prefixes)]
-            base = None
-        else:
-            tables = _ridge_cv_prefixes(A, y, nu_grid, splits, prefixes)
-            base = [float(np.mean((y[te] - y[tr].mean()) ** 2)) for tr, te in splits]
-        steps, nu_used = _choose_steps_nu(tables, base, nu_grid)
-        cv_mse = None if splits is None else tables[steps - 1]
-        kept = step < steps
-        if not kept.all():
-            weights, A = weights[kept], A[:, prefixes[steps - 1]]
-    elif splits is None:
-        nu_used = _best_nu(A, y, nu_grid, cv_folds)
-    else:
-        cv_mse = _ridge_cv_splits(A, y, nu_grid, splits)
-        base = [float(np.mean((y[te] - y[tr].mean()) ** 2)) for tr, te in splits]
-        nu_used = _choose_nu(cv_mse, base, nu_grid)
-    a = ridge_solve(A.T @ A, A.T @ y, nu_used)
-    L = weights.shape[0]
-    keep, cols = _kept_columns(a, L, eta)
-    # line 7: the model on the kept features (pruned amplitudes are below eta)
-    f = A[:, cols] @ a[cols]
-    return (weights[keep], a[cols], f, nu_used, n_new, int(L - keep.sum()), cv_mse, steps)
-
-
-def _step_index(n_weights, new) -> np.ndarray:
-    """Greedy step of every spectrum of ``vstack([earlier, *new])``: -1 for the
-    earlier passes' (always kept), 0, 1, ... along each descent of ``new``."""
-    n_old = n_weights - sum(len(w) for w in new)
-    return np.concatenate([np.full(n_old, -1, np.int64)]
-                          + [np.arange(len(w), dtype=np.int64) for w in new])
-
-
-def _prefix_columns(step, s) -> np.ndarray:
-    """Columns of ``[1, cos, sin]`` (:func:`gfc_design`) of the spectra with ``step < s``."""
-    idx = np.flatnonzero(step < s)
-    return np.concatenate([[0], 1 + idx, 1 + step.size + idx])
-
-
-def _choose_steps_nu(tables, baseline, nu_grid):
-    r"""``(s, nu)`` of ``stopping="cv"`` from the fold errors of every prefix.
-
-    ``tables[s - 1]`` holds the errors of the features of the first s steps
-    of every descent: ``(n_folds, len(nu_grid))`` per fold with explicit
-    folds (``baseline`` their mean-prediction errors), chosen by
-    :data:`NU_RULE` of :func:`rflite._core.selection.choose` with the grid ordered from
-    the simplest model (fewer steps, then larger :math:`\nu`), the rule that
-    chooses :math:`\nu` alone (:func:`_choose_nu`); or ``(len(nu_grid),)``
-    mean errors over :func:`gfc`'s random folds (``baseline`` None), the
-    lowest (fewer steps, then smaller :math:`\nu`, on ties, as
-    :func:`_best_nu`).
-    """
-    n_nu = nu_grid.size
-    if baseline is None:
-        flat = np.concatenate([np.asarray(t, dtype=float) for t in tables])
-        flat = np.where(np.isfinite(flat), flat, np.inf)
-        s, j = divmod(int(np.argmin(flat)), n_nu)
-        return s + 1, float(nu_grid[j])
-    c = choose(np.concatenate([t[:, ::-1] for t in tables], axis=1), rule=NU_RULE,
-               baseline=baseline)
-    s, j = divmod(c.index, n_nu)
-    return s + 1, float(nu_grid[n_nu - 1 - j])
-
-
-def _draw_samples(m, rng, n_workers, size, subsample):
-    """Row indices of a pass's descents (line 3): disjoint parts of one shuffle, or
-    independent draws of ``size`` rows without replacement (``subsample`` given)."""
-    if subsample is None:
-        perm = rng.permutation(m)
-        return [np.sort(perm[j * size:(j + 1) * size]) for j in range(n_workers)]
-    return [np.sort(rng.choice(m, size, replace=False)) for _ in range(n_workers)]
-
-
-def _choose_nu(cv_mse, baseline, nu_grid) -> float:
-    """:data:`NU_RULE` over the folds' errors ``(n_folds, len(nu_grid))``: the
-    one-prefix case of :func:`_choose_steps_nu` (largest nu first)."""
-    return _choose_steps_nu([cv_mse], baseline, nu_grid)[1]
-
-
-def _kept_columns(a, L, eta):
-    """Line 6: features with amplitude at least ``eta`` (at least one): ``(keep, cols)``,
-    ``cols`` the kept columns of ``[1, cos, sin]``."""
-    amp = np.hypot(a[1:L + 1], a[L + 1:])
-    keep = amp >= eta
-    if not keep.any():
-        keep[np.argmax(amp)] = True
-    return keep, np.concatenate([[0], 1 + np.flatnonzero(keep), 1 + L + np.flatnonzero(keep)])
-
-
-def gfc_design(X, weights) -> np.ndarray:
-    """Design matrix ``[1, cos(X W^T), sin(X W^T)]`` (m x (2L + 1)) of GFC features."""
-    X = check_array(X, "X", ndim=2)
-    weights = check_array(weights, "weights", ndim=2, min_rows=0)
-    if weights.shape[1] != X.shape[1]:
-        raise ValueError(f"weights must have {X.shape[1]} columns, got shape {weights.shape}")
-    Z = X @ weights.T
-    return np.hstack([np.ones((X.shape[0], 1)), np.cos(Z), np.sin(Z)])
-
-
-def ridge_cv(A, y, nus, folds) -> np.ndarray:
-    r"""k-fold cross-validated MSE of ridge regression for every :math:`\nu` in ``nus``.
-
-    For fold :math:`j`, :math:`a_j(\nu) = (A_{-j}^\top A_{-j} + \nu I)^{-1}
-    A_{-j}^\top y_{-j}` from one eigendecomposition of the training Gram
-    :math:`A^\top A - A_j^\top A_j`, so each extra :math:`\nu` costs
-    :math:`O(n^2)`.  Returns the mean over folds of the held-out MSE,
-    shape ``(len(nus),)``.
-    """
-    A = check_array(A, "A", ndim=2)
-    y = check_array(y, "y", ndim=1)
-    nus = np.atleast_1d(check_array(nus, "nus", ndim=(0, 1)))
-    if np.any(nus <= 0):
-        raise ValueError(f"nus must be positive, got {nus}")
-    folds, k = _check_folds(folds, A.shape[0])
-    G = A.T @ A
-    r = A.T @ y
-    err = np.zeros(nus.size)
-    for j in range(k):
-        idx = np.flatnonzero(folds == j)
-        Aj, yj = A[idx], y[idx]
-        e, V = scipy.linalg.eigh(G - Aj.T @ Aj, check_finite=False)
-        e = np.maximum(e, 0.0)
-        proj = V.T @ (r - Aj.T @ yj)
-        pred = (Aj @ V) @ (proj[:, None] / (e[:, None] + nus[None, :]))
-        err += np.mean((pred - yj[:, None]) ** 2, axis=0)
-    return err / k
-
-
-def _ridge_cv_prefixes(A, y, nus, splits, prefixes) -> list:
-    """:func:`_ridge_cv_splits` on the columns of every prefix (``stopping="cv"``).
-
-    One training Gram matrix per fold serves every prefix, whose own Gram is
-    its principal block (for all columns: the matrix itself, so those errors
-    are :func:`_ridge_cv_splits`'s); no copy of ``A``'s columns is kept.
-    Returns one ``(n_folds, len(nus))`` array per prefix.
-    """
-    out = [np.empty((len(splits), nus.size)) for _ in prefixes]
-    for k, (tr, te) in enumerate(splits):
-        At = A[tr]
-        G, r, Ae = At.T @ At, At.T @ y[tr], A[te]
-        del At
-        for table, cols in zip(out, prefixes):
-            full = cols.size == A.shape[1]
-            e, V = scipy.linalg.eigh(G if full else G[np.ix_(cols, cols)], check_finite=False)
-            e = np.maximum(e, 0.0)
-            proj = V.T @ (r if full else r[cols])
-            pred = ((Ae if full else Ae[:, cols]) @ V) @ (proj[:, None]
-                                                         / (e[:, None] + nus[None, :]))
-            table[k] = np.mean((pred - y[te][:, None]) ** 2, axis=0)
-    return out
-
-
-def _ridge_cv_splits(A, y, nus, splits) -> np.ndarray:
-    """Validation MSE ``(n_folds, len(nus))`` of ridge on ``A`` for explicit splits.
-
-    As :func:`ridge_cv` (one eigendecomposition per fold serves every
-    :math:`\nu`), with any ``(train, test)`` pairs instead of fold ids: the
-    one-prefix case of :func:`_ridge_cv_prefixes` (all columns).
-    """
-    return _ridge_cv_prefixes(A, y, nus, splits, [np.arange(A.shape[1])])[0]
 
 
 def rff_ridge_cv(X, y, *, n_features=100, measure="gaussian", bandwidths=BANDWIDTHS,
@@ -1124,134 +679,16 @@ class GFCRegressor(RandomFeatureModel):
         ``executor`` (optional) overrides the constructor's for this fit
         only and is not stored (a live executor or Dask client belongs here).
         """
-        from rflite._core.validation import check_sample_weight
-
-        if is_dask_array(X):
-            return self._fit_dask(X, y, sample_weight, executor=executor)
-        X_raw, y_raw = X, y
-        X, Y, w = self._validate_fit(X, y, sample_weight)
-        if X.shape[0] < 2 and (w is None or w.sum() < 2):
-            raise ValueError(f"X must have at least 2 samples (rows of positive weight) for "
-                             f"GFCRegressor, got n_samples={X.shape[0]}")
-        check_choice(self.stopping, "stopping", STOPPINGS)
-        n_workers = check_int(self.n_workers, "n_workers", minimum=1)
-        max_steps = check_int(self.max_steps, "max_steps", minimum=1)
-        check_int(self.n_folds, "n_folds", minimum=2)
-        # folds for nu on the rows as given (zero weights included), then
-        # followed through the dropped, repeated and reordered rows
-        splits = None
-        if self.nu is None and self.cv is not None:
-            X_arr, y_arr = np.asarray(X_raw), np.asarray(y_raw)
-            n_raw = X_arr.shape[0]
-            cv = self.cv
-            if isinstance(cv, numbers.Integral) and not isinstance(cv, bool):
-                check_cv(cv)  # the error names cv
-                cv = min(int(cv), n_raw)  # at most one fold per row
-            splits = _check_splits(cv, X_arr, y_arr)
-            w_raw = check_sample_weight(sample_weight, n_raw)
-        X, Y = self._repeat_rows(X, Y, w)
-        order = _canonical_order(X, Y)
-        X, Y = np.ascontiguousarray(X[order]), Y[order]
-        if splits is not None:
-            splits = _follow_splits(splits, w_raw, order)
-        m = X.shape[0]
-        self.n_workers_ = min(n_workers, max(1, m // ROWS_PER_WORKER))
-        size = m // self.n_workers_ if self.subsample is None else min(
-            check_int(self.subsample, "subsample", minimum=1), m)
-        self.max_steps_ = min(max_steps, max(1, size // ROWS_PER_STEP))
-        _, Yc, _, y_mean = self._center_and_weight(None, Y, None)
-        ex = self.executor if executor is None else executor
-        guard = check_bool(self.mean_guard, "mean_guard") and m >= GUARD_MIN_ROWS
-        n_estimators = check_int(self.n_estimators, "n_estimators", minimum=1)
-        bags, guarded, guard_mse = [], [], []
-        for k in range(Yc.shape[1]):
-            if guard:
-                mse = self._guard_errors(X, Yc[:, k], splits is not None, ex, n_estimators)
-                guard_mse.append(mse)
-                if mse[0] >= mse[1]:
-                    # the constructed features lose to the mean on held-out rows
-                    bags.append([_intercept_only(X.shape[1], Yc[:, k])])
-                    guarded.append(True)
-                    continue
-            guarded.append(False)
-            bags.append(_gfc_fits(
-                X, Yc[:, k], _bag_rngs(self._rng(), n_estimators), n_passes=self.n_passes,
-                max_steps=self.max_steps_, n_workers=self.n_workers_, nu=self.nu,
-                eta=self.eta, eps=self.eps, n_folds=self.n_folds, subsample=self.subsample,
-                cv=splits, nu_grid=NU_GRID_ESTIMATOR, init_scale=GFC_INIT_SCALE,
-                stopping=self.stopping, executor=ex, verbose=self.verbose))
-        return self._store(bags, guarded, guard, guard_mse, y_mean)
+        return _fit_gfc(self, X, y, sample_weight, executor=executor)
 
     def _store(self, bags, guarded, guard, guard_mse, y_mean):
-        """Set the fitted attributes from one bag (a list of :class:`GFCResult`,
-        averaged) per output (also the Dask fit)."""
-        # stack every fit's features into one map: columns [cos(X W^T), sin(X W^T)]
-        W = np.concatenate([r.weights for bag in bags for r in bag], axis=0)
-        L = W.shape[0]
-        supports, coefs = [], []
-        start = 0
-        for bag in bags:
-            lk = sum(r.weights.shape[0] for r in bag)
-            idx = np.arange(start, start + lk)
-            supports.append(np.concatenate([idx, idx + L]))
-            # the bag's model is the mean of its fits' models
-            coefs.append(np.concatenate([r.coef_cos for r in bag] + [r.coef_sin for r in bag])
-                         / len(bag))
-            start += lk
-        one = getattr(self, "_one_d", True)
-        results = [bag[0] for bag in bags]
-        self.result_ = results[0] if one else results
-        self.results_ = bags[0] if one else bags
-        self.weights_ = W
-        nus = [bag[0].nu if len(bag) == 1 else tuple(r.nu for r in bag) for bag in bags]
-        self.nu_ = nus[0] if one else nus
-        steps = [None if bag[0].steps is None else bag[0].steps if len(bag) == 1
-                 else tuple(r.steps for r in bag) for bag in bags]
-        self.steps_ = steps[0] if one else steps
-        self.guarded_ = guarded[0] if one else guarded
-        self.guard_mse_ = None if not guard else (guard_mse[0] if one else guard_mse)
-        self.cv_results_ = None
-        if results[0].cv_mse is not None:
-            S = results[0].cv_mse
-            k = S.shape[0]
-            self.cv_results_ = {
-                "nu": NU_GRID_ESTIMATOR.copy(), "mean_test_mse": S.mean(axis=0),
-                "std_test_mse": S.std(axis=0),
-                "se_test_mse": S.std(axis=0, ddof=1) / np.sqrt(k) if k > 1 else
-                np.zeros(S.shape[1]),
-                "fold_test_mse": S,
-            }
-        intercepts = y_mean + np.array([np.mean([r.intercept for r in bag]) for bag in bags])
-        self._finish(_fourier_map(W), supports, coefs, None, intercepts)
-        # GFC's model keeps every constructed column (the bias carries the offset)
-        return self
-
-    def _guard_errors(self, X, y, use_cv, executor, n_estimators):
-        """``(gfc, mean)`` held-out MSEs of the guard: the bag of GFC fits on 80 % of the rows."""
-        from rflite._core.folds import holdout_split
-
-        rng = self._rng()
-        tr, va = holdout_split(X.shape[0], GUARD_FRACTION, rng)
-        pred = np.zeros(va.size)
-        for res in _gfc_fits(X[tr], y[tr], _bag_rngs(rng, n_estimators),
-                             **self._guard_settings(tr.size, use_cv), executor=executor):
-            a = np.concatenate([[res.intercept], res.coef_cos, res.coef_sin])
-            pred += gfc_design(X[va], res.weights) @ a / n_estimators
-        out = (float(np.mean((pred - y[va]) ** 2)), float(np.mean((y[tr].mean() - y[va]) ** 2)))
-        self._report_guard(out)
-        return out
+        """Set the fitted attributes from one bag of :class:`GFCResult` per output
+        (also the Dask fit); returns ``self``."""
+        return _store_bags(self, bags, guarded, guard, guard_mse, y_mean)
 
     def _guard_settings(self, m, use_cv, nu=None, eps=None):
         """Keyword arguments of the guard's GFC fit on its ``m`` training rows (also on Dask)."""
-        n_workers = min(self.n_workers_, max(1, m // ROWS_PER_WORKER))
-        size = m // n_workers if self.subsample is None else min(int(self.subsample), m)
-        return dict(n_passes=self.n_passes,
-                    max_steps=min(self.max_steps_, max(1, size // ROWS_PER_STEP)),
-                    n_workers=n_workers, nu=self.nu if nu is None else nu, eta=self.eta,
-                    eps=self.eps if eps is None else eps, n_folds=self.n_folds,
-                    subsample=None if self.subsample is None else size,
-                    cv=min(5, m) if use_cv else None, nu_grid=NU_GRID_ESTIMATOR,
-                    init_scale=GFC_INIT_SCALE, stopping=self.stopping)
+        return _guard_settings(self, m, use_cv, nu, eps)
 
     def _report_guard(self, out):
         # the guard's own greedy steps are not printed: one summary line
@@ -1288,51 +725,6 @@ class GFCRegressor(RandomFeatureModel):
 
 
 # ------------------------------------------------------------------ private
-def _intercept_only(d, y) -> GFCResult:
-    """The guard's model: no features, the mean of ``y`` as intercept."""
-    empty = np.zeros(0)
-    return GFCResult(weights=np.zeros((0, d)), intercept=float(y.mean()), coef_cos=empty,
-                     coef_sin=empty, nu=float("nan"), n_constructed=0, n_pruned=0,
-                     train_rmse=float(np.sqrt(np.mean((y - y.mean()) ** 2))), cv_mse=None)
-
-
-def _bag_rngs(rng, n) -> list:
-    """Generators of a bag's ``n`` fits: ``rng`` itself for the first (so one fit is
-    :func:`gfc` with ``rng``) and streams spawned from a copy of it for the others
-    (``rng`` is not advanced by the spawning)."""
-    if n == 1:
-        return [rng]
-    twin = np.random.Generator(copy.deepcopy(rng.bit_generator))
-    return [rng] + spawn_streams(twin, n - 1)
-
-
-def _follow_splits(splits, w, order):
-    """``(train, test)`` pairs over the given rows, mapped to the fitted rows.
-
-    The fit drops zero-weight rows, repeats a row of weight k k times
-    (adjacent) and then reorders the rows by ``order``; each copy of a row
-    stays in its row's part.  Folds left with an empty part are dropped.
-    """
-    n = len(w) if w is not None else None
-    if w is None:
-        owner = np.arange(order.size)
-    else:
-        keep = w > 0
-        reps = np.rint(w[keep]).astype(np.int64)
-        owner = np.repeat(np.flatnonzero(keep), reps)  # given row of every repeated row
-    owner = owner[order]  # given row of every fitted row
-    out = []
-    for train, test in splits:
-        tr = np.flatnonzero(np.isin(owner, train))
-        te = np.flatnonzero(np.isin(owner, test))
-        if tr.size and te.size:
-            out.append((tr, te))
-    if not out:
-        raise ValueError(f"cv: no fold keeps rows of positive weight on both sides "
-                         f"({n if n is not None else order.size} rows)")
-    return out
-
-
 def _rff_cv_task(task) -> np.ndarray:
     """CV errors over the ``nus`` of one bandwidth (module level, for executors)."""
     X, y, W, nus, folds = task
@@ -1345,16 +737,6 @@ def _spectral_sample(measure, rng, size):
     if measure == "laplace":
         return rng.laplace(0.0, 1.0, size)
     return rng.standard_cauchy(size)
-
-
-def _fourier_map(weights) -> FeatureMap:
-    L, d = weights.shape
-    supports = np.tile(np.arange(d, dtype=np.int64), (L, 1))
-    return FeatureMap(supports, weights, np.zeros(L), "fourier", d)
-
-
-def _best_nu(A, y, nus, folds) -> float:
-    return float(nus[np.argmin(ridge_cv(A, y, nus, folds))])
 
 
 def _warmup():

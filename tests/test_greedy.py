@@ -343,16 +343,16 @@ def test_amplitude_fit_runs_with_one_blas_thread(monkeypatch):
     were 2-9x slower on the shared 2-core machine (no timing here)."""
     from threadpoolctl import threadpool_info
 
-    from rflite import greedy
+    from rflite._gfc import amplitudes  # where the amplitude fit reads gfc_design
 
     seen = []
-    real = greedy.gfc_design
+    real = amplitudes.gfc_design
 
     def spy(X, weights):
         seen.append([i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"])
         return real(X, weights)
 
-    monkeypatch.setattr(greedy, "gfc_design", spy)
+    monkeypatch.setattr(amplitudes, "gfc_design", spy)
     X, y = _gfc_problem()
     gfc(X, y, n_workers=2, max_steps=2, rng=0)
     assert seen and all(threads and set(threads) == {1} for threads in seen)

@@ -11,7 +11,8 @@ SPLITS = {
                     "rflite._imp.select", "rflite._imp.fit", "rflite._imp.cv"), True),
     "rflite.metropolis": (("rflite._arff.chain", "rflite._arff.estimator",
                            "rflite._arff.standardize"), True),
-    "rflite.greedy": (("rflite._gfc.descent",), True),
+    "rflite.greedy": (("rflite._gfc.descent", "rflite._gfc.amplitudes", "rflite._gfc.passes",
+                       "rflite._gfc.estimator"), True),
     "rflite.htp": (("rflite._htp.select",), True),
     "rflite.features": (("rflite._features.fill",), True),
     "rflite._dask.backend": (("rflite._dask.operator",), True),
@@ -79,7 +80,7 @@ def test_every_dask_module_imports_first(name):
     ("rflite.imp", ("SHRIMPPath", "prune_counts", "SHRIMPSelection", "select_shrimp")),
     ("rflite.metropolis", ("ARFFResult", "Standardizer")),
     ("rflite.bp", ("BPDNPath", "bpdn_path")),
-    ("rflite.greedy", ("DescentResult", "fold_ids")),
+    ("rflite.greedy", ("DescentResult", "fold_ids", "GFCResult", "gfc_design", "ridge_cv")),
     ("rflite.theory", ("RIPEstimate",)),
 ])
 def test_public_names_defined_in_private_modules_name_the_public_one(public, names):

@@ -172,12 +172,14 @@ def test_tall_subsamples_equal_in_memory_with_the_same_shuffle(sync, data, monke
     position ranges of a keyed bijection evaluated chunk by chunk: the in-memory
     fit whose permutations are that bijection's order."""
     import rflite._core.folds
+    import rflite._gfc.passes
     import rflite.greedy
 
     X, y = data
     monkeypatch.setattr(_dask_split, "CLIENT_SPLIT_MAX_ROWS", 0)
     est = GFCRegressor(**KW).fit(*_dask(X, y, 170))
-    for module in (rflite.greedy, rflite._core.folds):
+    # every module whose check_rng draws the fit's subsamples or hold-out rows
+    for module in (rflite.greedy, rflite._gfc.passes, rflite._core.folds):
         check = module.check_rng
         monkeypatch.setattr(module, "check_rng", lambda r, *a, _c=check, **k: _FeistelGenerator(
             _c(r, *a, **k).bit_generator))

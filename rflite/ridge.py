@@ -384,13 +384,13 @@ class RandomFeatureRidge(RandomFeatureModel):
         lam = None if grid is not None else self._check_lam()
         scales = self._scales()
         if not isinstance(scales, float):
-            scales = check_grid(scales, "scales")
+            scales = check_grid(scales, "scales", order="ascending")
             if np.any(scales <= 0):
                 raise ValueError(f"scales must be > 0, got {self._scales()!r}")
         if grid is not None:
             from rflite._core.parallel import check_executor
 
-            grid = check_grid(grid, "lams")
+            grid = check_grid(grid, "lams", order="descending")
             rule = self._rule()
             check_executor(self._n_jobs())
         progress = Progress(getattr(self, "verbose", False), self._progress_name())

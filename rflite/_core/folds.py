@@ -24,6 +24,11 @@ class KFold:
         if not isinstance(n_splits, numbers.Integral) or isinstance(n_splits, bool) \
                 or n_splits < 2:
             raise ValueError(f"n_splits must be an int >= 2, got {n_splits!r}")
+        if not shuffle and random_state is not None:
+            raise ValueError(
+                f"random_state={random_state!r} has no effect with shuffle=False (KFold's "
+                "folds are then consecutive rows): leave random_state=None or set "
+                "shuffle=True")
         self.n_splits = int(n_splits)
         self.shuffle = bool(shuffle)
         self.random_state = random_state

@@ -230,8 +230,15 @@ def fold_baseline(Y, w, train, test) -> float:
                         None if w is None else w[test])
 
 
-def check_grid(values, name, *, minimum=0.0, integer=False):
-    """A non-empty 1-d grid of finite values ``>= minimum``; ``ValueError`` names ``name``."""
+def check_grid(values, name, *, minimum=0.0, integer=False, order=None):
+    """A non-empty 1-d grid of finite values ``>= minimum``; ``ValueError`` names ``name``.
+
+    ``order`` (``"ascending"`` or ``"descending"``) sorts the grid for the
+    selection rules, which read the grid from the simplest model on (ties and
+    the ``"1se"`` rule go to the first point): a penalty grid is simplest
+    first when descending, a feature-scale grid when ascending.  ``None``
+    keeps the order given.
+    """
     try:
         arr = np.asarray(values, dtype=float).ravel()
     except (TypeError, ValueError):
@@ -242,5 +249,11 @@ def check_grid(values, name, *, minimum=0.0, integer=False):
     if integer:
         if not np.all(arr == np.round(arr)):
             raise ValueError(f"{name} must hold integers, got {values!r}")
-        return arr.astype(np.int64)
+        arr = arr.astype(np.int64)
+    if order == "ascending":
+        return np.sort(arr)
+    if order == "descending":
+        return np.sort(arr)[::-1]
+    if order is not None:
+        raise ValueError(f"order must be 'ascending', 'descending' or None, got {order!r}")
     return arr

@@ -309,7 +309,7 @@ def fit_ridge(est, X, y, sample_weight=None):
     if grid is not None:
         from rflite._core.parallel import check_executor
 
-        grid = check_grid(grid, "lams")
+        grid = check_grid(grid, "lams", order="descending")
         rule = est._rule()
         check_executor(est._n_jobs())  # validated as in memory; unused on Dask
         lam = float(grid.max())

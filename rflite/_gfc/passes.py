@@ -122,6 +122,8 @@ def _gfc_fits(X, y, rngs, *, n_passes=1, max_steps=20, n_workers=5, nu=None, eta
     nu_grid = check_array(nu_grid, "nu_grid", ndim=1)
     if nu_grid.size == 0 or np.any(nu_grid <= 0):
         raise ValueError(f"nu_grid must be a non-empty array of positive floats, got {nu_grid}")
+    # ascending, as the choice of nu reads it (ties go to the larger, simpler nu)
+    nu_grid = np.sort(nu_grid)
     X = np.ascontiguousarray(X)
     splits = None
     if nu is None and cv is not None:

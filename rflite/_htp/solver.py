@@ -2,7 +2,7 @@
 
 The iteration of Saha, Schaeffer & Tran (2023), Algorithm 1, on any operator
 with products ``A c`` and ``A^* r`` (dense arrays, :class:`rflite.FeatureOperator`
-and SciPy ``LinearOperator``\ s); the maths is in :mod:`rflite.htp`, which
+and SciPy linear operators); the maths is in :mod:`rflite.htp`, which
 re-exports the public names.  An operator over the rows of a Dask array is
 solved by the Dask backend through :mod:`rflite._core.backend`.
 """

@@ -59,7 +59,6 @@ root_doc = "index"
 # -- autodoc / autosummary / numpydoc -----------------------------------------
 autosummary_generate = True
 autosummary_imported_members = False
-autodoc_default_options = {"members": False}
 autodoc_typehints = "none"
 autodoc_inherit_docstrings = False
 numpydoc_show_class_members = False
@@ -102,5 +101,6 @@ sphinx_gallery_conf = {
 
 # Results tables (docs/_ext/rflite_results.py): JSON files under results/ at the
 # repository root, and optional hand-made includes under docs/_generated/.
-rflite_results_dir = str(ROOT / "results")
+# RFLITE_DOCS_RESULTS points elsewhere (e.g. to try a set of result files).
+rflite_results_dir = os.environ.get("RFLITE_DOCS_RESULTS", str(ROOT / "results"))
 rflite_generated_dir = str(DOCS / "_generated")

@@ -4,7 +4,7 @@
     ``autosummary`` list of the API reference sources (``docs/api/*.rst``).
     "Public" is the module's ``__all__`` (every public module defines one).
 (b) Every public docstring (functions, classes, warnings, and the public
-    methods and properties a class defines) parses with numpydoc and its
+    methods and properties of the classes, inherited ones included) parses with numpydoc and its
     numpydoc rendering parses as reStructuredText without errors or warnings
     (docutils ``report_level`` 2, see ``REPORT_LEVEL``; Sphinx roles and
     directives stubbed).  Skipped
@@ -151,10 +151,20 @@ def _docstring_objects():
             seen.add(id(obj))
             out.append((f"{module_name}.{name}", obj))
             if inspect.isclass(obj) and not issubclass(obj, BaseException):
-                for attr, member in vars(obj).items():
-                    if attr.startswith("_") or not (inspect.isfunction(member)
-                                                    or isinstance(member, property)):
+                # the class pages show inherited members too (autosummary
+                # template ``class.rst``): check each rflite-defined one once
+                for attr in dir(obj):
+                    if attr.startswith("_"):
                         continue
+                    member = inspect.getattr_static(obj, attr)
+                    if isinstance(member, (staticmethod, classmethod)):
+                        member = member.__func__
+                    func = member.fget if isinstance(member, property) else member
+                    if not inspect.isfunction(func) or id(func) in seen:
+                        continue
+                    if not getattr(func, "__module__", "").startswith("rflite"):
+                        continue
+                    seen.add(id(func))
                     if getattr(member, "__doc__", None):
                         out.append((f"{module_name}.{name}.{attr}", member))
     return out

@@ -9,6 +9,7 @@ Import single functions from the flat modules, e.g.
 from rflite._core.cache import NumbaCacheWarning, ensure_numba_cache
 
 ensure_numba_cache()
+NumbaCacheWarning.__module__ = __name__  # documented and shown as rflite's
 
 from rflite.features import (  # noqa: E402
     FeatureMap,

@@ -185,7 +185,7 @@ L. Condat, Fast projection onto the simplex and the l1 ball, Math. Program.
 158:575-585, 2016.
 A. Hashemi, H. Schaeffer, R. Shi, U. Topcu, G. Tran, R. Ward, Generalization
 bounds for sparse random feature expansions, Appl. Comput. Harmon. Anal. 2023.
-Y. Xie, R. Shi, H. Schaeffer, R. Ward, SHRIMP: Sparser random feature models
+Y. Xie, B. Shi, H. Schaeffer, R. Ward, SHRIMP: Sparser random feature models
 via iterative magnitude pruning, 2022, Def. 4 and Theorem 5.
 """
 
@@ -719,7 +719,7 @@ class SRFERegressor(AutoChoice, RandomFeatureModel):
     result_ : SRFEResult
         The full solver output (``result_.bpdn.n_iter``, ``stop_reason`` ...);
         a list over outputs for a 2-d ``y`` (each output an independent fit;
-        ``support_`` is the union, ``coef_`` (len(support_), n_targets)).
+        ``support_`` is the union, ``coef_`` ``(len(support_), n_targets)``).
     eta_ : float or ndarray (n_targets,)
         The ``eta`` used (chosen for ``"auto"``; one per output of a 2-d
         ``y``, each output being an independent fit with its own choice).

@@ -308,7 +308,7 @@ def gfc(X, y, *, n_passes=1, max_steps=20, n_workers=5, nu=None, eta=None, eps=0
        never picks a :math:`\nu` whose error on a fold exceeds ten times that
        of predicting the training mean);
     3. drop the features with amplitude :math:`\sqrt{(a_l^c)^2 + (a_l^s)^2} <
-       \eta` (at least one is kept) and set :math:`f = ` the current model (the
+       \eta` (at least one is kept) and set :math:`f` to the current model (the
        remaining amplitudes are not refitted, as in the paper).
 
     The descents are tasks for ``executor`` with per-task seeds from
@@ -473,7 +473,7 @@ def rff_ridge_cv(X, y, *, n_features=100, measure="gaussian", bandwidths=BANDWID
 
 # -------------------------------------------------------------------- model
 class GFCRegressor(RandomFeatureModel):
-    """Greedy feature construction regressor (Oglic and Gaertner 2016, Algorithm 2).
+    r"""Greedy feature construction regressor (Oglic and Gaertner 2016, Algorithm 2).
 
     ``fit`` runs :func:`gfc`; the fitted model is a ``"fourier"``
     :class:`~rflite.features.FeatureMap` (columns ``[cos(X W^T), sin(X W^T)]``,

@@ -224,7 +224,7 @@ class HARFERegressor(AutoChoice, RandomFeatureModel):
     feature_map_, support_, coef_, intercept_
         See :class:`rflite._base.RandomFeatureModel`.  For a 2-d ``y`` each
         output is an independent HARFE fit; ``support_`` is the union of the
-        supports and ``coef_`` has shape (len(support_), n_targets) (zero
+        supports and ``coef_`` has shape ``(len(support_), n_targets)`` (zero
         where an output does not use a column).
     s_, lam_
         The values used (the chosen ones for ``"auto"``); arrays with one

@@ -410,7 +410,7 @@ class SHRIMPRegressor(RandomFeatureModel):
 
     For a 2-d ``y`` each output is an independent fit (own path, step and
     refit, on the same features and split); ``support_`` is the union of the
-    supports and ``coef_`` has shape (len(support_), n_targets); ``path_``,
+    supports and ``coef_`` has shape ``(len(support_), n_targets)``; ``path_``,
     ``best_step_``, ``validation_mse_``, ``refit_`` and ``ridge_lam_`` are
     lists over outputs.
 

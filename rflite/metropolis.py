@@ -140,7 +140,7 @@ __all__ = [
 
 # setting PEAK_S_FACTOR here sets it where it is read (rflite._reexport)
 reexport(__name__, (_arff_chain, _arff_estimator, _arff_standardize),
-         public=(ARFFResult, Standardizer))
+         public=(ARFFResult, Standardizer, ParallelFallbackWarning))
 
 #: Estimator settings that run the paper's algorithms exactly, without the
 #: early-stopping defaults (all rows, no validation split, ``lam = 0.1``, the

@@ -42,19 +42,11 @@ PUBLIC_MODULES = (
     "rflite.greedy",
     "rflite.theory",
     "rflite.datasets",
+    "rflite.exceptions",
 )
 
 #: Docstrings that do not render yet, with the defect (see the module notes).
-KNOWN_BROKEN = {
-    "rflite.greedy.GFCRegressor":
-        "':math:`\\nu`' in a non-raw docstring: '\\n' breaks the line and the indentation",
-    "rflite.greedy.GFCResult":
-        "':math:`\\nu`' in a non-raw docstring: '\\n' breaks the line and the indentation",
-    "rflite.greedy.gfc": "':math:`f = `': role content ends with a space",
-    "rflite.htp.HARFERegressor": "bare 'support_' in running text is a hyperlink reference",
-    "rflite.bp.SRFERegressor": "bare 'support_' in running text is a hyperlink reference",
-    "rflite.imp.SHRIMPRegressor": "bare 'support_' in running text is a hyperlink reference",
-}
+KNOWN_BROKEN = {}
 
 
 def public_names(module_name: str) -> list[str]:

@@ -40,7 +40,7 @@ ETA_RELATIVE = 1e-6
 
 
 class GFCResult(NamedTuple):
-    """Result of :func:`~rflite.greedy.gfc` (Algorithm 2).
+    r"""Result of :func:`~rflite.greedy.gfc` (Algorithm 2).
 
     The model is ``intercept + cos(X W^T) @ coef_cos + sin(X W^T) @ coef_sin``.
 

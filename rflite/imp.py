@@ -449,7 +449,7 @@ class SHRIMPRegressor(RandomFeatureModel):
         The training box.
     target_scale_ : float or ndarray
         :math:`\max_i |y_i - \bar y|` per output (the yardstick of
-        :data:`MAGNITUDE_RATIO`).
+        :data:`GUARD_RATIO` and :data:`MAGNITUDE_RATIO`).
     target_mean_ : ndarray
         :math:`\bar y` per output, from which a prediction's deviation is
         measured (not the intercept: with centred features that is

@@ -477,3 +477,35 @@ def test_pure_noise_falls_back_to_the_mean():
         if b.refit_ == "mean":
             assert b.n_nonzero_ == 0 and b.intercept_ == pytest.approx(y.mean())
     assert kinds.count("mean") >= 3, kinds
+
+
+# ------------------------------------------------------- one criterion
+def _fitted_stub(coef, a_mean_S, scale):
+    """A fitted-model stand-in with what :func:`_warn_magnitude` reads."""
+    from types import SimpleNamespace
+
+    return SimpleNamespace(coef_=np.asarray(coef, dtype=float), support_=np.arange(len(coef)),
+                           target_scale_=scale, activation="sin", fit_intercept=True), \
+        np.asarray(a_mean_S, dtype=float)
+
+
+@pytest.mark.parametrize("factor,warns", [(1.001, False), (0.999, True)])
+def test_magnitude_warning_uses_the_guards_bound(factor, warns):
+    """At the guard's boundary: sum |c_j| (1 + |a_j|) just inside GUARD_RATIO x
+    the target scale accepts and does not warn; just outside, warns.  (The
+    warning used to bound |a_j| by 1 whatever the means, so a model with small
+    column means that the guard accepted warned.)"""
+    import warnings
+
+    from rflite._core.exceptions import MagnitudeWarning
+    from rflite._imp.guard import GUARD_RATIO, _magnitude_bound, _warn_magnitude
+
+    a = np.array([0.05, -0.1, 0.0])
+    c = np.array([3.0, -2.0, 1.0])
+    bound = _magnitude_bound(c, a, "sin")
+    scale = factor * bound / GUARD_RATIO  # the guard accepts when factor >= 1
+    est, a_S = _fitted_stub(c, a, scale)
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        _warn_magnitude(est, a_S)
+    assert any(issubclass(r.category, MagnitudeWarning) for r in rec) == warns

@@ -378,5 +378,5 @@ def fit_shrimp(est, X, y, sample_weight=None):
     est.dask_passes_ = passes
     est.dask_fit_seconds_ = time.perf_counter() - t0
     est._finish(fmap, supports, coefs, a_mean, y_mean)
-    _warn_magnitude(est)
+    _warn_magnitude(est, a_mean)
     return est

@@ -240,7 +240,7 @@ def fit_shrimpcv(est, X, y, sample_weight=None):
     est.refit_ = used[0] if one_d else used
     est.ridge_lam_ = lams[0] if one_d else lams
     est._finish(fm, supports, coefs, a_mean, y_mean)
-    _warn_magnitude(est)
+    _warn_magnitude(est, a_mean)
     est.n_models_ = 1
     if fit_intercept and not scores[:, best].mean() < baseline.mean():
         # no grid point beats predicting the training mean: the model is that mean

@@ -262,4 +262,4 @@ def _final_fit(est, X, Y, w, fmap, rate, t, pen, refit, splits):
     est.refit_ = used[0] if one else used
     est.ridge_lam_ = lams[0] if one else lams
     est._finish(fmap, supports, coefs, a_mean, y_mean)
-    _warn_magnitude(est)
+    _warn_magnitude(est, a_mean)

@@ -350,5 +350,5 @@ def _fit_finish(est, st, paths, refit, chosen=None):
     st.progress.line(
         f"chosen step {bests[0] if one else bests} refitted on all rows "
         f"({used[0] if one else ', '.join(used)})", error=float(np.mean(mses)))
-    _warn_magnitude(est)
+    _warn_magnitude(est, a_mean)
     return est

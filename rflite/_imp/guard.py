@@ -39,11 +39,10 @@ __all__ = ["AMPLIFICATION_MAX", "MAGNITUDE_RATIO", "GUARD_RATIO", "RIDGE_EXPONEN
 #: standardised inputs have condition numbers of 1e15 and more).
 AMPLIFICATION_MAX = 1e4
 
-#: :class:`~rflite._core.exceptions.MagnitudeWarning` threshold: a fitted model whose
-#: worst-case size :math:`\sum_j |c_j| \sup_x |\phi_j(x) - \bar a_j|` exceeds
-#: ``MAGNITUDE_RATIO`` times :math:`\max_i |y_i - \bar y|` (bounded
-#: activations), or a prediction with :math:`|\hat f(x) - \bar y|` above it, is
-#: out of proportion to the training targets.
+#: :class:`~rflite._core.exceptions.MagnitudeWarning` threshold of ``predict``: a
+#: prediction with :math:`|\hat f(x) - \bar y|` above ``MAGNITUDE_RATIO`` times
+#: :math:`\max_i |y_i - \bar y|` is out of proportion to the training targets
+#: (the fitted coefficients are held to :data:`GUARD_RATIO`).
 MAGNITUDE_RATIO = 100.0
 
 #: The guarded refit (``refit="auto"`` / ``"ridge"``) accepts only
@@ -54,7 +53,9 @@ MAGNITUDE_RATIO = 100.0
 #: looser bound lets cancelling coefficients through and the test MSE grows
 #: by orders of magnitude, while a smooth target that needs large cancelling
 #: coefficients (``propulsion``) loses accuracy under a tighter one.
-#: ``refit="min_norm"`` has no guard.
+#: ``refit="min_norm"`` has no guard.  The same bound decides the
+#: :class:`~rflite._core.exceptions.MagnitudeWarning` of a fitted model
+#: (:func:`_warn_magnitude`), so a model the guard accepted never warns.
 GUARD_RATIO = 100.0
 
 #: Ridge penalties tried by the guarded refit, relative to
@@ -533,22 +534,34 @@ def _mean_baseline(Y, w, tr, te) -> float:
     return float(np.average(r, weights=we))
 
 
-def _warn_magnitude(est) -> None:
-    """:class:`~rflite._core.exceptions.MagnitudeWarning` when a fitted model is out of proportion."""
-    C = est.coef_ if est.coef_.ndim == 2 else est.coef_[:, None]
-    scale = np.atleast_1d(est.target_scale_)
-    # |phi_j(x) - a_j| <= 1 + |a_j| <= 2 for features bounded by 1 (a_j, the
-    # column mean, is not stored; 2 bounds it)
+def _warn_magnitude(est, a_mean=None) -> None:
+    r""":class:`~rflite._core.exceptions.MagnitudeWarning` when a fitted model is out of proportion.
+
+    The guard's criterion (:func:`_out_of_proportion`): output k warns when
+    :math:`\sum_j |c_{jk}| (1 + |\bar a_j|)` (:func:`_magnitude_bound`)
+    exceeds :data:`GUARD_RATIO` times its ``target_scale_``.  ``a_mean``: the
+    column means the model was centred with (all columns); without them
+    (``fit_intercept`` but means unknown, e.g. averaged fold models) the
+    bound takes :math:`|\bar a_j| \le 1`, which holds for bounded features.
+    """
     if est.activation not in _BOUNDED:
         return
-    bound = 2.0 * np.abs(C).sum(axis=0) if getattr(est, "fit_intercept", False) \
-        else np.abs(C).sum(axis=0)
-    bad = bound > MAGNITUDE_RATIO * np.maximum(scale, 1e-300)
+    C = est.coef_ if est.coef_.ndim == 2 else est.coef_[:, None]
+    scale = np.atleast_1d(est.target_scale_)
+    if not getattr(est, "fit_intercept", False):
+        a_S = None
+    elif a_mean is None:
+        a_S = np.ones(C.shape[0])
+    else:
+        a_S = np.asarray(a_mean)[est.support_]
+    bound = np.array([_magnitude_bound(C[:, k], a_S, est.activation)
+                      for k in range(C.shape[1])])
+    bad = bound > GUARD_RATIO * np.maximum(scale, 1e-300)
     if np.any(bad):
         warnings.warn(
             f"{type(est).__name__}: the fitted function can reach {float(np.max(bound)):.3g} "
             f"(sum of |coef| x feature bound) against a largest training-target deviation "
-            f"of {float(np.max(scale)):.3g} (MAGNITUDE_RATIO={MAGNITUDE_RATIO:g}); the "
+            f"of {float(np.max(scale)):.3g} (GUARD_RATIO={GUARD_RATIO:g}); the "
             f"coefficients are out of proportion (refit={getattr(est, 'refit_', None)!r}: "
             "refit='auto' or 'ridge' guards against numerically singular refits)",
             MagnitudeWarning, stacklevel=3,

@@ -444,7 +444,9 @@ class SHRIMPRegressor(RandomFeatureModel):
         With ``q="auto"``: the validation MSE of each candidate q (the mean
         over outputs for a 2-d ``y``).
     train_indices_, validation_indices_ : int ndarray
-        Rows (after dropping zero weights) of the two parts.
+        Rows of ``X`` as passed in the two parts (sorted).  The split deals
+        the distinct rows of ``(X, y)``, so every copy of a repeated row lies
+        on its side; rows of zero weight are in neither.
     input_min_, input_max_ : (d,) ndarray
         The training box.
     target_scale_ : float or ndarray

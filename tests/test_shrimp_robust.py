@@ -509,3 +509,24 @@ def test_magnitude_warning_uses_the_guards_bound(factor, warns):
         warnings.simplefilter("always")
         _warn_magnitude(est, a_S)
     assert any(issubclass(r.category, MagnitudeWarning) for r in rec) == warns
+
+
+# ------------------------------------------------ indices of the rows of X
+def test_train_and_validation_indices_are_rows_of_x_as_passed():
+    """Permuting X permutes the indices with it; they index X, zero-weight rows
+    are in neither part, and copies of a row lie on one side."""
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (60, 3))
+    y = np.sin(2 * X[:, 0]) + X[:, 1]
+    X[7], y[7] = X[3], y[3]  # a repeated row
+    w = np.ones(60)
+    w[11] = 0.0
+    kw = dict(n_features=60, q=1, random_state=0)
+    a = imp.SHRIMPRegressor(**kw).fit(X, y, sample_weight=w)
+    perm = rng.permutation(60)
+    b = imp.SHRIMPRegressor(**kw).fit(X[perm], y[perm], sample_weight=w[perm])
+    assert_array_equal(np.sort(perm[b.train_indices_]), a.train_indices_)
+    assert_array_equal(np.sort(perm[b.validation_indices_]), a.validation_indices_)
+    both = np.concatenate([a.train_indices_, a.validation_indices_])
+    assert_array_equal(np.sort(both), np.setdiff1d(np.arange(60), [11]))
+    assert (3 in a.validation_indices_) == (7 in a.validation_indices_)

@@ -18,6 +18,7 @@ import warnings
 
 import numpy as np
 
+from rflite._core.folds import kept_rows
 from rflite._core.linalg import ridge_fit
 from rflite._core.progress import Progress
 from rflite._core.random import spawn_streams
@@ -171,11 +172,21 @@ def _check_regressor_params(est):
     return frac, refit
 
 
+def _rows_of(input_rows, distinct):
+    """The rows of ``X`` as passed whose distinct row is one of ``distinct`` (sorted)."""
+    inverse, kept = input_rows
+    rows = np.flatnonzero(np.isin(inverse, distinct))
+    return rows if kept is None else kept[rows]
+
+
 def _fit_setup(est, X, y, sample_weight):
     """Validation of :meth:`fit`: ``(X, Y, w, validation_fraction, refit)``, rows collapsed."""
+    kept = kept_rows(sample_weight)
     X, Y, w = est._validate_fit(X, y, sample_weight)
     # the model depends on the data only through its weighted distinct rows
-    X, Y, w = _collapse_rows(X, Y, w)
+    X, Y, w, inverse = _collapse_rows(X, Y, w, return_inverse=True)
+    # each distinct row's rows of X as passed, for train_indices_ / validation_indices_
+    est._input_rows = inverse, (None if kept is None else np.flatnonzero(kept))
     m, d = X.shape
     check_bool(est.clip_inputs, "clip_inputs")
     frac, refit = _check_regressor_params(est)
@@ -345,7 +356,9 @@ def _fit_finish(est, st, paths, refit, chosen=None):
     est.validation_mse_ = mses[0] if one else mses
     est.refit_ = used[0] if one else used
     est.ridge_lam_ = lams[0] if one else lams
-    est.train_indices_, est.validation_indices_ = tr, val
+    est.train_indices_, est.validation_indices_ = (_rows_of(est._input_rows, tr),
+                                                   _rows_of(est._input_rows, val))
+    del est._input_rows
     est._finish(fmap, supports, coefs, a_mean, y_mean)
     st.progress.line(
         f"chosen step {bests[0] if one else bests} refitted on all rows "

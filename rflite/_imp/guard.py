@@ -69,8 +69,10 @@ RIDGE_EXPONENTS = tuple(range(1, 13))
 _BOUNDED = ("fourier", "sin", "cos", "tanh", "sigmoid", "exp")
 
 
-def _collapse_rows(X, Y, w):
+def _collapse_rows(X, Y, w, return_inverse=False):
     """The distinct rows of ``(X, Y)`` (sorted) with their summed weights (None if all 1).
+
+    ``return_inverse``: also each input row's index among the distinct rows.
 
     Least-squares fits depend on the data only through the weighted set of
     distinct rows; collapsing repeated rows first makes integer weights and
@@ -85,7 +87,8 @@ def _collapse_rows(X, Y, w):
     wu = np.bincount(inverse, weights=w, minlength=uniq.shape[0])
     if w is None and np.all(wu == 1.0):
         wu = None
-    return np.ascontiguousarray(uniq[:, :d]), np.ascontiguousarray(uniq[:, d:]), wu
+    out = np.ascontiguousarray(uniq[:, :d]), np.ascontiguousarray(uniq[:, d:]), wu
+    return (*out, inverse) if return_inverse else out
 
 
 def _distinct_row_split(X, Y, w, fraction, rng):

@@ -800,7 +800,7 @@ class SRFERegressor(AutoChoice, RandomFeatureModel):
         s_grid = [None if s is None else check_int(s, "s", minimum=1, maximum=n_columns)
                   for s in s_grid]
         rule = self._rule()
-        check_executor(self._n_jobs())  # (on Dask: validated, unused)
+        check_executor(self._n_jobs(), "n_jobs")  # (on Dask: validated, unused)
         return None, (grid, is_fraction, s_grid, rule)
 
     def _check_post(self, n_columns):

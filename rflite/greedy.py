@@ -49,6 +49,9 @@ The descents live in :mod:`rflite._gfc.descent`, the passes of a fit in
 
 from __future__ import annotations
 
+import copy
+import numbers
+
 from typing import NamedTuple
 
 import numpy as np
@@ -580,10 +583,10 @@ class GFCRegressor(RandomFeatureModel):
         ``None`` draws :func:`gfc`'s random folds from ``random_state``.
     executor : None or int
         ``None`` serial, an int ``n_jobs`` a local process pool (see
-        :func:`gfc`).  Keep it picklable so that ``clone``, ``pickle`` and
-        ``GridSearchCV`` work: pass a live executor or Dask client to
-        ``fit(..., executor=...)`` instead, which is used for that fit only
-        and never stored.
+        :func:`gfc`), or a live executor or Dask client.  A live one is not
+        part of the model's state: ``clone`` and ``copy.deepcopy`` share it,
+        ``pickle`` leaves it out (the unpickled model has ``executor=None``).
+        ``fit(..., executor=...)`` uses one for that fit only.
     fit_intercept : bool, default True
         Centre ``y`` by its (weighted) mean before :func:`gfc`; the intercept
         is that mean plus the bias amplitude, so shifting ``y`` shifts the
@@ -672,6 +675,29 @@ class GFCRegressor(RandomFeatureModel):
         self.fit_intercept = fit_intercept
         self.verbose = verbose
         self.random_state = random_state
+
+    def _live_executor(self) -> bool:
+        """Whether ``executor`` is a live object (a pool or client), not None or an int."""
+        return self.executor is not None and not isinstance(self.executor, numbers.Integral)
+
+    def __getstate__(self):
+        # a live executor (locks, processes, sockets) is not part of the state
+        state = self.__dict__.copy()
+        if self._live_executor():
+            state["executor"] = None
+        return state
+
+    def __deepcopy__(self, memo):
+        new = type(self).__new__(type(self))
+        memo[id(self)] = new
+        for key, value in self.__dict__.items():  # the copy shares the executor
+            setattr(new, key, value if key == "executor" else copy.deepcopy(value, memo))
+        return new
+
+    def __sklearn_clone__(self):
+        params = self.get_params(deep=False)
+        executor = params.pop("executor")
+        return type(self)(executor=executor, **copy.deepcopy(params))
 
     def fit(self, X, y, sample_weight=None, *, executor=None):
         """Construct the features and fit their amplitudes; returns ``self``.

@@ -395,7 +395,7 @@ class HARFERegressor(AutoChoice, RandomFeatureModel):
             # weights give the grid of the repeated rows
             points, ss, lams = self._grid_points(search, total, n_columns)
             rule = self._rule()
-            check_executor(self._n_jobs())
+            check_executor(self._n_jobs(), "n_jobs")
             check_int(self.max_iter, "max_iter", minimum=1)
             check_real(self.tol, "tol", minimum=0.0)
             for lam in lams[:1]:

@@ -66,7 +66,7 @@ from rflite._core.backend import is_dask_array
 from rflite._core.exceptions import MagnitudeWarning  # noqa: F401 - the warning of this module
 from rflite._core.progress import Progress
 from rflite._core.random import check_rng
-from rflite._core.validation import check_X_y
+from rflite._core.validation import check_real, check_X_y
 from rflite._imp import cv as _imp_cv
 from rflite._imp import factor as _imp_factor
 from rflite._imp import fit as _imp_fit
@@ -766,6 +766,10 @@ def select_shrimp(X, y, *, qs=(1, 2), prune_rates=(0.2,), n_features=None,
     d = X.shape[1]
     qs = tuple(range(1, min(10, d) + 1)) if qs is None else _check_qs(qs, d)
     prune_rates = _check_rates(prune_rates)
+    # checked whether or not cv="holdout" uses it: a bad value is a mistake either way
+    fraction = check_real(validation_fraction, "validation_fraction", minimum=0.0, strict=True)
+    if not fraction < 1.0:
+        raise ValueError(f"validation_fraction must be in (0, 1), got {validation_fraction!r}")
     seed = int(check_rng(random_state).integers(0, 2**63 - 1))
     if isinstance(cv, str) and cv == "holdout":
         return _select_holdout(X, y, qs, prune_rates, n_features, validation_fraction, seed,

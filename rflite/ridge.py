@@ -392,7 +392,7 @@ class RandomFeatureRidge(RandomFeatureModel):
 
             grid = check_grid(grid, "lams", order="descending")
             rule = self._rule()
-            check_executor(self._n_jobs())
+            check_executor(self._n_jobs(), "n_jobs")
         progress = Progress(getattr(self, "verbose", False), self._progress_name())
         total = X.shape[0] if w is None else float(w.sum())
         for value in ([lam] if grid is None else [grid.max()]):

@@ -116,14 +116,8 @@ def cv_splits(cv, X, y=None, *, name: str = "cv") -> list[tuple[np.ndarray, np.n
     n = len(X)
     splits = []
     for k, (train, test) in enumerate(check_cv(cv, name=name).split(X, y)):
-        train = np.asarray(train)
-        test = np.asarray(test)
-        if train.dtype == bool:
-            train = np.flatnonzero(train)
-        if test.dtype == bool:
-            test = np.flatnonzero(test)
-        train = train.astype(np.int64)
-        test = test.astype(np.int64)
+        train = _row_indices(train, n, name, k, "training")
+        test = _row_indices(test, n, name, k, "test")
         for part, idx in (("training", train), ("test", test)):
             if idx.size == 0:
                 raise ValueError(f"{name}: fold {k} has an empty {part} part")
@@ -133,6 +127,35 @@ def cv_splits(cv, X, y=None, *, name: str = "cv") -> list[tuple[np.ndarray, np.n
     if not splits:
         raise ValueError(f"{name} produced no folds")
     return splits
+
+
+def _index_pair(item, k: int, name: str):
+    """Fold ``k`` of an explicit ``cv`` as a ``(train, test)`` pair of arrays."""
+    try:
+        parts = list(item)
+    except TypeError:
+        raise ValueError(f"{name}: fold {k} must be a (train, test) pair of index arrays, "
+                         f"got {type(item).__name__}") from None
+    if len(parts) != 2:
+        raise ValueError(f"{name}: fold {k} must be a (train, test) pair of index arrays, "
+                         f"got {len(parts)} items")
+    return np.asarray(parts[0]), np.asarray(parts[1])
+
+
+def _row_indices(idx, n: int, name: str, k: int, part: str) -> np.ndarray:
+    """Integer row indices of one part of a fold: integers, or a boolean mask of n rows."""
+    idx = np.asarray(idx)
+    if idx.dtype == bool:
+        if idx.shape != (n,):
+            raise ValueError(f"{name}: fold {k}'s {part} mask must have {n} entries, got "
+                             f"shape {idx.shape}")
+        return np.flatnonzero(idx)
+    if idx.size == 0:
+        return idx.astype(np.int64).ravel()
+    if idx.ndim != 1 or not np.issubdtype(idx.dtype, np.integer):
+        raise ValueError(f"{name}: fold {k}'s {part} part must be a 1-d array of integer row "
+                         f"indices, got dtype {idx.dtype} and shape {idx.shape}")
+    return idx.astype(np.int64)
 
 
 def holdout_split(n: int, fraction: float, rng) -> tuple[np.ndarray, np.ndarray]:
@@ -222,7 +245,7 @@ def resolve_splits(cv, X, Y, rng, *, name="cv", kept=None):
         return grouped_splits(X, DEFAULT_FOLDS, rng)
     if not isinstance(cv, (str, bytes, numbers.Integral)) and not callable(
             getattr(cv, "split", None)) and hasattr(cv, "__iter__"):
-        pairs = [(np.asarray(tr), np.asarray(te)) for tr, te in cv]
+        pairs = [_index_pair(item, k, name) for k, item in enumerate(cv)]
         if kept is not None and not kept.all():
             # the pairs index the rows as given; fit dropped the zero-weight ones
             new = np.cumsum(kept) - 1

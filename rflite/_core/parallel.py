@@ -53,7 +53,7 @@ __all__ = [
 START_METHOD = "spawn"
 
 
-def check_executor(executor):
+def check_executor(executor, name: str = "executor"):
     """Validate ``executor``: None, an int ``n_jobs`` (``>= 1`` or ``-1``), or an executor.
 
     Returns the int (with ``-1`` replaced by the CPU count), ``None`` or the
@@ -62,8 +62,9 @@ def check_executor(executor):
     Raises
     ------
     ValueError
-        Naming ``executor``, for anything else (including ``0``, ``-2`` and
-        ``True``).
+        Naming the parameter (``name``: ``executor``, or ``n_jobs`` where the
+        estimator calls it that), for anything else (including ``0``, ``-2``
+        and ``True``).
     """
     if executor is None:
         return None
@@ -72,12 +73,12 @@ def check_executor(executor):
         if n == -1:
             return os.cpu_count() or 1
         if n < 1:
-            raise ValueError(f"executor must be None, an int >= 1 or -1, or an Executor, got {n}")
+            raise ValueError(f"{name} must be None, an int >= 1 or -1, or an Executor, got {n}")
         return n
     if callable(getattr(executor, "submit", None)):
         return executor
     raise ValueError(
-        "executor must be None, an int n_jobs or an object with a submit method "
+        f"{name} must be None, an int n_jobs or an object with a submit method "
         f"(a concurrent.futures.Executor), got {type(executor).__name__}"
     )
 

@@ -151,7 +151,7 @@ def cross_validate_grid(fold_scores, splits, *, n_jobs=None, progress=None) -> n
     """
     from rflite._core.parallel import check_executor, map_tasks
 
-    n_jobs = check_executor(n_jobs)
+    n_jobs = check_executor(n_jobs, "n_jobs")
     tasks = [(fold_scores, tr, te) for tr, te in splits]
     if n_jobs is None or n_jobs == 1:
         rows = []

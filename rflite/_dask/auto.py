@@ -317,6 +317,19 @@ def group_stats(fmap, X, Y, W, folds, *, with_features, gram=False):
     return st, op
 
 
+def check_finite_stats(st):
+    """``ValueError`` naming ``y`` or ``X`` when a pass's sums are not finite.
+
+    A NaN or infinite entry in a chunk makes every sum it enters NaN or
+    infinite, so the sums of one pass tell, at no extra cost, what the
+    in-memory checks would have refused (and which input held it).
+    """
+    if not (np.all(np.isfinite(st["y"])) and np.all(np.isfinite(st["yy"]))):
+        raise ValueError("y contains NaN or infinite values (or values too large to square)")
+    if "a" in st and not np.all(np.isfinite(st["a"])):
+        raise ValueError("X contains NaN or infinite values (or values too large)")
+
+
 def _usable_folds(folds, st, fold_ids):
     """Folds with positive training and validation weight (hash folds may be empty)."""
     return [f for f in fold_ids

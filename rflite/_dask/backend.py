@@ -240,7 +240,7 @@ def fit_harfe(est, X, y, sample_weight=None):
         points, _, lams = est._grid_points(search, total, n_columns)
         rule = est._rule()
         # validated as in memory; on Dask the folds' tasks run on the scheduler's workers
-        check_executor(est._n_jobs())
+        check_executor(est._n_jobs(), "n_jobs")
         for lam0 in lams[:1]:
             _check_shift(total, lam0, est.mu)
         cv = getattr(est, "cv", None)
@@ -311,7 +311,7 @@ def fit_ridge(est, X, y, sample_weight=None):
 
         grid = check_grid(grid, "lams", order="descending")
         rule = est._rule()
-        check_executor(est._n_jobs())  # validated as in memory; unused on Dask
+        check_executor(est._n_jobs(), "n_jobs")  # validated as in memory; unused on Dask
         lam = float(grid.max())
     else:
         lam = est._check_lam()

@@ -138,7 +138,8 @@ def fit_shrimpcv(est, X, y, sample_weight=None):
     import dask
     import dask.array as da
 
-    from rflite._dask.auto import _baselines, _usable_folds, group_stats, make_folds
+    from rflite._dask.auto import (_baselines, _usable_folds, check_finite_stats, group_stats,
+                                   make_folds)
     from rflite._dask.shrimp import _tsqr
     from rflite._imp.guard import RIDGE_EXPONENTS, _guarded_refit, _sigma_max, _warn_magnitude
     from rflite.imp import (_auto_n_features, _average_models, _blas_threads, _shrimp_map,
@@ -168,6 +169,7 @@ def fit_shrimpcv(est, X, y, sample_weight=None):
     fold_ids = None
     for fm in fmaps:
         st, op = group_stats(fm, X, Y, W, folds, with_features=True)
+        check_finite_stats(st)
         passes += op.pass_seconds
         if fold_ids is None:
             fold_ids = _usable_folds(folds, st, range(folds.n_folds))

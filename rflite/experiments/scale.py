@@ -263,7 +263,7 @@ def run_wide(ctx):
     return _run(ctx, ("harfe",), WIDE_N, WIDE_S, WIDE_ITER, "scale_wide.json", "scale-wide")
 
 
-def _run(ctx, models, n, s, max_iter, json_name, name):
+def _run(ctx, models, n, s, max_iter, json_name, experiment):
     """The ``scale`` table for ``models`` (``"harfe"``, ``"shrimp"``, ``"ridge"``)."""
     from rflite.htp import HARFERegressor
     from rflite.imp import SHRIMPRegressor
@@ -347,7 +347,7 @@ def _run(ctx, models, n, s, max_iter, json_name, name):
     result = dict(rows=rows_out, kernel_ns_per_entry=t_entry * 1e9, quick=ctx.quick)
     with atomic_path(ctx.out / json_name) as tmp:
         tmp.write_text(json.dumps(result, indent=1, default=float))
-    write_results(ctx, name, ["m", "model", "chunks", "pass s", "overhead", "total s",
+    write_results(ctx, experiment, ["m", "model", "chunks", "pass s", "overhead", "total s",
                               "peak MB/worker", "added MB", "client MB", "train MSE"],
                   [[r["m"], r["model"], r["chunks"], r["pass_seconds"], r["overhead"],
                     r["total_seconds"], r["peak_mb_per_worker"], r["added_mb_per_worker"],

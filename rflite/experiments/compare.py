@@ -141,7 +141,7 @@ def _fit_one(task):
 
 @register("compare", "every default rflite estimator vs RidgeCV, gradient boosting, Nystroem, "
           "kernel ridge and a Gaussian process on the real sets and two synthetic targets",
-          "~15 min on 2 cores (quick ~2 min); scikit-learn rows need [test]")
+          "~15 min on 2 cores (estimated; quick ~1.5 min); scikit-learn rows need [test]")
 def compare(ctx):
     """Fit every method on every problem; print and write one table (test MSE, fit seconds)."""
     from rflite._core.parallel import map_tasks

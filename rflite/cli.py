@@ -6,10 +6,10 @@ every experiment also writes its table as ``NAME.json`` to ``--results``
 (default: the ``--out`` folder), see :func:`rflite.experiments.write_results`.
 
 Exit codes: 0 done; 2 bad arguments (one line on standard error, before any
-computation: ``--jobs`` below 1, a negative ``--seed``, an ``--out`` that is a
-file, lies under a file or cannot be written; the same for ``--results``); 130 after Ctrl-C (SIGINT) and
-143 after SIGTERM, once worker processes are stopped and no partial output is
-left (see :func:`rflite.experiments.atomic_path`).
+computation: ``--jobs`` below 1, a negative ``--seed``, an ``--out`` or
+``--results`` that is a file, lies under a file or cannot be written); 130
+after Ctrl-C (SIGINT) and 143 after SIGTERM, once worker processes are stopped
+and no partial output is left (see :func:`rflite.experiments.atomic_path`).
 """
 
 from __future__ import annotations

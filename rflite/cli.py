@@ -1,12 +1,15 @@
-"""Command line: ``python -m rflite [list | run NAME [--quick] [--out DIR] [--jobs N] [--seed S] [--scheduler ADDRESS]]``.
+"""Command line: ``python -m rflite [list | run NAME [--quick] [--out DIR] [--results DIR] [--jobs N] [--seed S] [--scheduler ADDRESS]]``.
 
 With no arguments the showcase experiment runs with its built-in defaults.
+Figures go to ``--out`` (default ``./figures``, an untracked output folder);
+every experiment also writes its table as ``NAME.json`` to ``--results``
+(default: the ``--out`` folder), see :func:`rflite.experiments.write_results`.
 
 Exit codes: 0 done; 2 bad arguments (one line on standard error, before any
-computation: ``--jobs`` below 1, a negative ``--seed``, an ``--out`` that is a
-file, lies under a file or cannot be written); 130 after Ctrl-C (SIGINT) and
-143 after SIGTERM, once worker processes are stopped and no partial output is
-left (see :func:`rflite.experiments.atomic_path`).
+computation: ``--jobs`` below 1, a negative ``--seed``, an ``--out`` or
+``--results`` that is a file, lies under a file or cannot be written); 130
+after Ctrl-C (SIGINT) and 143 after SIGTERM, once worker processes are stopped
+and no partial output is left (see :func:`rflite.experiments.atomic_path`).
 """
 
 from __future__ import annotations
@@ -59,6 +62,8 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("name", help="experiment name (see 'list') or 'all'")
     run.add_argument("--quick", action="store_true", help="reduced sizes and repetitions")
     run.add_argument("--out", type=Path, default=Path("figures"), help="folder for figures")
+    run.add_argument("--results", type=Path, default=None, metavar="DIR",
+                     help="folder for the results files NAME.json (default: the --out folder)")
     run.add_argument("--jobs", type=_int_at_least(1, "--jobs"), default=None,
                      help="worker processes, >= 1 (experiments that cannot use them say so)")
     run.add_argument("--seed", type=_int_at_least(0, "--seed"), default=0,
@@ -99,12 +104,19 @@ def main(argv=None) -> int:
             return 2
         names = list(reg) if args.name == "all" else [args.name]
         ctx = Context(quick=args.quick, out=args.out, jobs=args.jobs, seed=args.seed,
-                      scheduler=args.scheduler)
+                      scheduler=args.scheduler, results=args.results)
     try:  # before any computation: a bad --out must not cost the run
         check_out_dir(ctx.out)
     except ValueError as exc:
         print(f"python -m rflite: error: {exc}", file=sys.stderr)
         return 2
+    if ctx.results is not None:
+        try:
+            check_out_dir(ctx.results)
+        except ValueError as exc:
+            msg = str(exc).replace("--out", "--results", 1)
+            print(f"python -m rflite: error: {msg}", file=sys.stderr)
+            return 2
     main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _on_sigterm) if main_thread else None
     try:

@@ -7,6 +7,14 @@ and may write figures to ``ctx.out``.  ``ctx.quick`` asks for a reduced version
 (fewer repetitions, smaller sizes) that still exercises every code path; the
 tests run every experiment in quick mode.
 
+Every experiment also writes the table it prints as a machine-readable
+results file, ``<results>/<name>.json`` (``ctx.results``, by default
+``ctx.out``), through :func:`write_results`: a dict with the keys
+``experiment``, ``command`` (the exact command line that produced it, with
+``--quick`` for the quick form), ``columns``, ``rows`` and, where the table
+stands beside a paper's numbers, ``published`` (where those come from).  The
+documentation renders these files; nothing in them is typed by hand.
+
 Outputs are written atomically: every file an experiment writes goes through
 :func:`atomic_path` (figures through :meth:`Context.savefig`), which writes to a
 hidden temporary name in the same folder and renames it onto the final name
@@ -23,6 +31,8 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import json
+import math
 import os
 import pkgutil
 import tempfile
@@ -33,7 +43,7 @@ from typing import Callable
 
 __all__ = [
     "Experiment", "Context", "atomic_path", "check_out_dir", "register", "registry", "get",
-    "run_experiment",
+    "run_experiment", "write_results", "command_line",
 ]
 
 _REGISTRY: dict[str, Experiment] = {}
@@ -61,6 +71,8 @@ class Context:
     #: Dask scheduler for experiments on Dask arrays (``scale``): an address
     #: such as ``"tcp://host:8786"``, ``"synchronous"``, or None (a LocalCluster).
     scheduler: str | None = None
+    #: Folder for the results files (:func:`write_results`); None: ``out``.
+    results: Path | None = None
 
     def log(self, msg: str) -> None:
         """Progress and result lines go to standard output, flushed at once."""
@@ -120,6 +132,81 @@ def atomic_path(path):
         raise
 
 
+def command_line(ctx, name: str) -> str:
+    """The command that runs experiment ``name`` as ``ctx`` asks (quick form, seed)."""
+    cmd = f"python -m rflite run {name}"
+    if ctx.quick:
+        cmd += " --quick"
+    if ctx.seed:
+        cmd += f" --seed {ctx.seed}"
+    return cmd
+
+
+#: Significant digits kept for floats in results files (what the tables print).
+RESULT_DIGITS = 4
+
+
+def _cell(value):
+    """One table cell as plain JSON: numbers rounded, NaN as null, infinities as text."""
+    if hasattr(value, "item") and getattr(value, "ndim", 0) == 0:  # NumPy scalar
+        value = value.item()
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        if math.isnan(value):
+            return None
+        if math.isinf(value):
+            return "inf" if value > 0 else "-inf"
+        return float(f"{value:.{RESULT_DIGITS}g}")
+    if isinstance(value, (list, tuple)) or hasattr(value, "tolist"):
+        items = value.tolist() if hasattr(value, "tolist") else value
+        return ", ".join(str(_cell(v)) for v in items)
+    return str(value)
+
+
+def write_results(ctx, name: str, columns, rows, published=None) -> Path:
+    """Write the table an experiment printed as ``<ctx.results or ctx.out>/<name>.json``.
+
+    ``name`` is the experiment's registered name; the file is a dict with
+    ``experiment``, ``command`` (:func:`command_line`: the exact command,
+    ``--quick`` included for the quick form), ``columns`` (names), ``rows``
+    (lists of cells, one per column: numbers rounded to
+    :data:`RESULT_DIGITS` significant digits, NaN as null) and, when given,
+    ``published`` (a note on where the papers' numbers in the table come
+    from).  Written atomically (:func:`atomic_path`).  Returns the path.
+    """
+    columns = [str(c) for c in columns]
+    table = []
+    for row in rows:
+        row = list(row)
+        if len(row) != len(columns):
+            raise ValueError(f"{name}: a row has {len(row)} cells for {len(columns)} columns")
+        table.append([_cell(v) for v in row])
+    doc = {"experiment": name, "command": command_line(ctx, name),
+           "columns": columns, "rows": table}
+    if published:
+        doc["published"] = published
+    folder = check_out_dir(ctx.results if ctx.results is not None else ctx.out)
+    path = folder / f"{name}.json"
+    with atomic_path(path) as tmp:
+        tmp.write_text(_dump(doc))
+    return path
+
+
+def _dump(doc) -> str:
+    """JSON with one line per key and per table row (diffs show the cells that moved)."""
+    lines = []
+    for key, value in doc.items():
+        if key == "rows":
+            body = ",\n".join(f"  {json.dumps(row)}" for row in value)
+            lines.append(f' "rows": [\n{body}\n ]' if value else ' "rows": []')
+        else:
+            lines.append(f" {json.dumps(key)}: {json.dumps(value)}")
+    return "{\n" + ",\n".join(lines) + "\n}\n"
+
+
 def check_out_dir(out) -> Path:
     """Make sure ``out`` is a folder figures can be written to, before any computation.
 
@@ -176,6 +263,8 @@ def run_experiment(name: str, ctx: Context) -> dict:
     """Run one experiment and report its wall time."""
     exp = get(name)
     check_out_dir(ctx.out)
+    if ctx.results is not None:
+        check_out_dir(ctx.results)
     ctx.log(f"== {exp.name}: {exp.description}{' (quick)' if ctx.quick else ''}")
     t0 = time.perf_counter()
     result = exp.func(ctx)

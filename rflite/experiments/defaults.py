@@ -25,7 +25,7 @@ import time
 
 import numpy as np
 
-from rflite.experiments import atomic_path, register
+from rflite.experiments import atomic_path, register, write_results
 
 #: (module, class) of every estimator in the table, defaults first.
 ESTIMATORS = [
@@ -122,7 +122,27 @@ def defaults_real(ctx):
     _print_table(ctx, rows, problems)
     with atomic_path(ctx.out / "defaults_real.json") as tmp:
         tmp.write_text(json.dumps(rows, indent=1))
+    _write_results(ctx, rows, problems)
     return rows
+
+
+def _write_results(ctx, rows, problems):
+    """The printed table as a results file: test MSE, a row per estimator, a column per problem."""
+    names = [p[0] for p in problems]
+    by = {(r["problem"], r["estimator"]): r for r in rows}
+    table = []
+    for ref in ("mean", "RidgeCV", "RBFSampler+RidgeCV"):
+        table.append([ref] + [next(r[ref] for r in rows if r["problem"] == n) for n in names])
+    for _, cls in ESTIMATORS:
+        cells = []
+        for n in names:
+            r = by.get((n, cls), {})
+            if "test_mse" not in r:
+                cells.append("n/a")
+            else:  # a number, or text marking a miss of the criterion
+                cells.append(r["test_mse"] if r["ok"] else f"{r['test_mse']:.4g} (miss)")
+        table.append([cls] + cells)
+    write_results(ctx, "defaults-real", ["estimator (test MSE)"] + names, table)
 
 
 def _print_table(ctx, rows, problems):

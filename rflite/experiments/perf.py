@@ -74,7 +74,7 @@ import numpy as np
 
 from rflite._core.blas import blas_threads
 from rflite.bp import srfe
-from rflite.experiments import register
+from rflite.experiments import register, write_results
 from rflite.features import random_feature_map
 from rflite.htp import harfe
 from rflite.imp import prune_counts, shrimp_path
@@ -261,6 +261,11 @@ def _run(ctx, cfg):
         ctx.log(f"  {name:22s}{sn:10.2f}{en:10.2f}{sm:11.2f}{em:10.2f}   {why}")
 
     _figure(ctx, by_n, by_m, m0, n0, measured)
+    write_results(ctx, "perf-scaling",
+                  ["timing", "N: fitted slope", "N: expected", "m: fitted slope", "m: expected",
+                   "model"],
+                  [[name, sn, expected[name][0], sm, expected[name][1], expected[name][2]]
+                   for name, (sn, sm) in measured.items()])
     return {"by_n": by_n, "by_m": by_m, "slopes": measured, "expected": expected}
 
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from rflite._core.parallel import map_tasks
 from rflite.datasets import make_friedman1, target_friedman1
-from rflite.experiments import atomic_path, register
+from rflite.experiments import atomic_path, register, write_results
 from rflite.ridge import RandomFeatureRidge
 
 #: Ridge parameters (lambda, penalty m * lambda) tried on a validation split.
@@ -79,6 +79,8 @@ def rf_ridge_friedman(ctx):
         ctx.log(f"{q:3d} {mse:10.3f} {fit:7.2f}  {top.tolist()}")
     _plot(summary, ctx.out / "rf_ridge_friedman.png")
     ctx.log(f"figure: {ctx.out / 'rf_ridge_friedman.png'}")
+    write_results(ctx, "rf-ridge-friedman", ["q", "test MSE", "fit s", "top-5 variables"],
+                  [[q, r["test_mse"], r["fit_seconds"], r["top5"]] for q, r in summary.items()])
     return summary
 
 

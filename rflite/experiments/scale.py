@@ -67,7 +67,7 @@ import tracemalloc
 
 import numpy as np
 
-from rflite.experiments import atomic_path, register
+from rflite.experiments import atomic_path, register, write_results
 
 SIZES = (10**5, 10**6, 10**7)
 QUICK_SIZES = (4000, 16000)
@@ -240,7 +240,8 @@ def _summary(passes):
           "pass, total time and peak worker memory against m, on --scheduler or a LocalCluster",
           "quick: ~30 s; full (m = 1e5, 1e6, 1e7, HARFE N = 1000): ~20 min on 2 cores")
 def run(ctx):
-    return _run(ctx, ("harfe", "shrimp", "ridge"), HARFE_N, HARFE_S, MAX_ITER, "scale.json")
+    return _run(ctx, ("harfe", "shrimp", "ridge"), HARFE_N, HARFE_S, MAX_ITER, "scale.json",
+                "scale")
 
 
 @register("scale-wide",
@@ -259,10 +260,10 @@ def run_wide(ctx):
     median); SHRIMP and ridge do not depend on HARFE's N and are left to
     ``scale``.
     """
-    return _run(ctx, ("harfe",), WIDE_N, WIDE_S, WIDE_ITER, "scale_wide.json")
+    return _run(ctx, ("harfe",), WIDE_N, WIDE_S, WIDE_ITER, "scale_wide.json", "scale-wide")
 
 
-def _run(ctx, models, n, s, max_iter, json_name):
+def _run(ctx, models, n, s, max_iter, json_name, experiment):
     """The ``scale`` table for ``models`` (``"harfe"``, ``"shrimp"``, ``"ridge"``)."""
     from rflite.htp import HARFERegressor
     from rflite.imp import SHRIMPRegressor
@@ -346,4 +347,9 @@ def _run(ctx, models, n, s, max_iter, json_name):
     result = dict(rows=rows_out, kernel_ns_per_entry=t_entry * 1e9, quick=ctx.quick)
     with atomic_path(ctx.out / json_name) as tmp:
         tmp.write_text(json.dumps(result, indent=1, default=float))
+    write_results(ctx, experiment, ["m", "model", "chunks", "pass s", "overhead", "total s",
+                              "peak MB/worker", "added MB", "client MB", "train MSE"],
+                  [[r["m"], r["model"], r["chunks"], r["pass_seconds"], r["overhead"],
+                    r["total_seconds"], r["peak_mb_per_worker"], r["added_mb_per_worker"],
+                    r["client_peak_mb"], r["train_mse"]] for r in rows_out])
     return result

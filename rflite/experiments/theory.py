@@ -18,7 +18,7 @@ import numpy as np
 
 from rflite import theory
 from rflite._core.parallel import map_tasks, spawn_seeds
-from rflite.experiments import atomic_path, register
+from rflite.experiments import atomic_path, register, write_results
 from rflite.features import Normal, random_feature_map
 
 #: Standard errors a mean must lie beyond a bound to count as a violation.
@@ -153,6 +153,15 @@ def theory_prop7(ctx):
     path = ctx.out / "theory_prop7.png"
     _plot_prop7(cells, settings[0][0], path)
     ctx.log(f"figure: {path}")
+    write_results(ctx, "theory-prop7",
+                  ["setting", "q", "N/m", "E l1", "eq. (9) printed", "status (9)", "eq. (32)",
+                   "status (32)", "Rayleigh", "E lm", "eq. (10)", "status (10)"],
+                  [[c["setting"], c["q"], c["ratio"], c["mean_lmax"], c["bound_printed"],
+                    c["status_printed"], c["bound_eq32"], c["status_eq32"], c["bound_rayleigh"],
+                    c["mean_lmin"], c["bound_lmin"], c["status_lmin"]] for c in cells],
+                  published="SHRIMP Prop. 7 (Xie, Shi, Schaeffer, Ward 2022): bounds on the "
+                            "extreme eigenvalues of AA*/N, eq. (9)-(10) as printed, eq. (32) "
+                            "of its proof")
     return {"cells": cells, "summary": summary, "violated": violated, "verdict": verdict}
 
 
@@ -270,6 +279,14 @@ def theory_coherence(ctx):
     ctx.savefig(fig, path.name, dpi=110)
     plt.close(fig)
     ctx.log(f"figure: {path}")
+    write_results(ctx, "theory-coherence",
+                  ["sigma", "q", "mu", f"Thm 5 at s={s_check}", "margin", "max s",
+                   "variance condition (Cor. 6)"],
+                  [[r["sigma"], r["q"], r["mu"], "held" if r["held"] else "VIOLATED",
+                    r["margin"], r["max_s"], "ok" if r["variance_ok"] else "fails"]
+                   for r in rows],
+                  published=f"SHRIMP Thm 5 needs mu <= 4/(sqrt(41)(2s-1)) = {req:.3f} at "
+                            f"s = {s_check}; Welch bound {welch:.3f}")
     return {"rows": rows, "welch": welch, "requirement": req}
 
 
@@ -345,6 +362,10 @@ def theory_rip(ctx):
     ctx.savefig(fig, path.name, dpi=110)
     plt.close(fig)
     ctx.log(f"figure: {path}")
+    write_results(ctx, "theory-rip", ["q", "s", "random", "greedy", "upper", "lower <= upper"],
+                  [[r["q"], r["s"], r["random"], r["greedy"], r["upper"],
+                    "yes" if r["consistent"] else "NO"] for r in rows],
+                  published=f"HTP's condition delta_6s < 1/sqrt(3) = {thr:.3f} (HARFE Thm A.2)")
     return {"rows": rows}
 
 
@@ -446,6 +467,15 @@ def theory_lemma_a3(ctx):
     ctx.savefig(fig, path.name, dpi=110)
     plt.close(fig)
     ctx.log(f"figure: {path}")
+    write_results(ctx, "theory-lemma-a3",
+                  ["N", "q90 L2 error", "eps A.3", "A.3", "ratio", "q90 kernel error", "eps RR",
+                   "Rahimi-Recht", "RR tail(q90)"],
+                  [[r["N"], r["q_err"], r["eps"], "held" if r["held"] else "VIOLATED", r["ratio"],
+                    r["q_kernel"], r["eps_rr"], "held" if r["rr_held"] else "VIOLATED",
+                    r["rr_tail_at_q"]] for r in rows],
+                  published=f"HARFE Lemma A.3 and Rahimi-Recht eq. (35) at delta = {delta}; "
+                            f"fitted rate of the median L2 error N^{slope:.3f} (Lemma A.3: "
+                            "N^-0.5)")
     return {"rows": rows, "slope": slope}
 
 
@@ -525,4 +555,9 @@ def theory_shrimp_spectrum(ctx):
     ctx.savefig(fig, out.name, dpi=110)
     plt.close(fig)
     ctx.log(f"figure: {out}")
+    write_results(ctx, "theory-shrimp-spectrum",
+                  ["method", "sigma^2", "test MSE", "paper", "eig_max N0", "eig_min N0"],
+                  [[method, var, r["test_mse"], FIG6_PUBLISHED[(method, var)], r["eig_max"][0],
+                    r["eig_min"][0]] for (method, var), r in runs.items()],
+                  published="SHRIMP Fig. 6 (f7): test MSE of the four runs, from its caption")
     return {f"{m_}-{v}": r for (m_, v), r in runs.items()}

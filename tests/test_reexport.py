@@ -12,9 +12,12 @@ SPLITS = {
     "rflite.metropolis": (("rflite._arff.chain",), True),
     "rflite.greedy": (("rflite._gfc.descent",), True),
     "rflite.htp": (("rflite._htp.select",), True),
-    "rflite.features": (("rflite._features.fill",), True),
+    "rflite.features": (("rflite._features.fill", "rflite._features.distributions",
+                         "rflite._features.supports", "rflite._features.orf"), True),
+    "rflite.datasets": (("rflite._data.uci",), True),
     "rflite._dask.backend": (("rflite._dask.operator",), True),
-    "rflite.theory": (("rflite._theory.kernels",), True),
+    "rflite.theory": (("rflite._theory.kernels", "rflite._theory.harfe", "rflite._theory.shrimp"),
+                      True),
     "rflite.bp": (("rflite._bp.homotopy", "rflite._bp.spgl1", "rflite._bp.lp", "rflite._bp.path"),
                   False),
 }
@@ -79,7 +82,11 @@ def test_every_dask_module_imports_first(name):
     ("rflite.metropolis", ("ARFFResult",)),
     ("rflite.bp", ("BPDNPath", "bpdn_path")),
     ("rflite.greedy", ("DescentResult", "fold_ids")),
-    ("rflite.theory", ("RIPEstimate",)),
+    ("rflite.theory", ("RIPEstimate", "Conditions", "HarfeRiskBound", "harfe_min_samples",
+                       "shrimp_prop7_bounds", "rahimi_recht_epsilon")),
+    ("rflite.features", ("Normal", "Uniform", "sample_supports", "all_subsets_supports")),
+    ("rflite.datasets", ("Sample", "UCIInfo", "UCIDataset", "make_shrimp1", "target_shrimp7",
+                         "make_metropolis1", "target_metropolis3")),
 ])
 def test_public_names_defined_in_private_modules_name_the_public_one(public, names):
     mod = importlib.import_module(public)

@@ -8,6 +8,29 @@ holds the solver constants, :class:`L1Result` (re-exported by
 the barrier method (:mod:`rflite._bp.socp`) before SPGL1's root finding,
 the active-set polish, and the numba kernels of the l1-ball projection.
 See the notes of :mod:`rflite.bp` for the maths and the references.
+
+Details of the SPGL1 path (differences from the ``spgl1`` package):
+
+* **Projection** by Condat's algorithm (Math. Program. 158, 2016, "Fast
+  projection onto the simplex and the l1 ball", Fig. 2): expected
+  :math:`O(N)` in a numba kernel instead of an :math:`O(N \log N)` sort.
+  Complex vectors are projected through their moduli.
+* **One product with A per iteration**: the line search backtracks along the
+  projected direction :math:`d` (SPG1), so :math:`A(x + t d) = Ax + t\,Ad`
+  reuses a single :math:`Ad`; ``spgl1`` recomputes :math:`A x` at every
+  backtracking step.  The projected-arc search (SPG2) is kept as fallback.
+* **Support polish** (an active-set finish, exact where SPGL1's optional
+  subspace minimisation is approximate): once the support :math:`S` of the
+  iterate has been stable for a few iterations (or on a doubling schedule),
+  the KKT system of BPDN restricted to :math:`S` with the current signs
+  :math:`z` is solved in closed form from a QR factorisation
+  :math:`A_S = QR`: :math:`c_S = R^{-1}(Q^* y - \lambda R^{-*} z)` with
+  :math:`\lambda = \sqrt{\sigma^2 - \|r_0\|^2} / \|R^{-*} z\|`; columns
+  are added or dropped a few times, and the candidate is accepted only if it
+  is feasible with relative *duality gap* below ``tol``.  This works when
+  :math:`|S| \le m`, always true for real data (LP vertices), not always for
+  complex data, whose solutions can have more than ``m`` nonzeros; then SPG's
+  own stopping rule (SPGL1's root test) applies and the gap is reported.
 """
 
 from __future__ import annotations

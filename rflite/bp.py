@@ -52,7 +52,7 @@ The solver
   barrier's Newton steps stall (SPGL1 then stopped uncertified, 25% above
   the optimum, after 20-35 s); the barrier gives up after two uncentred
   steps and the solution path is followed down from :math:`\|y\|`
-  (``rflite._bp.socp._continuation``: each piece the KKT system of a fixed
+  (``rflite._bp.continuation._continuation``: each piece the KKT system of a fixed
   support solved by Newton, columns joining and leaving where the dual
   conditions say; each step starts from the path's tangent, and a
   coefficient the tangent takes through 0 leaves at once), certified by the
@@ -78,7 +78,7 @@ Its cost grows with the number of breakpoints, which is small when ``m``
 
 The SPGL1 path's differences from the ``spgl1`` package (Condat's projection,
 one product with ``A`` per iteration, the support polish) are described in
-``rflite._bp.spgl1``.
+``rflite._bp.spg``.
 
 All products go through ``A @ x`` and ``A^* r`` only (``matvec`` /
 ``rmatvec``), so any :class:`scipy.sparse.linalg.LinearOperator` works,
@@ -156,13 +156,10 @@ import warnings
 
 import numpy as np
 
-from rflite._bp import homotopy as _bp_homotopy
-from rflite._bp import lp as _bp_lp
-from rflite._bp import path as _bp_path
-from rflite._bp import solve as _bp_solve
-from rflite._bp import spgl1 as _bp_spgl1
-from rflite._bp import srfe as _bp_srfe
-from rflite._bp import warn as _bp_warn
+from rflite._bp import (  # the homes of the constants re-exported here
+    homotopy as _bp_homotopy, lp as _bp_lp, path as _bp_path, result as _bp_result,
+    solve as _bp_solve, spg as _bp_spg, spgl1 as _bp_spgl1, srfe as _bp_srfe, warn as _bp_warn,
+)
 from rflite._core.backend import is_dask_array
 from rflite._base import RandomFeatureModel
 from rflite._core.selection import HOLDOUT_FRACTION, AutoChoice, CVSearch  # noqa: F401
@@ -238,9 +235,7 @@ from rflite._bp.warn import (  # noqa: F401 - public here; the checks stay impor
     _warn_uncertified,
     _warn_unreachable,
 )
-from rflite._core.validation import (  # noqa: F401 - check_choice importable as before
-    check_array, check_bool, check_choice, check_int, check_real,
-)
+from rflite._core.validation import check_array, check_bool, check_choice, check_int, check_real  # noqa: F401
 from rflite._core.linalg import min_norm_solve, ridge_on_columns  # noqa: F401
 from rflite._reexport import reexport
 from rflite._bp.solve import _check_problem, _options, _solve  # noqa: F401 - used by the estimators and tests
@@ -248,9 +243,10 @@ from rflite._bp.solve import _check_problem, _options, _solve  # noqa: F401 - us
 # setting a constant here (rflite.bp.WS_SIZE = ...) sets it where it is read
 reexport(
     __name__,
-    (_bp_homotopy, _bp_spgl1, _bp_lp, _bp_path, _bp_solve, _bp_srfe, _bp_warn),
-    public=(BPDNPath, bpdn_path, SRFEResult, SigmaUnreachableWarning, InfeasibleResultWarning,
-            UncertifiedResultWarning),
+    (_bp_homotopy, _bp_spgl1, _bp_lp, _bp_path, _bp_solve, _bp_srfe, _bp_warn, _bp_result,
+     _bp_spg),
+    public=(BPDNPath, bpdn_path, L1Result, SRFEResult, SigmaUnreachableWarning,
+            InfeasibleResultWarning, UncertifiedResultWarning),
 )
 
 __all__ = [

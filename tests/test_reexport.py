@@ -18,7 +18,8 @@ SPLITS = {
     "rflite._dask.backend": (("rflite._dask.operator",), True),
     "rflite.theory": (("rflite._theory.kernels", "rflite._theory.harfe", "rflite._theory.shrimp"),
                       True),
-    "rflite.bp": (("rflite._bp.homotopy", "rflite._bp.spgl1", "rflite._bp.lp", "rflite._bp.path"),
+    "rflite.bp": (("rflite._bp.homotopy", "rflite._bp.spgl1", "rflite._bp.lp", "rflite._bp.path",
+                   "rflite._bp.result", "rflite._bp.spg", "rflite._bp.srfe", "rflite._bp.warn"),
                   False),
 }
 
@@ -80,7 +81,7 @@ def test_every_dask_module_imports_first(name):
 @pytest.mark.parametrize("public,names", [
     ("rflite.imp", ("SHRIMPPath", "prune_counts", "SHRIMPSelection", "select_shrimp")),
     ("rflite.metropolis", ("ARFFResult",)),
-    ("rflite.bp", ("BPDNPath", "bpdn_path")),
+    ("rflite.bp", ("BPDNPath", "bpdn_path", "L1Result", "SRFEResult", "SigmaUnreachableWarning")),
     ("rflite.greedy", ("DescentResult", "fold_ids")),
     ("rflite.theory", ("RIPEstimate", "Conditions", "HarfeRiskBound", "harfe_min_samples",
                        "shrimp_prop7_bounds", "rahimi_recht_epsilon")),

@@ -329,7 +329,7 @@ def test_complex_bpdn_vs_spgl1(frac, complex_problem, request):
 def complex_path_problem(request):
     """Centred complex exponential features (q = 2 of d = 5) on noisy Friedman-1
     with a small sigma: condition ~1e4 .. 1e13, the dual barrier stalls and the
-    solution path is followed (``rflite._bp.socp._continuation``)."""
+    solution path is followed (``rflite._bp.continuation._continuation``)."""
     from rflite.datasets import make_friedman1
 
     m, n, eta = (100, 150, 0.05) if _full(request) else (60, 20, 1.0)

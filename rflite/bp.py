@@ -52,7 +52,7 @@ The solver
   barrier's Newton steps stall (SPGL1 then stopped uncertified, 25% above
   the optimum, after 20-35 s); the barrier gives up after two uncentred
   steps and the solution path is followed down from :math:`\|y\|`
-  (``rflite._bp.socp._continuation``: each piece the KKT system of a fixed
+  (``rflite._bp.continuation._continuation``: each piece the KKT system of a fixed
   support solved by Newton, columns joining and leaving where the dual
   conditions say; each step starts from the path's tangent, and a
   coefficient the tangent takes through 0 leaves at once), certified by the
@@ -76,28 +76,9 @@ in a fraction of the time spgl1 needs to stop unconverged (``benchmarks/bench_bp
 Its cost grows with the number of breakpoints, which is small when ``m``
 (hence the support) is small, the regime of these papers.
 
-Details of the SPGL1 path (differences from the ``spgl1`` package):
-
-* **Projection** by Condat's algorithm (Math. Program. 158, 2016, "Fast
-  projection onto the simplex and the l1 ball", Fig. 2): expected
-  :math:`O(N)` in a numba kernel instead of an :math:`O(N \log N)` sort.
-  Complex vectors are projected through their moduli.
-* **One product with A per iteration**: the line search backtracks along the
-  projected direction :math:`d` (SPG1), so :math:`A(x + t d) = Ax + t\,Ad`
-  reuses a single :math:`Ad`; ``spgl1`` recomputes :math:`A x` at every
-  backtracking step.  The projected-arc search (SPG2) is kept as fallback.
-* **Support polish** (an active-set finish, exact where SPGL1's optional
-  subspace minimisation is approximate): once the support :math:`S` of the
-  iterate has been stable for a few iterations (or on a doubling schedule),
-  the KKT system of BPDN restricted to :math:`S` with the current signs
-  :math:`z` is solved in closed form from a QR factorisation
-  :math:`A_S = QR`: :math:`c_S = R^{-1}(Q^* y - \lambda R^{-*} z)` with
-  :math:`\lambda = \sqrt{\sigma^2 - \|r_0\|^2} / \|R^{-*} z\|`; columns
-  are added or dropped a few times, and the candidate is accepted only if it
-  is feasible with relative *duality gap* below ``tol``.  This works when
-  :math:`|S| \le m`, always true for real data (LP vertices), not always for
-  complex data, whose solutions can have more than ``m`` nonzeros; then SPG's
-  own stopping rule (SPGL1's root test) applies and the gap is reported.
+The SPGL1 path's differences from the ``spgl1`` package (Condat's projection,
+one product with ``A`` per iteration, the support polish) are described in
+``rflite._bp.spg``.
 
 All products go through ``A @ x`` and ``A^* r`` only (``matvec`` /
 ``rmatvec``), so any :class:`scipy.sparse.linalg.LinearOperator` works,
@@ -105,15 +86,9 @@ including the matrix-free :class:`rflite.features.FeatureOperator`; the
 homotopy and the polish additionally take the (at most ``m``) support
 columns, via ``A.columns(S)`` when the operator has it, else ``A @ E_S``.
 
-Working set (``rflite._bp.homotopy._homotopy_ws``): on dictionaries with
-more than ``2 * WS_SIZE * m`` columns, BPDN's path is first run on an evenly
-spread subset of ``WS_SIZE * m`` columns; its dual point is checked against
-the whole dictionary with one product, the violated columns are added and the
-path is rerun until the relative duality gap **of the full problem** is below
-``tol`` (column generation).  On the SHRIMP q = 1 fourier dictionaries, which
-sample each input's frequencies finely, the full path crawls from grid point
-to grid point (3,000 breakpoints on the 140 x 20,000 f2 problem); the working
-set certifies the same optimum 10-20x faster (``benchmarks/bench_bp.py``).
+On dictionaries with many columns the path runs on a working set of columns,
+grown by column generation until the full problem's gap is within ``tol``
+(``rflite._bp.homotopy._homotopy_ws``).
 
 Basis pursuit on small dense problems (``m * N <= LP_MAX_ENTRIES``) that the
 path cannot certify (numerically rank-deficient matrices) is solved as the
@@ -122,23 +97,8 @@ residual within :data:`BP_TOL` and a duality gap within ``tol`` computed
 here from HiGHS's duals (``stop_reason="linprog"``).
 
 Large basis pursuit (real, ``m * N > LP_MAX_ENTRIES``, dense or an operator
-with ``columns`` and ``column_norms``) is solved by column generation
-(``rflite._bp.lp._bp_colgen``).  For a dense ``A`` the restricted LPs are
-posed on the row-preconditioned system :math:`MAc = My`,
-:math:`M = \Sigma^{-1}U^T` from the SVD of ``A``, with :math:`MA_W` and
-:math:`My` formed by compensated dot products (exact to one rounding, where
-float64 products are off by :math:`u s_{max}/s_i`, 1e-2 on the q = 1
-dictionaries with condition numbers ~1e14), solved by HiGHS in the first
-round and by a primal simplex warm-started at the previous optimal basis
-afterwards; the dual point :math:`z = M^T\zeta` is formed in double-double and
-the certificate (``rflite._bp.lp._dual_bound``'s guarded bound) evaluated with
-compensated products on the original ``A`` and ``y``, with rigorous rounding
-bounds (``"linprog"`` when the gap is within ``tol``).  140 x 20,000 SHRIMP
-q = 1: certified, gap 7e-14, ``||c||_1 = 2.000180``, residual 3e-15, 2.4 s
-CPU (``benchmarks/bench_bp.py``).  Operators without a dense matrix use the
-unpreconditioned rounds (SVD form of each restricted matrix, HiGHS), whose
-best feasible point is returned as ``"lp_inexact"`` with its finite gap when
-it cannot be certified on numerically rank-deficient dictionaries.
+with ``columns`` and ``column_norms``) is solved by column generation, with
+rigorous rounding bounds on its certificate (``rflite._bp.lp._bp_colgen``).
 
 Real BPDN (``sigma > 0``) that the homotopy cannot certify (SHRIMP's q = 1
 dictionaries of f1 and f2, condition ~1e13, thousands of near-duplicate
@@ -193,19 +153,16 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import NamedTuple
 
 import numpy as np
-from scipy.sparse.linalg import LinearOperator
 
-from rflite._bp import homotopy as _bp_homotopy
-from rflite._bp import lp as _bp_lp
-from rflite._bp import path as _bp_path
-from rflite._bp import solve as _bp_solve
-from rflite._bp import spgl1 as _bp_spgl1
+from rflite._bp import (  # the homes of the constants re-exported here
+    homotopy as _bp_homotopy, lp as _bp_lp, path as _bp_path, result as _bp_result,
+    solve as _bp_solve, spg as _bp_spg, spgl1 as _bp_spgl1, srfe as _bp_srfe, warn as _bp_warn,
+)
 from rflite._core.backend import is_dask_array
 from rflite._base import RandomFeatureModel
-from rflite._core.selection import HOLDOUT_FRACTION, AutoChoice, CVSearch
+from rflite._core.selection import HOLDOUT_FRACTION, AutoChoice, CVSearch  # noqa: F401
 from rflite._bp.homotopy import (  # noqa: F401 - constants and kernels re-exported
     HOMOTOPY_RCOND,
     HOMOTOPY_REFRESH,
@@ -219,7 +176,7 @@ from rflite._bp.homotopy import (  # noqa: F401 - constants and kernels re-expor
     _next_join,
     _Products,
 )
-from rflite._bp.lp import LP_MAX_ENTRIES, _bp_colgen
+from rflite._bp.lp import LP_MAX_ENTRIES, _bp_colgen  # noqa: F401 - LP_MAX_ENTRIES forwarded
 from rflite._bp.path import (  # noqa: F401 - the path, its result type and constants re-exported
     PATH_PATIENCE,
     PATH_STOP_FACTOR,
@@ -259,13 +216,38 @@ from rflite._bp.spgl1 import (  # noqa: F401 - the result type, constants and ke
     _solve_path,
     _vdot,
 )
-from rflite._core.validation import check_array, check_bool, check_choice, check_int, check_real
-from rflite._core.linalg import min_norm_solve, ridge_on_columns
+from rflite._bp.srfe import (  # noqa: F401 - public here; the solves stay importable
+    _check_eta,
+    _check_post,
+    _eta_grids,
+    _final_fits,
+    ETA_FRACTIONS,
+    VALIDATION_FRACTION,
+    SRFEResult,
+    _srfe,
+    _srfe_by_path,
+)
+from rflite._bp.warn import (  # noqa: F401 - public here; the checks stay importable
+    UNCERTIFIED_STOPS,
+    InfeasibleResultWarning,
+    SigmaUnreachableWarning,
+    UncertifiedResultWarning,
+    _warn_uncertified,
+    _warn_unreachable,
+)
+from rflite._core.validation import check_array, check_bool, check_choice, check_int, check_real  # noqa: F401
+from rflite._core.linalg import min_norm_solve, ridge_on_columns  # noqa: F401
 from rflite._reexport import reexport
 from rflite._bp.solve import _check_problem, _options, _solve  # noqa: F401 - used by the estimators and tests
 
 # setting a constant here (rflite.bp.WS_SIZE = ...) sets it where it is read
-reexport(__name__, (_bp_homotopy, _bp_spgl1, _bp_lp, _bp_path, _bp_solve), public=(BPDNPath, bpdn_path))
+reexport(
+    __name__,
+    (_bp_homotopy, _bp_spgl1, _bp_lp, _bp_path, _bp_solve, _bp_srfe, _bp_warn, _bp_result,
+     _bp_spg),
+    public=(BPDNPath, bpdn_path, L1Result, SRFEResult, SigmaUnreachableWarning,
+            InfeasibleResultWarning, UncertifiedResultWarning),
+)
 
 __all__ = [
     "L1Result",
@@ -286,101 +268,6 @@ __all__ = [
     "BPDNPath",
     "bpdn_path",
 ]
-
-class SigmaUnreachableWarning(RuntimeWarning):
-    """BPDN's constraint ``‖A c - y‖ <= sigma`` cannot be met by any ``c``.
-
-    Issued by :func:`bpdn`, :func:`basis_pursuit`, :func:`srfe` and
-    :class:`SRFERegressor` when the least-squares residual of ``A`` is above
-    ``sigma``; the result (``stop_reason="sigma_unreachable"``) then holds the
-    least-squares fit, which is generally dense.
-    """
-
-
-class InfeasibleResultWarning(RuntimeWarning):
-    """A BPDN solve stopped, uncertified, at a point that misses ``‖A c - y‖ <= sigma``.
-
-    E.g. ``max_iter`` on a wide matrix-free operator, where the
-    least-squares test that would say ``"sigma_unreachable"`` is not run
-    (it is run for dense matrices and for tall operators with a Gram, such
-    as the Dask operator): sigma may be unreachable, or the solver may need
-    more iterations.
-    """
-
-
-class UncertifiedResultWarning(RuntimeWarning):
-    """An estimator's BPDN solve stopped at a feasible point it could not certify.
-
-    Issued by :class:`SRFERegressor` and :class:`SRFECV` (in memory and on
-    Dask) when the final solve ends with one of :data:`UNCERTIFIED_STOPS`:
-    the coefficients meet ``‖A c - y‖ <= sigma`` but their relative duality
-    gap (``result_.bpdn.duality_gap``) is above ``tol``, so they may be far
-    from l1-optimal.  Seen on numerically rank-deficient dictionaries with a
-    small ``eta`` (200 rows of 300 centred sin features, condition 1e14, at
-    ``eta`` = 0.01: l1 norm 3e7, gap 0.69).  The functions (:func:`bpdn`,
-    :func:`srfe`) do not warn: their result's ``stop_reason`` and
-    :attr:`L1Result.certified` say it.
-    """
-
-
-#: Stop reasons of a solver that ran out of iterations or stopped on a
-#: heuristic test (``"path"``, the Dask search's exact homotopy point whose
-#: gap is not computed, and ``"sigma_unreachable"`` have warnings of their own
-#: or none).
-UNCERTIFIED_STOPS = frozenset({"max_iter", "line_search", "lp_inexact", "root_found",
-                               "bp_solution"})
-
-
-def _warn_uncertified(est, res, sigma, stacklevel=3):
-    """:class:`UncertifiedResultWarning` for an estimator's feasible, uncertified BPDN result
-    (``stacklevel`` 3: the caller of the function that calls this)."""
-    if res.stop_reason in UNCERTIFIED_STOPS and res.residual_norm <= sigma * (1.0 + 1e-3):
-        warnings.warn(
-            f"{type(est).__name__}: BPDN stopped ({res.stop_reason!r}) at a feasible point "
-            f"with relative duality gap {res.duality_gap:.3g} above tol = {est.tol:g}: the "
-            "coefficients meet the constraint but are not certified l1-optimal "
-            "(result_.bpdn); a larger eta, fewer features or a larger max_iter may help",
-            UncertifiedResultWarning, stacklevel=stacklevel)
-
-
-def _warn_unreachable(res, sigma, m, stacklevel=3):
-    """Issue :class:`SigmaUnreachableWarning` for a ``"sigma_unreachable"`` result,
-    :class:`InfeasibleResultWarning` for an uncertified point clearly above sigma."""
-    if (res.stop_reason != "sigma_unreachable" and not res.certified and sigma > 0
-            and res.residual_norm > sigma * (1.0 + 1e-3)):
-        warnings.warn(
-            f"BPDN stopped ({res.stop_reason!r}, not certified) at residual "
-            f"{res.residual_norm:.6g} above sigma = {sigma:.6g}: the coefficients do not "
-            "meet the constraint; sigma may be below the least-squares residual "
-            "(not tested on a wide operator) or the solve needs a larger max_iter",
-            InfeasibleResultWarning, stacklevel=stacklevel)
-    if res.stop_reason == "sigma_unreachable":
-        warnings.warn(
-            f"sigma = {sigma:.6g} is below the least-squares residual "
-            f"{res.residual_norm:.6g} of A: no coefficient vector meets the constraint, "
-            f"so the least-squares fit ({int(np.count_nonzero(res.coef))} nonzero "
-            f"coefficients) was returned; use sigma >= {res.residual_norm:.6g} "
-            f"(eta >= {res.residual_norm / math.sqrt(m):.6g}) for a sparse solution",
-            SigmaUnreachableWarning, stacklevel=stacklevel)
-
-
-class SRFEResult(NamedTuple):
-    """Result of :func:`srfe`.
-
-    Attributes
-    ----------
-    coef : ndarray (N,)
-        Final coefficients: the BPDN solution, thresholded to its ``s`` largest
-        entries and refitted when asked.
-    support : ndarray of int
-        Sorted indices of the kept columns.
-    bpdn : L1Result
-        The basis pursuit denoising solve before thresholding.
-    """
-
-    coef: np.ndarray
-    support: np.ndarray
-    bpdn: L1Result
 
 
 # =========================================================================
@@ -553,86 +440,6 @@ def srfe(A, y, *, eta, s=None, refit=None, lam=0.0, tol=OPT_TOL, max_iter=None,
     return res
 
 
-def _srfe(A, y, *, eta, s, refit, lam, tol, max_iter, polish) -> SRFEResult:
-    """:func:`srfe` without the warning (shared with :class:`SRFERegressor`)."""
-    op, yv, cplx = _check_problem(A, y)
-    eta = check_real(eta, "eta", minimum=0.0)
-    if refit not in (None, "lstsq", "ridge"):
-        raise ValueError(f"refit must be None, 'lstsq' or 'ridge', got {refit!r}")
-    lam = check_real(lam, "lam", minimum=0.0)
-    m, n = op.shape
-    if s is not None:
-        s = check_int(s, "s", minimum=1, maximum=n)
-    res = _solve(op, yv, cplx, sigma=eta * math.sqrt(m), tau=None,
-                 **_options(op, tol, max_iter, None, polish))
-    coef = res.coef.copy()
-    support = np.flatnonzero(coef)
-    if s is not None and support.size > s:
-        keep = np.argpartition(-np.abs(coef[support]), s - 1)[:s]
-        support = np.sort(support[keep])
-        coef = np.zeros_like(coef)
-        coef[support] = res.coef[support]
-    if refit is not None and support.size:
-        A_S = _columns(op, support)
-        coef = np.zeros_like(coef)
-        if refit == "lstsq":
-            coef[support] = min_norm_solve(A_S, yv)
-        else:
-            coef[support] = ridge_on_columns(A_S, yv, lam)
-    return SRFEResult(coef, support, res)
-
-
-#: Default ``eta`` grid of the automatic choice, as fractions of the (weighted)
-#: standard deviation of the training targets, largest (simplest) first.
-#: Finer near the top, where the noisy real sets choose (their noise is a
-#: large share of the variance of y); 1.0 itself would give c = 0.
-ETA_FRACTIONS = tuple(np.concatenate([np.linspace(0.95, 0.5, 10),
-                                      np.logspace(np.log10(0.4), -3, 11)]))
-
-#: Share of the distinct rows held out by ``SRFERegressor(eta="auto")``.
-VALIDATION_FRACTION = HOLDOUT_FRACTION
-
-
-def _srfe_by_path(A, y, eta, s, refit, lam, *, certify=None) -> SRFEResult:
-    """SRFE at one ``eta`` by :func:`bpdn_path` (the final fit of the automatic choice).
-
-    The same homotopy point the choice scored, without :func:`bpdn`'s SPGL1
-    fallback (which can run ``max_iter`` iterations on tall, badly
-    conditioned matrices: 220 s on a 2000 x 1000 fold of ccpp).
-
-    ``certify`` (a dict of :func:`_srfe`'s ``tol`` and ``max_iter``; the
-    in-memory estimator passes it): the point's relative duality gap is
-    computed (one product with :math:`A^T`); within ``tol`` the result is
-    certified (``stop_reason="homotopy"``), otherwise -- the path ended
-    before ``sigma`` or its point is not optimal -- the certified solver
-    :func:`_srfe` refits at this ``eta``.  ``None`` (the Dask fit, where the
-    product is one more pass): ``stop_reason`` is ``"path"`` (or
-    ``"sigma_unreachable"`` when the path ended above ``sigma``),
-    ``duality_gap`` NaN, not certified.
-    """
-    m = A.shape[0]
-    sigma = eta * math.sqrt(m)
-    path = bpdn_path(A, y, [sigma])
-    coef = path.coefs[:, 0]
-    r = y - A @ coef
-    rnorm = float(np.linalg.norm(r))
-    l1 = _l1(coef)
-    if certify is not None:
-        feasible = rnorm <= sigma * (1.0 + FEAS_TOL) + BP_TOL * float(np.linalg.norm(y))
-        gap = _bpdn_gap(y, r, float(np.abs(A.T @ r).max(initial=0.0)), l1, sigma)
-        if not (path.reached[0] and feasible and gap <= certify["tol"]):
-            return _srfe(A, y, eta=eta, s=s, refit=refit, lam=lam, tol=certify["tol"],
-                         max_iter=certify["max_iter"], polish=True)
-        res = L1Result(coef, rnorm, l1, float(gap), path.n_steps, 2 * path.n_steps + 2, l1,
-                       "homotopy")
-    else:
-        reason = "path" if path.reached[0] else "sigma_unreachable"
-        res = L1Result(coef, rnorm, l1, math.nan, path.n_steps, 2 * path.n_steps + 1, l1,
-                       reason)
-    final = _threshold_refit(A, y, coef, s, refit, lam)
-    return SRFEResult(final, np.flatnonzero(final), res)
-
-
 class SRFERegressor(AutoChoice, RandomFeatureModel):
     r"""SRFE: random features with coefficients from basis pursuit denoising.
 
@@ -785,31 +592,10 @@ class SRFERegressor(AutoChoice, RandomFeatureModel):
         return out
 
     def _check_eta(self, n_columns):
-        """``(eta, search)``: a fixed ``eta`` (``search`` None) or the validated
-        search ``(eta grid, is_fraction, s grid, rule)`` (``eta`` None)."""
-        search = self._search()
-        if search is None:
-            if isinstance(self.eta, str):
-                raise ValueError(f"eta must be a float >= 0 or 'auto', got {self.eta!r}")
-            return check_real(self.eta, "eta", minimum=0.0), None
-        from rflite._core.parallel import check_executor
-        from rflite._core.selection import check_grid
-
-        grid, is_fraction, s_grid = search
-        grid = np.sort(check_grid(grid, "etas"))[::-1].astype(float)
-        s_grid = [None if s is None else check_int(s, "s", minimum=1, maximum=n_columns)
-                  for s in s_grid]
-        rule = self._rule()
-        check_executor(self._n_jobs(), "n_jobs")  # (on Dask: validated, unused)
-        return None, (grid, is_fraction, s_grid, rule)
+        return _check_eta(self, n_columns)
 
     def _check_post(self, n_columns):
-        """Validate the thresholding and refit parameters (``s``, ``refit``, ``lam``)."""
-        if self.s is not None and not isinstance(self.s, (list, tuple, np.ndarray)):
-            check_int(self.s, "s", minimum=1, maximum=n_columns)
-        if self.refit not in (None, "lstsq", "ridge"):
-            raise ValueError(f"refit must be None, 'lstsq' or 'ridge', got {self.refit!r}")
-        check_real(self.lam, "lam", minimum=0.0)
+        _check_post(self, n_columns)
 
     def fit(self, X, y, sample_weight=None):
         """Draw the features, centre, choose ``eta`` if asked, solve SRFE; returns ``self``."""
@@ -841,14 +627,7 @@ class SRFERegressor(AutoChoice, RandomFeatureModel):
         fmap = self._draw_features(X.shape[1], rng)
         s_final = self.s
         if search is not None:
-            if is_fraction:
-                # per output: each output's grid is relative to its own spread
-                yc = Y - (Y.mean(axis=0) if w is None else (w @ Y) / w.sum())
-                sd = np.sqrt(np.mean(yc ** 2 if w is None
-                                     else (w[:, None] * yc ** 2) / w.mean(), axis=0))
-                grid = np.outer(grid, np.where(sd > 0, sd, 1.0))
-            else:
-                grid = np.repeat(grid[:, None], Y.shape[1], axis=1)
+            grid = _eta_grids(grid, is_fraction, Y, w)
             chosen = self._choose(fmap, X, Y, w, rng, grid, s_grid, rule,
                                   fit_intercept, normalize, progress)
         else:
@@ -874,26 +653,9 @@ class SRFERegressor(AutoChoice, RandomFeatureModel):
         else:
             A, Yc, a_mean, y_mean, scale = _prepare(
                 fmap.transform(X), Y, w, fit_intercept=fit_intercept, normalize=normalize)
-        supports, coefs, results = [], [], []
-        for k in range(Yc.shape[1]):
-            eta, s_final = chosen[k]
-            # sigma = eta * sqrt(rows) in the solver: make it eta * sqrt(sum w)
-            eta_eff = eta * math.sqrt(total / m)
-            if search is not None and not fmap.is_complex:
-                res = _srfe_by_path(A, Yc[:, k], eta_eff, s_final, self.refit, self.lam,
-                                    certify=dict(tol=self.tol, max_iter=self.max_iter))
-            else:
-                res = _srfe(A, Yc[:, k], eta=eta_eff, s=s_final, refit=self.refit,
-                            lam=self.lam, tol=self.tol, max_iter=self.max_iter, polish=True)
-            _warn_unreachable(res.bpdn, eta * math.sqrt(total), total)
-            _warn_uncertified(self, res.bpdn, eta_eff * math.sqrt(m))
-            coef = res.coef if scale is None else res.coef * scale
-            support = np.flatnonzero(coef)
-            results.append(res)
-            supports.append(support)
-            coefs.append(coef[support])
-            progress.line(f"final fit, output {k + 1}/{Yc.shape[1]}: "
-                          f"{res.bpdn.stop_reason}, {support.size} nonzero", level=2)
+        supports, coefs, results = _final_fits(self, A, Yc, chosen, total, scale,
+                                               search is not None and not fmap.is_complex,
+                                               progress)
         self.s_ = chosen[0][1] if one else [c[1] for c in chosen]
         self.result_ = results[0] if one else results
         self.n_iter_ = results[0].bpdn.n_iter if one else [r.bpdn.n_iter for r in results]

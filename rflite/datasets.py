@@ -60,18 +60,76 @@ with the published test MSEs to print beside a reproduction.
 
 from __future__ import annotations
 
-import functools
-import os
-import warnings
 from pathlib import Path
 from typing import Callable, NamedTuple
 
 import numpy as np
-import scipy.io
-import scipy.special
 
-from rflite._core.validation import check_array, check_choice, check_int, check_real
 from rflite._core.random import check_rng
+from rflite._core.validation import check_choice, check_int
+from rflite._data import metropolis as _data_metropolis
+from rflite._data import sampling as _data_sampling
+from rflite._data import shrimp as _data_shrimp
+from rflite._data import uci as _data_uci
+from rflite._data.metropolis import (  # noqa: F401 - public here; the helper stays importable
+    _si_gauss,
+    make_metropolis1,
+    make_metropolis2,
+    make_metropolis3,
+    target_metropolis1,
+    target_metropolis2,
+    target_metropolis3,
+)
+from rflite._data.sampling import (  # noqa: F401 - Sample is public here; the plumbing too
+    Sample,
+    _check_common,
+    _check_X,
+    _generate,
+    _normal,
+    _uniform,
+)
+from rflite._data.shrimp import (  # noqa: F401 - public here; the helpers stay importable
+    _SHRIMP_DOC,
+    _shrimp_maker,
+    make_shrimp1,
+    make_shrimp2,
+    make_shrimp3,
+    make_shrimp4,
+    make_shrimp5,
+    make_shrimp6,
+    make_shrimp7,
+    make_shrimp_support,
+    target_shrimp1,
+    target_shrimp2,
+    target_shrimp3,
+    target_shrimp4,
+    target_shrimp5,
+    target_shrimp6,
+    target_shrimp7,
+    target_shrimp_support,
+)
+from rflite._data.uci import (  # noqa: F401 - public here; the helpers stay importable
+    DATA_ENV_VAR,
+    UCI_DATASETS,
+    UCIDataset,
+    UCIInfo,
+    _cols,
+    _hp,
+    _locate,
+    _pub,
+    _read_table,
+    _standardise,
+)
+from rflite._reexport import reexport
+
+# setting DATA_ENV_VAR here sets it where the file search reads it
+_HOMES = (_data_sampling, _data_shrimp, _data_metropolis, _data_uci)
+# the public generators, targets and result types defined in the homes are
+# reported as this module's
+reexport(__name__, _HOMES, public=tuple(
+    obj for home in _HOMES for name, obj in vars(home).items()
+    if not name.startswith("_") and getattr(obj, "__module__", None) == home.__name__
+))
 
 __all__ = [
     "Sample",
@@ -120,9 +178,6 @@ __all__ = [
 #: Number of points in the GFC paper's synthetic "friedman" and "breiman" sets.
 GFC_N_SAMPLES = 40768
 
-#: Environment variable consulted for the data directory when no ``data_dir``
-#: argument is given.
-DATA_ENV_VAR = "RFLITE_DATA"
 
 #: Default ``ddof`` of the training standard deviation in :func:`load_uci`.
 STANDARDISE_DDOF = 0
@@ -133,56 +188,6 @@ _DEFAULT_DATA_DIR = Path(__file__).resolve().parents[2] / "shared" / "data"
 #: Copies shipped inside the package (the small sets the showcase uses), the
 #: last place looked in, so that an installed rflite runs without the repository.
 _PACKAGED_DATA_DIR = Path(__file__).resolve().parent / "data"
-
-
-class Sample(NamedTuple):
-    """A synthetic sample: inputs ``X`` (n_samples, d) and targets ``y`` (n_samples,)."""
-
-    X: np.ndarray
-    y: np.ndarray
-
-
-# =========================================================================
-# shared plumbing
-# =========================================================================
-def _check_X(X, *, d_min: int, d_exact: int | None = None) -> np.ndarray:
-    """Coerce ``X`` to a finite float64 (m, d) array with enough columns."""
-    X = check_array(X, "X", ndim=2, min_rows=0)
-    if d_exact is not None and X.shape[1] != d_exact:
-        raise ValueError(f"X must have exactly {d_exact} column(s), got shape {X.shape}")
-    if X.shape[1] < d_min:
-        raise ValueError(f"X must have at least {d_min} column(s), got shape {X.shape}")
-    return X
-
-
-def _uniform(lo: float, hi: float):
-    def draw(rng: np.random.Generator, n: int, d: int) -> np.ndarray:
-        return rng.uniform(lo, hi, size=(n, d))
-
-    draw.__doc__ = f"x ~ U[{lo:g}, {hi:g}]^d"
-    return draw
-
-
-def _normal(rng: np.random.Generator, n: int, d: int) -> np.ndarray:
-    """x ~ N(0, I_d)."""
-    return rng.standard_normal((n, d))
-
-
-def _generate(target, sampler, n_samples, d, noise, rng, **target_kw) -> Sample:
-    """Validate, draw ``X`` then the noise, and evaluate the target."""
-    rng = check_rng(rng)
-    X = sampler(rng, n_samples, d)
-    e = rng.standard_normal(n_samples)
-    y = target(X, **target_kw) + noise * e
-    return Sample(X, y)
-
-
-def _check_common(n_samples, noise, d=None, d_min=1):
-    n_samples = check_int(n_samples, "n_samples", minimum=1)
-    if d is not None:
-        d = check_int(d, "d", minimum=d_min)
-    noise = check_real(noise, "noise", minimum=0.0)
-    return n_samples, d, noise
 
 
 # =========================================================================
@@ -474,286 +479,8 @@ def make_friedman_gfc(n_samples=GFC_N_SAMPLES, *, noise=1.0, rng=None) -> Sample
     return make_friedman1(n_samples, d=10, noise=noise, rng=rng)
 
 
-# =========================================================================
-# SHRIMP (Xie, Shi, Schaeffer, Ward), Sec. 4.1 and Fig. 4
-# =========================================================================
-def target_shrimp1(X) -> np.ndarray:
-    r"""SHRIMP f1, additive and dense in the variables.
-
-    .. math:: f_1(x) = \sum_{i=1}^{d-1} x_i + \exp(-x_d)
-
-    References
-    ----------
-    Y. Xie, B. Shi, H. Schaeffer, R. Ward, "SHRIMP: Sparser Random Feature
-    Models via Iterative Magnitude Pruning", MSML 2022, Sec. 4.1, Table 2
-    (d = 10 low-dim, d = 100 high-dim, x ~ U[-1, 1]^d).
-    """
-    X = _check_X(X, d_min=1)
-    return X[:, :-1].sum(axis=1) + np.exp(-X[:, -1])
-
-
-def target_shrimp2(X) -> np.ndarray:
-    r"""SHRIMP f2: :math:`f_2(x) = \cos(x_1) + \sin(x_2)`.
-
-    References
-    ----------
-    Xie, Shi, Schaeffer, Ward, SHRIMP (2022), Sec. 4.1, Table 2.
-    """
-    X = _check_X(X, d_min=2)
-    return np.cos(X[:, 0]) + np.sin(X[:, 1])
-
-
-def target_shrimp3(X) -> np.ndarray:
-    r"""SHRIMP f3: :math:`f_3(x) = (2x_1 - 1)(2x_2 - 1)` (pairwise, from Liu et al. 2020).
-
-    References
-    ----------
-    Xie, Shi, Schaeffer, Ward, SHRIMP (2022), Sec. 4.1, Table 2.
-    """
-    X = _check_X(X, d_min=2)
-    return (2.0 * X[:, 0] - 1.0) * (2.0 * X[:, 1] - 1.0)
-
-
-def target_shrimp4(X) -> np.ndarray:
-    r"""SHRIMP f4, sum of the three pairwise products of :math:`u_i = 2x_i - 1`.
-
-    .. math:: f_4(x) = u_1 u_2 + u_1 u_3 + u_2 u_3,\quad u_i = 2 x_i - 1
-
-    References
-    ----------
-    Xie, Shi, Schaeffer, Ward, SHRIMP (2022), Sec. 4.1, Table 2.
-    """
-    X = _check_X(X, d_min=3)
-    u = 2.0 * X[:, :3] - 1.0
-    return u[:, 0] * u[:, 1] + u[:, 0] * u[:, 2] + u[:, 1] * u[:, 2]
-
-
-def target_shrimp5(X) -> np.ndarray:
-    r"""SHRIMP f5, low-order and non-smooth (from Hashemi et al. 2021).
-
-    .. math:: f_5(x) = \mathrm{sinc}(x_1)\,\mathrm{sinc}(x_3)^3 + \mathrm{sinc}(x_2)
-
-    with NumPy's normalised :math:`\mathrm{sinc}(t) = \sin(\pi t) / (\pi t)`
-    (:func:`numpy.sinc`).
-
-    References
-    ----------
-    Xie, Shi, Schaeffer, Ward, SHRIMP (2022), Sec. 4.1, Table 2.
-    """
-    X = _check_X(X, d_min=3)
-    return np.sinc(X[:, 0]) * np.sinc(X[:, 2]) ** 3 + np.sinc(X[:, 1])
-
-
-def target_shrimp6(X) -> np.ndarray:
-    r"""SHRIMP f6, the Ishigami function.
-
-    .. math:: f_6(x) = \sin(x_1) + 7 \sin^2(x_2) + 0.1\, x_3^4 \sin(x_1)
-
-    References
-    ----------
-    T. Ishigami, T. Homma, "An importance quantification technique in
-    uncertainty analysis for computer models", ISUMA 1990.  SHRIMP (2022),
-    Sec. 4.1, Table 2, sampled on U[-pi, pi]^d.
-    """
-    X = _check_X(X, d_min=3)
-    s1 = np.sin(X[:, 0])
-    return s1 + 7.0 * np.sin(X[:, 1]) ** 2 + 0.1 * X[:, 2] ** 4 * s1
-
-
-def target_shrimp7(X) -> np.ndarray:
-    r"""SHRIMP f7, order 2 with many order-1 terms.
-
-    .. math:: f_7(x) = \cos(x_1) x_3 + x_2^2 x_4 + \sum_{i=3}^d x_i
-
-    (the sum includes :math:`x_3` and :math:`x_4` again, as printed).
-
-    References
-    ----------
-    Xie, Shi, Schaeffer, Ward, SHRIMP (2022), Sec. 4.1, Table 2, Figs. 5-6.
-    """
-    X = _check_X(X, d_min=4)
-    return np.cos(X[:, 0]) * X[:, 2] + X[:, 1] ** 2 * X[:, 3] + X[:, 2:].sum(axis=1)
-
-
-def target_shrimp_support(X) -> np.ndarray:
-    r"""SHRIMP's support-recovery function.
-
-    .. math:: f_s(x) = 3 \cos(x_3) + 4 \sin(x_4) + 2 \sin(x_2)
-
-    1-based indices: ``x_3`` is ``X[:, 2]``.  Only :math:`x_2, x_3, x_4` are
-    active; a pruned ``[cos, sin]`` dictionary should keep cos-features on
-    :math:`x_3` and sin-features on :math:`x_2, x_4`.
-
-    References
-    ----------
-    Xie, Shi, Schaeffer, Ward, SHRIMP (2022), Sec. 4.2 "Sparse Support
-    Recovery", Fig. 4 (m = 1000, x ~ U[-1, 1]^5); also the timing study, Fig. 2.
-    """
-    X = _check_X(X, d_min=4)
-    return 3.0 * np.cos(X[:, 2]) + 4.0 * np.sin(X[:, 3]) + 2.0 * np.sin(X[:, 1])
-
-
-_SHRIMP_DOC = """Sample :func:`{target}` with ``x ~ {dist}``.
-
-    Parameters
-    ----------
-    n_samples : int >= 1
-        SHRIMP Table 2 uses m = 140 (low-dim, d = 10) and m = 1400 (high-dim,
-        d = 100), split 90 / 10 into training and validation.
-    d : int >= {d_min}, default {d}
-    noise : float >= 0, default 0 (the paper adds no noise)
-    rng : None, int or numpy.random.Generator
-
-    Returns
-    -------
-    Sample
-        ``X`` (n_samples, d) and ``y`` (n_samples,).
-    """
-
-
-def _shrimp_maker(target, d_min, lo=-1.0, hi=1.0, d_default=10, name=None, dist=None):
-    sampler = _uniform(lo, hi)
-
-    def make(n_samples, *, d=d_default, noise=0.0, rng=None) -> Sample:
-        n_samples, d, noise = _check_common(n_samples, noise, d, d_min)
-        return _generate(target, sampler, n_samples, d, noise, rng)
-
-    make.__name__ = make.__qualname__ = name
-    make.__doc__ = _SHRIMP_DOC.format(
-        target=target.__name__, dist=dist or "U[-1, 1]^d", d_min=d_min, d=d_default
-    )
-    make.__module__ = __name__
-    return make
-
-
-make_shrimp1 = _shrimp_maker(target_shrimp1, 1, name="make_shrimp1")
-make_shrimp2 = _shrimp_maker(target_shrimp2, 2, name="make_shrimp2")
-make_shrimp3 = _shrimp_maker(target_shrimp3, 2, name="make_shrimp3")
-make_shrimp4 = _shrimp_maker(target_shrimp4, 3, name="make_shrimp4")
-make_shrimp5 = _shrimp_maker(target_shrimp5, 3, name="make_shrimp5")
-make_shrimp6 = _shrimp_maker(
-    target_shrimp6, 3, -np.pi, np.pi, name="make_shrimp6", dist="U[-pi, pi]^d"
-)
-make_shrimp7 = _shrimp_maker(target_shrimp7, 4, name="make_shrimp7")
-make_shrimp_support = _shrimp_maker(
-    target_shrimp_support, 4, d_default=5, name="make_shrimp_support"
-)
-
-
-# =========================================================================
-# Adaptive random Fourier features with Metropolis sampling, Sec. 5
-# =========================================================================
-def _si_gauss(X, a):
-    si, _ = scipy.special.sici(X[:, 0] / a)
-    return si * np.exp(-0.5 * np.einsum("ij,ij->i", X, X))
-
-
-def target_metropolis1(X, *, a=1e-3) -> np.ndarray:
-    r"""Metropolis case 1: a sine integral under a Gaussian, d = 1.
-
-    .. math:: f(x) = \mathrm{Si}(x / a)\, e^{-x^2/2},\quad
-              \mathrm{Si}(t) = \int_0^t \frac{\sin s}{s}\, ds
-
-    (:func:`scipy.special.sici`).  Its Fourier transform decays like
-    :math:`|\omega|^{-1}` up to :math:`|\omega| = 1/a`.
-
-    Parameters
-    ----------
-    X : (m, 1) array_like
-    a : float > 0, default 1e-3
-
-    References
-    ----------
-    A. Kammonen, J. Kiessling, P. Plechac, M. Sandberg, A. Szepessy, "Adaptive
-    random Fourier features with Metropolis sampling", Foundations of Data
-    Science 2(3), 2020, Sec. 5, Case 1.
-    """
-    X = _check_X(X, d_min=1, d_exact=1)
-    a = check_real(a, "a", minimum=0.0, strict=True)
-    return _si_gauss(X, a)
-
-
-def make_metropolis1(n_samples, *, a=1e-3, noise=0.0, rng=None) -> Sample:
-    """Sample :func:`target_metropolis1` with ``x ~ N(0, 1)`` (d = 1).
-
-    The data are raw; the paper normalises them afterwards (its Algorithm 3),
-    which is the model's job, not the generator's.  Paper: N = 10^4 points.
-
-    Parameters
-    ----------
-    n_samples : int >= 1
-    a : float > 0, default 1e-3
-    noise : float >= 0, default 0
-    rng : None, int or numpy.random.Generator
-
-    Returns
-    -------
-    Sample
-        ``X`` (n_samples, 1) and ``y`` (n_samples,).
-    """
-    n_samples, _, noise = _check_common(n_samples, noise)
-    a = check_real(a, "a", minimum=0.0, strict=True)
-    return _generate(target_metropolis1, _normal, n_samples, 1, noise, rng, a=a)
-
-
-def target_metropolis2(X, *, a=0.1) -> np.ndarray:
-    r"""Metropolis case 2: the case 1 function in d dimensions.
-
-    .. math:: f(x) = \mathrm{Si}(x_1 / a)\, e^{-\|x\|_2^2/2}
-
-    Parameters
-    ----------
-    X : (m, d) array_like, d >= 1 (the paper: d = 5)
-    a : float > 0, default 0.1
-
-    References
-    ----------
-    Kammonen et al. (2020), Sec. 5, Case 2.
-    """
-    X = _check_X(X, d_min=1)
-    a = check_real(a, "a", minimum=0.0, strict=True)
-    return _si_gauss(X, a)
-
-
-def make_metropolis2(n_samples, *, d=5, a=0.1, noise=0.0, rng=None) -> Sample:
-    """Sample :func:`target_metropolis2` with ``x ~ N(0, I_d)`` (paper: d = 5).
-
-    Raw data, see :func:`make_metropolis1`.
-    """
-    n_samples, d, noise = _check_common(n_samples, noise, d, 1)
-    a = check_real(a, "a", minimum=0.0, strict=True)
-    return _generate(target_metropolis2, _normal, n_samples, d, noise, rng, a=a)
-
-
-def target_metropolis3(X) -> np.ndarray:
-    r"""Metropolis case 3: an anisotropic Gaussian, d = 2.
-
-    .. math:: f(x) = e^{-(32 x_1)^2/2}\, e^{-(x_2/32)^2/2}
-
-    Since :math:`|\hat f(\omega)| \propto e^{-\omega_1^2/(2 \cdot 32^2)}
-    e^{-32^2 \omega_2^2/2}`, the optimal frequency density of Remark 3.2
-    (:math:`p_* \propto |\hat f|`) is :math:`N(0, \mathrm{diag}(32^2, 32^{-2}))`:
-    wide in :math:`\omega_1`, narrow in :math:`\omega_2`.  The paper prints
-    ``diag([32^-2, 32^2])``, which has the two axes swapped.
-
-    References
-    ----------
-    Kammonen et al. (2020), Sec. 5, Case 3, eq. (30).
-    """
-    X = _check_X(X, d_min=2, d_exact=2)
-    return np.exp(-0.5 * (32.0 * X[:, 0]) ** 2) * np.exp(-0.5 * (X[:, 1] / 32.0) ** 2)
-
-
-def make_metropolis3(n_samples, *, noise=0.0, rng=None) -> Sample:
-    """Sample :func:`target_metropolis3` with ``x ~ N(0, I_2)``.
-
-    The paper: "the non normalized x-points are independent random vectors in
-    R^2 with independent N(0, 1) components"; K = 256.  With this input law most
-    targets are tiny (``f > 0.5`` needs ``|x_1| < 0.037``, about 3 % of points).
-    Raw data, see :func:`make_metropolis1`.
-    """
-    n_samples, _, noise = _check_common(n_samples, noise)
-    return _generate(target_metropolis3, _normal, n_samples, 2, noise, rng)
+# SHRIMP's targets (Sec. 4.1, Fig. 4) are in rflite._data.shrimp and the
+# Metropolis paper's (Sec. 5) in rflite._data.metropolis, imported above.
 
 
 # =========================================================================
@@ -910,136 +637,6 @@ def make_synthetic(name, n_samples, **kwargs) -> Sample:
 # =========================================================================
 # Real data
 # =========================================================================
-class UCIInfo(NamedTuple):
-    """Description of one shared UCI-derived set (as in the data sets' README).
-
-    Attributes
-    ----------
-    file : str
-        Path relative to the data directory (``uci/...``).
-    fmt : str
-        ``"whitespace"``, ``"comma"`` or ``"mat"``.
-    inputs : tuple of int or None
-        0-based input columns of the text table (README columns minus one);
-        ``None`` for .mat files (all columns of the input matrix).
-    target : int or None
-        0-based target column of the text table; ``None`` for .mat files.
-    mat_keys : tuple of str or None
-        ``(inputs, target)`` variable names of a .mat file.
-    log_target : bool
-        Take ``log`` of the target (propulsion).
-    n_train, n_test : int
-        Rows taken after the shuffle (train first, then test).
-    n_noise : int
-        N(0, 1) noise columns appended by default.
-    d : int
-        Input dimension after the noise columns.
-    published : dict
-        Published test MSE on the standardised target, by method
-        (``None`` where the paper has no number).
-    harfe_params : dict
-        HARFE's published ``N``, ``s``, ``m_lambda`` (= m * lambda) and ``q``.
-    shrimp_q : int or None
-        The ``q`` of the published SHRIMP number.
-    """
-
-    file: str
-    fmt: str
-    inputs: tuple | None
-    target: int | None
-    mat_keys: tuple | None
-    log_target: bool
-    n_train: int
-    n_test: int
-    n_noise: int
-    d: int
-    published: dict
-    harfe_params: dict
-    shrimp_q: int | None
-
-
-def _cols(*ranges) -> tuple:
-    """0-based column indices from inclusive 1-based ranges."""
-    out = []
-    for lo, hi in ranges:
-        out.extend(range(lo - 1, hi))
-    return tuple(out)
-
-
-def _pub(harfe, shrimp, salsa, srfe, lasso):
-    return {"HARFE": harfe, "SHRIMP": shrimp, "SALSA": salsa, "SRFE": srfe, "Lasso": lasso}
-
-
-def _hp(N, s, m_lambda, q):
-    return {"N": N, "s": s, "m_lambda": m_lambda, "q": q}
-
-
-#: The six shared sets, with the README's preprocessing and published numbers.
-UCI_DATASETS: dict[str, UCIInfo] = {
-    "propulsion": UCIInfo(
-        "uci/propulsion.txt", "whitespace", _cols((3, 8), (10, 18)), 1, None, True,
-        200, 200, 0, 15,
-        _pub(4.17e-5, 1.02e-6, 8.8e-3, 1.54e-2, 2.48e-2), _hp(3000, 300, 1e-10, 2), 2,
-    ),
-    "airfoil": UCIInfo(
-        "uci/airfoil.txt", "whitespace", _cols((1, 5)), 5, None, False,
-        750, 750, 36, 41,
-        _pub(0.449, 0.265, 0.518, 0.570, 0.520), _hp(80000, 5000, 1.0, 2), 2,
-    ),
-    "ccpp": UCIInfo(
-        "uci/ccpp.mat", "mat", None, None, ("XTrain", "YTrain"), False,
-        2000, 2000, 55, 59,
-        _pub(0.0677, 0.0655, 0.0678, 0.0744, 0.0740), _hp(10000, 1000, 0.05, 1), 2,
-    ),
-    "housing": UCIInfo(
-        "uci/housing.txt", "whitespace", _cols((2, 3), (5, 14)), 0, None, False,
-        256, 250, 0, 12,
-        _pub(0.264, 0.394, 0.262, 0.640, 0.445), _hp(10000, 1000, 0.1, 2), 7,
-    ),
-    "speech": UCIInfo(
-        "uci/parkinson21.txt", "comma", _cols((1, 14), (20, 26)), 14, None, False,
-        520, 520, 0, 21,
-        _pub(0.0238, None, 0.0224, 0.0246, 0.0730), _hp(20000, 1000, 0.1, 2), None,
-    ),
-    "insulin": UCIInfo(
-        "uci/epidata.mat", "mat", None, None, ("snp_data", "insulin_data"), False,
-        256, 250, 0, 50,
-        _pub(1.014, 1.24, 1.021, 1.646, 1.110), _hp(2560, 170, 2.75, 2), 1,
-    ),
-}
-
-
-class UCIDataset(NamedTuple):
-    """A preprocessed UCI split (see :func:`load_uci`).
-
-    Attributes
-    ----------
-    X_train, y_train, X_test, y_test : ndarray
-        Standardised with the training statistics; noise columns (if any) are
-        the last ``n_noise`` columns of ``X_*``.
-    name : str
-    d : int
-        ``X_train.shape[1]``.
-    y_mean, y_std : float
-        Training mean and standard deviation of the raw target (of ``log y``
-        for propulsion): ``y_raw = y * y_std + y_mean``.
-    x_mean, x_std : (d - n_noise,) ndarray
-        The same for the input columns (``x_std`` is 1 for constant columns).
-    n_noise : int
-        Number of appended N(0, 1) columns.
-    """
-
-    X_train: np.ndarray
-    y_train: np.ndarray
-    X_test: np.ndarray
-    y_test: np.ndarray
-    name: str
-    d: int
-    y_mean: float
-    y_std: float
-    x_mean: np.ndarray
-    x_std: np.ndarray
-    n_noise: int
 
 
 def uci_path(name, data_dir=None) -> Path:
@@ -1062,112 +659,7 @@ def uci_path(name, data_dir=None) -> Path:
         three.
     """
     check_choice(name, "name", UCI_DATASETS)
-    return _locate(name, data_dir, stacklevel=3)
-
-
-def _locate(name, data_dir, *, stacklevel) -> Path:
-    """The search behind :func:`uci_path`; ``stacklevel`` points the warning at the user."""
-    rel = Path(UCI_DATASETS[name].file)
-    env = os.environ.get(DATA_ENV_VAR) or None
-    candidates = [
-        (f"data_dir argument ({data_dir})" if data_dir is not None
-         else "data_dir argument (not given)", data_dir),
-        (f"${DATA_ENV_VAR} ({env})" if env else f"${DATA_ENV_VAR} (not set)", env),
-        (f"default ({_DEFAULT_DATA_DIR})", _DEFAULT_DATA_DIR),
-        (f"copy shipped with rflite ({_PACKAGED_DATA_DIR}; housing and airfoil only)",
-         _PACKAGED_DATA_DIR),
-    ]
-    skipped = []
-    for index, (label, base) in enumerate(candidates):
-        if base is None:
-            continue
-        base = Path(base).expanduser()
-        for path in (base / rel, base / rel.name):
-            if path.is_file():
-                if skipped:
-                    warnings.warn(
-                        f"{rel.name} not found in {', '.join(skipped)}; using {path}",
-                        UserWarning,
-                        stacklevel=stacklevel,
-                    )
-                return path
-        if index < 2:  # only locations the user named are worth a warning
-            skipped.append(label)
-    raise FileNotFoundError(
-        f"UCI data file {str(rel)!r} for name={name!r} not found (looked for "
-        f"<dir>/{rel} and <dir>/{rel.name}) in: "
-        + "; ".join(label for label, _ in candidates)
-        + f". Pass data_dir=..., or set {DATA_ENV_VAR}."
-    )
-
-
-@functools.lru_cache(maxsize=16)
-def _read_table(path: str, fmt: str, mat_keys, mtime_ns: int):
-    """Read a raw table once per (path, modification time); arrays are read-only.
-
-    Every failure of the readers (a truncated or foreign ``.mat`` file, a
-    missing variable, text that is not numbers, ragged rows) becomes a
-    ``ValueError`` that names the file and says what is wrong, instead of the
-    reader's own message, which names neither.
-    """
-    if fmt == "mat":
-        try:
-            mat = scipy.io.loadmat(path)
-        except Exception as exc:  # scipy raises ValueError, TypeError, MatReadError, ...
-            raise ValueError(f"{path}: not a readable MATLAB .mat file "
-                             f"({type(exc).__name__}: {exc})") from exc
-        missing = [k for k in mat_keys if k not in mat]
-        if missing:
-            found = sorted(k for k in mat if not k.startswith("__"))
-            raise ValueError(f"{path}: MATLAB variable(s) {missing} missing; the file holds {found}")
-        tables = []
-        for key in mat_keys:
-            try:
-                tables.append(np.asarray(mat[key], dtype=np.float64))
-            except (TypeError, ValueError) as exc:
-                raise ValueError(f"{path}: MATLAB variable {key!r} is not a numeric array "
-                                 f"({exc})") from exc
-        X, y = tables
-        if X.ndim != 2 or y.size != X.shape[0]:
-            raise ValueError(f"{path}: {mat_keys[0]!r} must be a 2-D array with one row per "
-                             f"entry of {mat_keys[1]!r}; shapes are {X.shape} and {y.shape}")
-        tables = (X, y.ravel())
-    else:
-        try:
-            with warnings.catch_warnings():  # an empty file is reported below, not warned
-                warnings.simplefilter("ignore", UserWarning)
-                table = np.loadtxt(path, delimiter="," if fmt == "comma" else None, ndmin=2)
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise ValueError(f"{path}: not a table of numbers "
-                             f"({'comma' if fmt == 'comma' else 'whitespace'}-separated): {exc}"
-                             ) from exc
-        if table.size == 0:
-            raise ValueError(f"{path}: no data (the file is empty or holds only comments)")
-        tables = (np.asarray(table, dtype=np.float64),)
-    for t in tables:
-        bad = ~np.isfinite(t)
-        if bad.any():
-            first = np.argwhere(bad)[0]
-            where = (f"row {first[0] + 1}, column {first[1] + 1}" if t.ndim == 2
-                     else f"entry {first[0] + 1}")
-            raise ValueError(f"{path}: {int(bad.sum())} NaN or infinite value(s) in the data, "
-                             f"the first at {where} (1-based); clean or impute the file first")
-        t.flags.writeable = False
-    return tuple(tables)
-
-
-def _standardise(train, test, ddof):
-    mean = train.mean(axis=0)
-    std = train.std(axis=0, ddof=ddof)
-    # A constant training column (propulsion's column 12, P1 = 0.998) would give
-    # 0/0, or, because the computed mean is off by an ulp, +-1 noise of size
-    # 1e-15 / 1e-15.  Centre it on its exact value and leave it unscaled (as
-    # sklearn's StandardScaler does), so it becomes exactly 0 on the train set.
-    const = train.min(axis=0) == train.max(axis=0)
-    if np.any(const):
-        mean = np.where(const, train[0], mean)
-        std = np.where(const, 1.0, std)
-    return (train - mean) / std, (test - mean) / std, mean, std
+    return _locate(name, data_dir, _DEFAULT_DATA_DIR, _PACKAGED_DATA_DIR, stacklevel=3)
 
 
 def load_uci(name, data_dir=None, rng=None, *, n_noise=None, ddof=STANDARDISE_DDOF):
@@ -1246,7 +738,7 @@ def load_uci(name, data_dir=None, rng=None, *, n_noise=None, ddof=STANDARDISE_DD
         raise ValueError(f"ddof={ddof} must be smaller than the {info.n_train} training rows "
                          f"of name={name!r}")
     rng = check_rng(rng)
-    path = _locate(name, data_dir, stacklevel=3)
+    path = _locate(name, data_dir, _DEFAULT_DATA_DIR, _PACKAGED_DATA_DIR, stacklevel=3)
 
     try:
         tables = _read_table(str(path), info.fmt, info.mat_keys, path.stat().st_mtime_ns)

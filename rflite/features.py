@@ -70,43 +70,62 @@ the pre-activation, a few ulp of its magnitude (up to 9e-16 seen; tested to
 
 from __future__ import annotations
 
-import itertools
 import math
-from dataclasses import dataclass
 
 import numpy as np
 from scipy.sparse.linalg import LinearOperator
 
+from rflite._core.backend import dask_backend, is_dask_array
+from rflite._core.estimator import EstimatorMixin, feature_names
+from rflite._core.exceptions import _not_fitted_error_class
+from rflite._core.memory import check_memory
+from rflite._core.random import check_rng, spawn_streams
+from rflite._core.sincos import SINCOS_MAX_ABS  # noqa: F401 - importable here as before
+from rflite._core.validation import (  # noqa: F401 - MAX_ABS importable here as before
+    MAX_ABS, check_array, check_bool, check_choice, check_int,
+)
+from rflite._features import distributions as _feature_distributions
 from rflite._features import fill as _feature_fill
 from rflite._features import orf as _orf
-from rflite._core.estimator import EstimatorMixin, feature_names
+from rflite._features import supports as _feature_supports
+from rflite._features.checks import _check_columns, _check_out
+from rflite._features.distributions import (  # noqa: F401 - public here, helpers too
+    MAX_WEIGHT_SCALE,
+    Normal,
+    Uniform,
+    _check_distribution,
+)
 from rflite._features.fill import (  # noqa: F401 - constants forwarded, helpers re-exported
+    BLAS_CHUNK_MULADDS,
+    BLOCK_ENTRIES,
     THREAD_MIN_ENTRIES,
     TILE_ROWS_COLS,
+    TRIG_KINDS,
     _activate,
     _fill_blas_trig,
+    _fill_map,
     _phases_in_range,
     _run_blocks,
     _threaded,
 )
-from rflite._features.kernels import (
-    _partial_fisher_yates,
-    _preactivation,
-    _trig_pick,
-    _trig_rows,
+from rflite._features.kernels import (  # noqa: F401 - importable here as before
+    _partial_fisher_yates, _preactivation, _trig_pick, _trig_rows,
 )
-from rflite._core.validation import (
-    MAX_ABS, check_array, check_bool, check_choice, check_int, check_real,
+from rflite._features.orf import MAX_GAMMA  # noqa: F401 - public here
+from rflite._features.supports import (  # noqa: F401 - public here, the check too
+    _check_distinct_rows,
+    all_subsets_supports,
+    sample_supports,
 )
-from rflite._core.sincos import SINCOS_MAX_ABS
-from rflite._core.memory import check_memory
-from rflite._core.random import check_rng, spawn_streams
-from rflite._core.backend import dask_backend, is_dask_array
-from rflite._core.exceptions import _not_fitted_error_class
 from rflite._reexport import reexport
 
-# setting TILE_ROWS_COLS or THREAD_MIN_ENTRIES here sets them where the fill reads them
-reexport(__name__, (_feature_fill,))
+# setting a constant of the fill (TILE_ROWS_COLS, BLOCK_ENTRIES, ...) here sets it
+# where the fill reads it
+reexport(
+    __name__,
+    (_feature_fill, _feature_distributions, _feature_supports, _orf),
+    public=(Normal, Uniform, sample_supports, all_subsets_supports),
+)
 
 __all__ = [
     "ACTIVATIONS",
@@ -134,139 +153,6 @@ BIASES = ("none", "uniform", "weights")
 #: (BLAS does ~d multiply-adds per entry at a far higher rate than the gather
 #: kernel's ~q; the crossover on the benchmark shapes is near d = 4q).
 DENSE_RATIO = 4
-
-#: Activations computed by the fused sincos kernels (float64 output):
-#: 0 sin, 1 cos, 2 fourier ``[cos | sin]``.
-TRIG_KINDS = {"sin": 0, "cos": 1, "fourier": 2}
-
-#: Target size, in matrix entries, of one row block (fits in L2 cache).
-BLOCK_ENTRIES = 1 << 17
-
-
-#: Multiply-adds per BLAS call of the pre-activation (a few tenths of a second;
-#: calls of 1 << 28 were 2x slower here, of 1 << 30 1.25x, than one call):
-#: large enough for BLAS's full speed, small enough that Ctrl-C, checked
-#: between calls, stops a transform at once.
-BLAS_CHUNK_MULADDS = 1 << 31
-
-
-#: Largest ``Normal(scale)``: normal draws stay below 40 standard deviations
-#: (probability below 1e-300 each), so the weights stay below
-#: :data:`rflite._core.validation.MAX_ABS`, the bound on every array entry.
-MAX_WEIGHT_SCALE = MAX_ABS / 64
-
-# ------------------------------------------------------------- distributions
-@dataclass(frozen=True)
-class Normal:
-    """Centred normal distribution :math:`N(0, \\mathrm{scale}^2)` for weight entries."""
-
-    scale: float = 1.0
-
-    def __post_init__(self):
-        # draws beyond MAX_ABS would be refused later, without naming scale
-        check_real(self.scale, "scale", minimum=0.0, strict=True, maximum=MAX_WEIGHT_SCALE)
-
-    def sample(self, rng: np.random.Generator, size) -> np.ndarray:
-        """Draw entries; consumes the stream element by element (prefix stable)."""
-        return rng.normal(0.0, self.scale, size)
-
-
-@dataclass(frozen=True)
-class Uniform:
-    """Uniform distribution on ``[low, high]`` for weight entries."""
-
-    low: float = -1.0
-    high: float = 1.0
-
-    def __post_init__(self):
-        check_real(self.low, "low", minimum=-MAX_ABS, maximum=MAX_ABS)
-        if not check_real(self.high, "high", minimum=-MAX_ABS, maximum=MAX_ABS) > self.low:
-            raise ValueError(f"high must be > low, got low={self.low}, high={self.high}")
-
-    def sample(self, rng: np.random.Generator, size) -> np.ndarray:
-        """Draw entries; consumes the stream element by element (prefix stable)."""
-        return rng.uniform(self.low, self.high, size)
-
-
-def _check_distinct_rows(supports):
-    """``ValueError`` unless every row of ``supports`` has distinct entries.
-
-    A repeated input in a row gave different features on the two transform
-    paths (the dense BLAS weights keep one of the values, the sparse gather
-    adds both).  One pass when the rows are sorted (what
-    :func:`random_feature_map` draws); a sort only otherwise.
-    """
-    if supports.shape[1] < 2:
-        return
-    steps = np.diff(supports, axis=1)
-    if np.all(steps > 0):
-        return
-    sorted_rows = np.sort(supports, axis=1)
-    bad = np.flatnonzero((np.diff(sorted_rows, axis=1) == 0).any(axis=1))
-    if bad.size:
-        raise ValueError(f"supports must be distinct within each row; row {int(bad[0])} "
-                         f"repeats an input: {supports[bad[0]].tolist()}")
-
-
-def _check_distribution(distribution):
-    if isinstance(distribution, (Normal, Uniform)):
-        return distribution
-    if distribution == "normal":
-        return Normal()
-    if distribution == "uniform":
-        return Uniform()
-    raise ValueError(
-        "distribution must be 'normal', 'uniform', Normal(scale) or Uniform(low, high), "
-        f"got {distribution!r}"
-    )
-
-
-# ------------------------------------------------------------------ supports
-def sample_supports(d: int, n_features: int, q: int, rng=None) -> np.ndarray:
-    """Draw one uniformly random q-subset of ``range(d)`` per feature (HARFE).
-
-    Parameters
-    ----------
-    d, n_features, q : int
-        Input dimension, number of features, support size (``1 <= q <= d``).
-    rng : None, int, Generator, RandomState or SeedSequence
-        See :func:`rflite._core.random.check_rng` (a negative seed is an error).
-
-    Returns
-    -------
-    supports : (n_features, q) int64 ndarray
-        Sorted, distinct indices per row.  Row ``j`` uses only the ``q``
-        uniforms drawn for it, so the rows are prefix stable.
-    """
-    d = check_int(d, "d", minimum=1)
-    n_features = check_int(n_features, "n_features", minimum=1)
-    q = check_int(q, "q", minimum=1, maximum=d)
-    rng = check_rng(rng)
-    out = np.empty((n_features, q), dtype=np.int64)
-    if q == d:
-        out[:] = np.arange(d)
-        return out
-    _partial_fisher_yates(rng.random((n_features, q)), d, out)
-    return out
-
-
-def all_subsets_supports(d: int, n_features: int, q: int, rng=None) -> np.ndarray:
-    """Supports of SHRIMP's Def. 3: ``n = N // C(d, q)`` features per q-subset.
-
-    Every one of the ``C(d, q)`` subsets (in lexicographic order) is repeated
-    ``n`` times, so ``n * C(d, q) <= N`` rows are returned.  When
-    ``C(d, q) > N`` this is impossible and, as in the original SHRIMP code,
-    one random subset per feature is drawn instead (:func:`sample_supports`).
-    """
-    d = check_int(d, "d", minimum=1)
-    n_features = check_int(n_features, "n_features", minimum=1)
-    q = check_int(q, "q", minimum=1, maximum=d)
-    n_subsets = math.comb(d, q)
-    if n_subsets > n_features:
-        return sample_supports(d, n_features, q, rng)
-    per_subset = n_features // n_subsets
-    subsets = np.array(list(itertools.combinations(range(d), q)), dtype=np.int64)
-    return np.repeat(subsets, per_subset, axis=0)
 
 
 # ---------------------------------------------------------------- feature map
@@ -447,115 +333,16 @@ class FeatureMap:
         return np.ascontiguousarray(X)
 
     def _check_columns(self, columns) -> np.ndarray:
-        columns = np.asarray(columns)
-        if columns.dtype == bool:
-            if columns.shape != (self.n_columns,):
-                raise ValueError(f"a boolean columns mask must have shape ({self.n_columns},), "
-                                 f"got {columns.shape}")
-            columns = np.flatnonzero(columns)
-        if columns.size == 0:
-            columns = columns.astype(np.int64).reshape(0)
-        if columns.ndim != 1 or not np.issubdtype(columns.dtype, np.integer):
-            raise ValueError("columns must be a 1-d array of integer indices")
-        columns = columns.astype(np.int64, copy=False)
-        if columns.size and (columns.min() < 0 or columns.max() >= self.n_columns):
-            raise ValueError(f"columns must lie in [0, {self.n_columns})")
-        return columns
+        return _check_columns(columns, self.n_columns)
 
     def _check_out(self, out, m, n, dtype):
-        dtype = np.dtype(dtype)
-        if dtype not in (np.float64, np.float32):
-            raise ValueError(f"dtype must be float64 or float32, got {dtype}")
-        if self.is_complex:
-            dtype = np.dtype(np.complex128 if dtype == np.float64 else np.complex64)
-        if out is None:
-            check_memory(
-                (m, n), dtype, "the feature matrix (m samples x n_columns)",
-                "use FeatureMap.operator(X) for matrix-free products or fewer features",
-            )
-            return np.empty((m, n), dtype=dtype)
-        if not isinstance(out, np.ndarray) or out.shape != (m, n) or out.dtype != dtype:
-            raise ValueError(
-                f"out must be an ndarray of shape {(m, n)} and dtype {dtype}, got "
-                f"{getattr(out, 'shape', None)} {getattr(out, 'dtype', None)}"
-            )
-        if not out.flags.c_contiguous or not out.flags.writeable:
-            raise ValueError("out must be C-contiguous and writeable")
-        return out
-
-    def _column_plan(self, columns):
-        """Features to evaluate and, per output column, which half (cos/sin)."""
-        if columns is None:
-            return self, None
-        sub = self.subset(columns % self.n_features)
-        is_sin = columns >= self.n_features if self.activation == "fourier" else None
-        return sub, is_sin
+        return _check_out(out, m, n, dtype, self.is_complex)
 
     def _fill(self, X, columns, out, n_threads, amp=1.0):
         r"""Write the features of ``X`` (all, or ``columns``) into ``out``; ``amp``
         scales sin / cos / fourier outputs in the same pass (``RandomFeatures``'
         :math:`\sqrt{2/N}`; exact for the default 1.0)."""
-        fmap, is_sin = self._column_plan(columns)
-        m = X.shape[0]
-        n_cols = out.shape[1]
-        block = max(1, min(m, BLOCK_ENTRIES // max(1, n_cols)))
-        starts = range(0, m, block)
-        W = fmap.dense_weights() if fmap.uses_blas else None
-        # sin / cos / [cos | sin] in float64 go through the vectorised sincos
-        # kernel, fused with the sparse pre-activation (numpy's sin costs
-        # ~15 ns an entry here, the kernel ~1 ns)
-        trig = TRIG_KINDS.get(self.activation) if out.dtype == np.float64 else None
-        if W is not None and trig is not None and (columns is None or self.activation != "fourier"):
-            _fill_blas_trig(X, fmap, out, trig, n_threads, amp)
-            return
-        in_place = out.dtype == np.float64 and self.activation not in ("fourier", "exp")
-        if in_place and W is not None:
-            # a few large BLAS calls (with BLAS's own threads) beat many
-            # block-sized ones; bias and activation then go block by block.
-            # Not one call: a BLAS call cannot be interrupted, and Ctrl-C is
-            # handled between chunks of at most BLAS_CHUNK_MULADDS.
-            rows = max(1, BLAS_CHUNK_MULADDS // max(1, n_cols * X.shape[1]))
-            for r0 in range(0, m, rows):
-                np.matmul(X[r0:r0 + rows], W.T, out=out[r0:r0 + rows])
-
-        # selected fourier columns use the same sincos, so on the gather path
-        # A[:, S] is bitwise the same as the columns of the full matrix
-        # (ill-conditioned SHRIMP paths amplify even 1-ulp differences); on
-        # the BLAS path the pre-activation itself may differ in the last bits
-        # (see "Selected columns" in the module notes)
-        pick = trig is not None and is_sin is not None
-        if pick:  # (fourier, so never in place)
-            trig = None
-
-        if W is None and trig is not None:
-            # one contiguous row of supports / values per term k: the kernel's
-            # loop over the features then vectorises (11 % faster at q = 2)
-            supports_t = np.ascontiguousarray(fmap.supports.T)
-            values_t = np.ascontiguousarray(fmap.values.T)
-            # every phase provably within the sincos range (an O(m d) test):
-            # the kernel skips its per-row O(N) check (same values)
-            in_range = fmap.q > 0 and _phases_in_range(fmap, X)
-
-        def work(r0):
-            r1 = min(m, r0 + block)
-            target = out[r0:r1]
-            if W is None and trig is not None:
-                _trig_rows(X, r0, r1, supports_t, values_t, fmap.bias, target, trig, amp,
-                           in_range)
-                return
-            Z = target if in_place else np.empty((r1 - r0, fmap.n_features))
-            if W is None:
-                _preactivation(X, r0, r1, fmap.supports, fmap.values, fmap.bias, Z)
-            else:
-                if not in_place:
-                    np.matmul(X[r0:r1], W.T, out=Z)
-                Z += fmap.bias
-            if pick:
-                _trig_pick(Z, target, is_sin)
-            else:
-                _activate(Z, target, self.activation, is_sin)
-
-        _run_blocks(work, starts, m * n_cols, n_threads)
+        _fill_map(self, X, columns, out, n_threads, amp)
 
 
 def random_feature_map(
@@ -752,9 +539,6 @@ def variable_usage(fmap: FeatureMap, coef, *, columns=None, weighting="magnitude
 
 
 # -------------------------------------------------------------- transformer
-#: Largest ``gamma``: weight draws (Cauchy tails reach ~1e16 x gamma with
-#: 53-bit uniforms) stay far below :data:`rflite._core.validation.MAX_ABS`.
-MAX_GAMMA = 1e100
 
 
 class RandomFeatures(EstimatorMixin):
@@ -906,18 +690,7 @@ class RandomFeatures(EstimatorMixin):
         X = dask_backend().check_dask_X(X) if lazy else check_array(X, "X", ndim=2)
         d = X.shape[1]
         q = d if self.q is None else min(int(self.q), d)
-        if isinstance(self.gamma, str) and self.gamma == "scale":
-            # a Dask X is read only here: one tree-reduced pass for its variance
-            var = float(X.var().compute() if lazy else X.var())
-            if not math.isfinite(var):  # (Dask: chunks are not checked until computed)
-                raise ValueError("X contains NaN, infinity or a value too large for gamma='scale' "
-                                 f"(variance {var})")
-            gamma = 1.0 / (d * var) if var > 0 else 1.0
-        elif isinstance(self.gamma, str):
-            raise ValueError(f"gamma must be a positive real or 'scale', got {self.gamma!r}")
-        else:
-            gamma = check_real(self.gamma, "gamma", minimum=0.0, strict=True, maximum=MAX_GAMMA)
-        gamma = min(gamma, MAX_GAMMA)
+        gamma = _orf._resolve_gamma(self.gamma, X, lazy)
         if orthogonal and kernel != "gaussian":
             raise ValueError(
                 f"orthogonal=True needs kernel='gaussian' (rotation-invariant weights), "
@@ -926,17 +699,7 @@ class RandomFeatures(EstimatorMixin):
             raise ValueError(
                 f"orthogonal=True needs dense weights (q=None or q >= d={d}), got q={self.q}")
         rng = check_rng(self.random_state, "random_state")
-        # the stream layout of random_feature_map: supports, values, biases
-        check_memory((n, 2 * q + 1), np.float64,
-                     f"the random weights (n_components={n})", "use fewer components")
-        support_rng, value_rng, bias_rng = spawn_streams(rng, 3)
-        if orthogonal:
-            supports = np.broadcast_to(np.arange(d), (n, d))
-            values = _orf.orthogonal_gaussian(value_rng, n, d, math.sqrt(2.0 * gamma))
-        else:
-            supports = sample_supports(d, n, q, support_rng)
-            values = _orf.sample_spectral(kernel, value_rng, gamma, (n, q))
-        bias = bias_rng.uniform(0.0, 2.0 * np.pi, n)
+        supports, values, bias = _orf._draw_weights(rng, n, d, q, kernel, gamma, orthogonal)
         self.feature_map_ = FeatureMap(supports, values, bias, "cos", d)
         self.gamma_ = gamma
         self.q_ = q

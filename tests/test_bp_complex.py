@@ -244,11 +244,12 @@ def test_complex_sigma_grid_follows_one_path(monkeypatch):
     from grid point to grid point: the path starts at ||y|| once and the dual
     barrier is not run (it ran at every point, each solve from scratch), with
     every point the certified optimum of an independent ``bpdn``."""
+    from rflite._bp import continuation as _bp_continuation
     from rflite._bp import path as _bp_path
     from rflite._bp import socp as _bp_socp
 
     calls = {"top": 0, "barrier": 0}
-    top, barrier = getattr(_bp_socp, "_path_top", None), _bp_socp._socp_bpdn
+    top, barrier = _bp_continuation._path_top, _bp_socp._socp_bpdn
 
     def counted_top(*a, **k):
         calls["top"] += 1
@@ -258,7 +259,7 @@ def test_complex_sigma_grid_follows_one_path(monkeypatch):
         calls["barrier"] += 1
         return barrier(*a, **k)
 
-    monkeypatch.setattr(_bp_socp, "_path_top", counted_top, raising=False)
+    monkeypatch.setattr(_bp_continuation, "_path_top", counted_top)
     monkeypatch.setattr("rflite._bp.spgl1._socp_bpdn", counted_barrier)
     A, yc = _stalling_problem(100, 40, 6)
     sigmas = np.array([20.0, 5.0, 30.0, 8.0, 6.0, 12.0])  # solved largest first
@@ -279,6 +280,7 @@ def test_uncertifiable_grid_point_skips_spgl1(monkeypatch):
     fold on a Dask operator) runs for single solves only."""
     from rflite._bp import socp as _bp_socp
     from rflite._bp import spgl1 as _bp_spgl1
+    from rflite._bp.continuation import PathPoint
     from rflite.bp import _check_problem, _options, _solve
 
     barrier = _bp_socp._socp_bpdn
@@ -293,7 +295,7 @@ def test_uncertifiable_grid_point_skips_spgl1(monkeypatch):
     op, y, cplx = _check_problem(A, yc)
     opts = _options(op, bp.OPT_TOL, None, None, True)
     sigma = float(np.sqrt(60))
-    grid = _solve(op, y, cplx, sigma=sigma, tau=None, resume=_bp_socp.PathPoint(), **opts)
+    grid = _solve(op, y, cplx, sigma=sigma, tau=None, resume=PathPoint(), **opts)
     assert grid.stop_reason == "max_iter" and grid.duality_gap == 0.5
     assert grid.n_products < 50
     single = _solve(op, y, cplx, sigma=sigma, tau=None, **opts)  # SPGL1 from that point

@@ -14,10 +14,14 @@ SPLITS = {
     "rflite.greedy": (("rflite._gfc.descent", "rflite._gfc.amplitudes", "rflite._gfc.passes",
                        "rflite._gfc.estimator"), True),
     "rflite.htp": (("rflite._htp.select",), True),
-    "rflite.features": (("rflite._features.fill",), True),
+    "rflite.features": (("rflite._features.fill", "rflite._features.distributions",
+                         "rflite._features.supports", "rflite._features.orf"), True),
+    "rflite.datasets": (("rflite._data.uci",), True),
     "rflite._dask.backend": (("rflite._dask.operator",), True),
-    "rflite.theory": (("rflite._theory.kernels",), True),
-    "rflite.bp": (("rflite._bp.homotopy", "rflite._bp.spgl1", "rflite._bp.lp", "rflite._bp.path"),
+    "rflite.theory": (("rflite._theory.kernels", "rflite._theory.harfe", "rflite._theory.shrimp"),
+                      True),
+    "rflite.bp": (("rflite._bp.homotopy", "rflite._bp.spgl1", "rflite._bp.lp", "rflite._bp.path",
+                   "rflite._bp.result", "rflite._bp.spg", "rflite._bp.srfe", "rflite._bp.warn"),
                   False),
 }
 
@@ -79,9 +83,13 @@ def test_every_dask_module_imports_first(name):
 @pytest.mark.parametrize("public,names", [
     ("rflite.imp", ("SHRIMPPath", "prune_counts", "SHRIMPSelection", "select_shrimp")),
     ("rflite.metropolis", ("ARFFResult", "Standardizer")),
-    ("rflite.bp", ("BPDNPath", "bpdn_path")),
+    ("rflite.bp", ("BPDNPath", "bpdn_path", "L1Result", "SRFEResult", "SigmaUnreachableWarning")),
     ("rflite.greedy", ("DescentResult", "fold_ids", "GFCResult", "gfc_design", "ridge_cv")),
-    ("rflite.theory", ("RIPEstimate",)),
+    ("rflite.theory", ("RIPEstimate", "Conditions", "HarfeRiskBound", "harfe_min_samples",
+                       "shrimp_prop7_bounds", "rahimi_recht_epsilon")),
+    ("rflite.features", ("Normal", "Uniform", "sample_supports", "all_subsets_supports")),
+    ("rflite.datasets", ("Sample", "UCIInfo", "UCIDataset", "make_shrimp1", "target_shrimp7",
+                         "make_metropolis1", "target_metropolis3")),
 ])
 def test_public_names_defined_in_private_modules_name_the_public_one(public, names):
     mod = importlib.import_module(public)

@@ -6,6 +6,16 @@ references; this module holds the path itself (:func:`_homotopy`, its
 numba join kernel :func:`_next_join`), the products helper shared with the
 SPGL1 loop, and the working-set (column generation) driver that makes the
 path fast on dictionaries with many nearly parallel columns.
+
+Working set (``rflite._bp.homotopy._homotopy_ws``): on dictionaries with
+more than ``2 * WS_SIZE * m`` columns, BPDN's path is first run on an evenly
+spread subset of ``WS_SIZE * m`` columns; its dual point is checked against
+the whole dictionary with one product, the violated columns are added and the
+path is rerun until the relative duality gap **of the full problem** is below
+``tol`` (column generation).  On the SHRIMP q = 1 fourier dictionaries, which
+sample each input's frequencies finely, the full path crawls from grid point
+to grid point (3,000 breakpoints on the 140 x 20,000 f2 problem); the working
+set certifies the same optimum 10-20x faster (``benchmarks/bench_bp.py``).
 """
 
 from __future__ import annotations

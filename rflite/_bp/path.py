@@ -263,13 +263,13 @@ def _solve_grid(A, y, sigmas, callback):
     :func:`rflite.bp.bpdn` per grid point, from the largest ``sigma`` down,
     stopping when ``callback(index, coef)`` returns True, as the real path
     does.  The grid follows one solution path
-    (``rflite._bp.socp._continuation``, the dual barrier only where it
+    (``rflite._bp.continuation._continuation``, the dual barrier only where it
     fails): each grid point resumes the path where the previous one left it
     instead of starting a solve from scratch.  Each solve is certified or says why not (its
     ``stop_reason``); a point whose ``sigma`` is below the least-squares
     residual is not reached, and the smaller ones are not tried.
     """
-    from rflite._bp.socp import PathPoint
+    from rflite._bp.continuation import PathPoint
     from rflite._bp.spgl1 import OPT_TOL
     from rflite._bp.solve import _check_problem, _options, _solve
 

@@ -5,9 +5,10 @@ weights tile by tile (the BLAS product of a :data:`TILE_ROWS_COLS` tile,
 then its sincos while it is in cache); :func:`_run_blocks` hands row blocks
 or tiles to a small thread pool when the matrix has at least
 :data:`THREAD_MIN_ENTRIES` entries; :func:`_activate` applies the other
-activations through NumPy's ufuncs.  The module notes of
+activations through NumPy's ufuncs; :func:`_fill_map` chooses among these
+paths for a whole transform (row blocks of :data:`BLOCK_ENTRIES` entries).  The module notes of
 :mod:`rflite.features` say which path each transform takes.  Split out of
-:mod:`rflite.features`, which imports these names and forwards the two
+:mod:`rflite.features`, which imports these names and forwards the
 constants set there.
 """
 
@@ -19,7 +20,12 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import scipy.special
 
-from rflite._features.kernels import _trig_inplace
+from rflite._features.kernels import (
+    _preactivation,
+    _trig_inplace,
+    _trig_pick,
+    _trig_rows,
+)
 from rflite._core.sincos import SINCOS_MAX_ABS
 from rflite._core.validation import check_int
 from rflite._core.blas import shared_blas_limit
@@ -33,6 +39,22 @@ TILE_ROWS_COLS = (512, 512)
 
 #: Below this many output entries threads are not worth starting.
 THREAD_MIN_ENTRIES = 1 << 20
+
+
+#: Activations computed by the fused sincos kernels (float64 output):
+#: 0 sin, 1 cos, 2 fourier ``[cos | sin]``.
+TRIG_KINDS = {"sin": 0, "cos": 1, "fourier": 2}
+
+
+#: Target size, in matrix entries, of one row block (fits in L2 cache).
+BLOCK_ENTRIES = 1 << 17
+
+
+#: Multiply-adds per BLAS call of the pre-activation (a few tenths of a second;
+#: calls of 1 << 28 were 2x slower here, of 1 << 30 1.25x, than one call):
+#: large enough for BLAS's full speed, small enough that Ctrl-C, checked
+#: between calls, stops a transform at once.
+BLAS_CHUNK_MULADDS = 1 << 31
 
 
 def _fill_blas_trig(X, fmap, out, kind, n_threads, amp):
@@ -140,3 +162,79 @@ def _activate(Z, out, activation, is_sin=None):
         np.sin(Z, out=out[:, n:])
     else:  # fourier, selected columns
         out[:] = np.where(is_sin, np.sin(Z), np.cos(Z))
+
+
+def _column_plan(full, columns):
+    """Features to evaluate and, per output column, which half (cos/sin)."""
+    if columns is None:
+        return full, None
+    sub = full.subset(columns % full.n_features)
+    is_sin = columns >= full.n_features if full.activation == "fourier" else None
+    return sub, is_sin
+
+def _fill_map(full, X, columns, out, n_threads, amp=1.0):
+    r"""Write the features of map ``full`` on ``X`` (all, or ``columns``) into
+    ``out``: the body of :meth:`rflite.features.FeatureMap.transform` and
+    ``columns``.  ``amp`` scales sin / cos / fourier outputs in the same pass
+    (``RandomFeatures``' :math:`\sqrt{2/N}`; exact for the default 1.0)."""
+    fmap, is_sin = _column_plan(full, columns)
+    m = X.shape[0]
+    n_cols = out.shape[1]
+    block = max(1, min(m, BLOCK_ENTRIES // max(1, n_cols)))
+    starts = range(0, m, block)
+    W = fmap.dense_weights() if fmap.uses_blas else None
+    # sin / cos / [cos | sin] in float64 go through the vectorised sincos
+    # kernel, fused with the sparse pre-activation (numpy's sin costs
+    # ~15 ns an entry here, the kernel ~1 ns)
+    trig = TRIG_KINDS.get(full.activation) if out.dtype == np.float64 else None
+    if W is not None and trig is not None and (columns is None or full.activation != "fourier"):
+        _fill_blas_trig(X, fmap, out, trig, n_threads, amp)
+        return
+    in_place = out.dtype == np.float64 and full.activation not in ("fourier", "exp")
+    if in_place and W is not None:
+        # a few large BLAS calls (with BLAS's own threads) beat many
+        # block-sized ones; bias and activation then go block by block.
+        # Not one call: a BLAS call cannot be interrupted, and Ctrl-C is
+        # handled between chunks of at most BLAS_CHUNK_MULADDS.
+        rows = max(1, BLAS_CHUNK_MULADDS // max(1, n_cols * X.shape[1]))
+        for r0 in range(0, m, rows):
+            np.matmul(X[r0:r0 + rows], W.T, out=out[r0:r0 + rows])
+
+    # selected fourier columns use the same sincos, so on the gather path
+    # A[:, S] is bitwise the same as the columns of the full matrix
+    # (ill-conditioned SHRIMP paths amplify even 1-ulp differences); on
+    # the BLAS path the pre-activation itself may differ in the last bits
+    # (see "Selected columns" in the module notes)
+    pick = trig is not None and is_sin is not None
+    if pick:  # (fourier, so never in place)
+        trig = None
+
+    if W is None and trig is not None:
+        # one contiguous row of supports / values per term k: the kernel's
+        # loop over the features then vectorises (11 % faster at q = 2)
+        supports_t = np.ascontiguousarray(fmap.supports.T)
+        values_t = np.ascontiguousarray(fmap.values.T)
+        # every phase provably within the sincos range (an O(m d) test):
+        # the kernel skips its per-row O(N) check (same values)
+        in_range = fmap.q > 0 and _phases_in_range(fmap, X)
+
+    def work(r0):
+        r1 = min(m, r0 + block)
+        target = out[r0:r1]
+        if W is None and trig is not None:
+            _trig_rows(X, r0, r1, supports_t, values_t, fmap.bias, target, trig, amp,
+                       in_range)
+            return
+        Z = target if in_place else np.empty((r1 - r0, fmap.n_features))
+        if W is None:
+            _preactivation(X, r0, r1, fmap.supports, fmap.values, fmap.bias, Z)
+        else:
+            if not in_place:
+                np.matmul(X[r0:r1], W.T, out=Z)
+            Z += fmap.bias
+        if pick:
+            _trig_pick(Z, target, is_sin)
+        else:
+            _activate(Z, target, full.activation, is_sin)
+
+    _run_blocks(work, starts, m * n_cols, n_threads)

@@ -1,6 +1,7 @@
 r"""Weights of shift-invariant kernels and orthogonal random features.
 
-Private helpers of :class:`rflite.features.RandomFeatures`: the spectral
+Private helpers of :class:`rflite.features.RandomFeatures`: its ``gamma``
+(:func:`_resolve_gamma`) and weights (:func:`_draw_weights`), the spectral
 laws of the three kernels it approximates, the orthogonal random features of
 Yu, Suresh, Choromanski, Holtmann-Rice and Kumar (2016), and scikit-learn's
 feature-name checks for DataFrame-like input (duck-typed by ``.columns``, no
@@ -32,10 +33,21 @@ pair above is normalised, :math:`k(0) = 1`.)
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
+
+from rflite._core.memory import check_memory
+from rflite._core.random import spawn_streams
+from rflite._core.validation import check_real
+from rflite._features.supports import sample_supports
 
 #: Kernels with a spectral law in :func:`sample_spectral`.
 KERNELS = ("gaussian", "laplace", "cauchy")
+
+#: Largest ``gamma``: weight draws (Cauchy tails reach ~1e16 x gamma with
+#: 53-bit uniforms) stay far below :data:`rflite._core.validation.MAX_ABS`.
+MAX_GAMMA = 1e100
 
 
 def sample_spectral(kernel: str, rng: np.random.Generator, gamma: float, size) -> np.ndarray:
@@ -77,3 +89,37 @@ def orthogonal_gaussian(rng: np.random.Generator, n: int, d: int, scale: float) 
     W = W[:n]
     W *= scale
     return W
+
+
+def _resolve_gamma(gamma, X, lazy):
+    """The kernel parameter of :class:`rflite.features.RandomFeatures` for inputs ``X``:
+    ``gamma``, or for ``"scale"`` ``1 / (d var(X))``, capped at :data:`MAX_GAMMA`."""
+    d = X.shape[1]
+    if isinstance(gamma, str) and gamma == "scale":
+        # a Dask X is read only here: one tree-reduced pass for its variance
+        var = float(X.var().compute() if lazy else X.var())
+        if not math.isfinite(var):  # (Dask: chunks are not checked until computed)
+            raise ValueError("X contains NaN, infinity or a value too large for gamma='scale' "
+                             f"(variance {var})")
+        gamma = 1.0 / (d * var) if var > 0 else 1.0
+    elif isinstance(gamma, str):
+        raise ValueError(f"gamma must be a positive real or 'scale', got {gamma!r}")
+    else:
+        gamma = check_real(gamma, "gamma", minimum=0.0, strict=True, maximum=MAX_GAMMA)
+    return min(gamma, MAX_GAMMA)
+
+
+def _draw_weights(rng, n, d, q, kernel, gamma, orthogonal):
+    """Supports, values and phases of ``n`` cosine features of :class:`RandomFeatures`."""
+    # the stream layout of random_feature_map: supports, values, biases
+    check_memory((n, 2 * q + 1), np.float64,
+                 f"the random weights (n_components={n})", "use fewer components")
+    support_rng, value_rng, bias_rng = spawn_streams(rng, 3)
+    if orthogonal:
+        supports = np.broadcast_to(np.arange(d), (n, d))
+        values = orthogonal_gaussian(value_rng, n, d, math.sqrt(2.0 * gamma))
+    else:
+        supports = sample_supports(d, n, q, support_rng)
+        values = sample_spectral(kernel, value_rng, gamma, (n, q))
+    bias = bias_rng.uniform(0.0, 2.0 * np.pi, n)
+    return supports, values, bias

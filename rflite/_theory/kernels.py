@@ -12,6 +12,8 @@ r"""Private machinery of :mod:`rflite.theory`: blocked Gram scans, RIP searches,
 * Closed forms: the theorems' bounds are evaluated in 34-digit decimal
   arithmetic with an unbounded exponent (:data:`_CONTEXT`), so that no
   intermediate over- or underflows for any finite input.
+* Argument checks shared by the bounds (:func:`_pos`, :func:`_nonneg`,
+  :func:`_prob`) and the column weights of a scaled matrix (:func:`_scaling`).
 
 Split out of :mod:`rflite.theory` (which imports these names, re-exports
 :class:`RIPEstimate` and forwards :data:`BLOCK_ENTRIES` set there) so that
@@ -23,6 +25,7 @@ from __future__ import annotations
 import decimal
 import functools
 import itertools
+import math
 from decimal import Decimal
 from typing import NamedTuple
 
@@ -32,7 +35,7 @@ from numba import njit
 from scipy.sparse.linalg import LinearOperator
 
 from rflite._core.blas import blas_threads
-from rflite._core.validation import check_array, check_int
+from rflite._core.validation import check_array, check_choice, check_int, check_real
 
 
 
@@ -296,7 +299,7 @@ _CONTEXT = decimal.Context(prec=34, Emax=decimal.MAX_EMAX, Emin=decimal.MIN_EMIN
 
 
 def _closed_form(func):
-    """Evaluate ``func`` in :data:`_CONTEXT` (the decorator of every closed form below)."""
+    """Evaluate ``func`` in :data:`_CONTEXT` (the decorator of every closed form)."""
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
@@ -328,4 +331,33 @@ def _ln_inv(delta: float) -> Decimal:
     r""":math:`\log(1/\delta)` as :math:`-\log\delta` (``1/5e-324`` overflows a float)."""
     return -_ln(delta)
 
+
 _ONE = Decimal(1)
+
+
+# ------------------------------------------------------ argument checks
+def _pos(value, name):
+    return check_real(value, name, minimum=0.0, strict=True)
+
+
+def _nonneg(value, name):
+    return check_real(value, name, minimum=0.0)
+
+
+def _prob(value, name="delta"):
+    value = check_real(value, name)
+    if not 0.0 < value < 1.0:
+        raise ValueError(f"{name} must be in (0, 1), got {value}")
+    return value
+
+
+def _scaling(A, norms, scale):
+    """Column weights w with B = A diag(w), and the diagonal of B^* B."""
+    if isinstance(scale, str):
+        check_choice(scale, "scale", ("columns",))
+        _check_nonzero_columns(norms)
+        w = 1.0 / norms
+    else:
+        sc = float(A.shape[0]) if scale is None else _pos(scale, "scale")
+        w = np.full(norms.shape[0], 1.0 / math.sqrt(sc))
+    return w, (norms * w) ** 2

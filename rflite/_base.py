@@ -10,7 +10,6 @@ follows scikit-learn's estimator conventions (constructor stores parameters,
 
 from __future__ import annotations
 
-import warnings
 
 import numpy as np
 
@@ -25,6 +24,7 @@ from rflite.features import FeatureMap, random_feature_map, variable_usage
 from rflite._core.exceptions import (  # noqa: F401 - public here
     EffectiveFeaturesWarning, MagnitudeWarning, NotFittedError, QClippedWarning,
     _not_fitted_error_class)
+from rflite._core.exceptions import warn
 
 __all__ = ["RandomFeatureModel", "NotFittedError", "FeatureNamesWarning",
            "QClippedWarning", "EffectiveFeaturesWarning", "MagnitudeWarning"]
@@ -204,10 +204,9 @@ class RandomFeatureModel(EstimatorMixin):
         q = self.q
         if q is not None and not isinstance(q, bool) and isinstance(q, (int, np.integer)) \
                 and q > d:
-            warnings.warn(
+            warn(
                 f"q={q} exceeds the number of input variables d={d}; using q={d} "
-                "(recorded in q_)", QClippedWarning, stacklevel=4,
-            )
+                "(recorded in q_)", QClippedWarning)
             q = d
         self.q_ = q
         return q

@@ -659,7 +659,7 @@ def uci_path(name, data_dir=None) -> Path:
         three.
     """
     check_choice(name, "name", UCI_DATASETS)
-    return _locate(name, data_dir, _DEFAULT_DATA_DIR, _PACKAGED_DATA_DIR, stacklevel=3)
+    return _locate(name, data_dir, _DEFAULT_DATA_DIR, _PACKAGED_DATA_DIR)
 
 
 def load_uci(name, data_dir=None, rng=None, *, n_noise=None, ddof=STANDARDISE_DDOF):
@@ -738,7 +738,7 @@ def load_uci(name, data_dir=None, rng=None, *, n_noise=None, ddof=STANDARDISE_DD
         raise ValueError(f"ddof={ddof} must be smaller than the {info.n_train} training rows "
                          f"of name={name!r}")
     rng = check_rng(rng)
-    path = _locate(name, data_dir, _DEFAULT_DATA_DIR, _PACKAGED_DATA_DIR, stacklevel=3)
+    path = _locate(name, data_dir, _DEFAULT_DATA_DIR, _PACKAGED_DATA_DIR)
 
     try:
         tables = _read_table(str(path), info.fmt, info.mat_keys, path.stat().st_mtime_ns)

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import math
 import numbers
-import warnings
 from typing import NamedTuple
 
 import numpy as np
@@ -43,6 +42,7 @@ from rflite._core.random import check_rng
 from rflite._core.validation import (DataConversionWarning, check_array, check_bool, check_choice,
                                      check_int, check_real)
 from rflite._core.memory import check_memory
+from rflite._core.exceptions import warn
 
 
 #: Rule choosing ``lam`` on the validation rows at each check
@@ -266,10 +266,9 @@ def _check_labels(y) -> np.ndarray:
         raise ValueError("ARFFClassifier requires y to be passed, but the target y is None")
     y = np.asarray(y)
     if y.ndim == 2 and y.shape[1] == 1:
-        warnings.warn(
+        warn(
             "A column-vector y was passed when a 1d array was expected; flattened to "
-            f"shape ({y.shape[0]},)", DataConversionWarning, stacklevel=3,
-        )
+            f"shape ({y.shape[0]},)", DataConversionWarning)
         y = y[:, 0]
     numeric = y
     if y.dtype == object:

@@ -40,7 +40,6 @@ from __future__ import annotations
 import math
 import os
 import threading
-import warnings
 
 import numba
 import numpy as np
@@ -51,6 +50,7 @@ from numba import njit, prange
 from rflite._core.sincos import SINCOS_MAX_ABS, absmax, sincos
 from rflite._core.linalg import ridge_solve
 from rflite._core.blas import shared_blas_limit
+from rflite._core.exceptions import warn
 
 #: Problems with ``N K^2`` below this run their BLAS calls single-threaded
 #: (through ``threadpoolctl``): the loop makes thousands of
@@ -281,14 +281,13 @@ def _launch_parallel(kernel, serial, *args):
     if _FORKED_UNSAFE:
         if not _FALLBACK_WARNED:
             _FALLBACK_WARNED = True
-            warnings.warn(
+            warn(
                 f"numba's {numba.threading_layer()!r} threading layer started before this "
                 "process was forked and cannot run here; rflite's parallel kernels run "
                 "serially in this process (same results). To keep them parallel use a "
                 "'spawn' or 'forkserver' executor, or set NUMBA_THREADING_LAYER=workqueue "
                 "(or tbb) before the parent starts.",
-                ParallelFallbackWarning, stacklevel=2,
-            )
+                ParallelFallbackWarning)
         return serial(*args)
     with _PARALLEL_LOCK:
         return kernel(*args)

@@ -185,8 +185,8 @@ def _final_fits(est, A, Yc, chosen, total, scale, by_path, progress):
         else:
             res = _srfe(A, Yc[:, k], eta=eta_eff, s=s_final, refit=est.refit,
                         lam=est.lam, tol=est.tol, max_iter=est.max_iter, polish=True)
-        _warn_unreachable(res.bpdn, eta * math.sqrt(total), total, stacklevel=4)
-        _warn_uncertified(est, res.bpdn, eta_eff * math.sqrt(m), stacklevel=4)
+        _warn_unreachable(res.bpdn, eta * math.sqrt(total), total)
+        _warn_uncertified(est, res.bpdn, eta_eff * math.sqrt(m))
         coef = res.coef if scale is None else res.coef * scale
         support = np.flatnonzero(coef)
         results.append(res)

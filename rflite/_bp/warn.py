@@ -10,9 +10,9 @@ re-exported there).
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
+from rflite._core.exceptions import warn
 
 
 class SigmaUnreachableWarning(RuntimeWarning):
@@ -59,34 +59,33 @@ UNCERTIFIED_STOPS = frozenset({"max_iter", "line_search", "lp_inexact", "root_fo
                                "bp_solution"})
 
 
-def _warn_uncertified(est, res, sigma, stacklevel=3):
-    """:class:`UncertifiedResultWarning` for an estimator's feasible, uncertified BPDN result
-    (``stacklevel`` 3: the caller of the function that calls this)."""
+def _warn_uncertified(est, res, sigma):
+    """:class:`UncertifiedResultWarning` for an estimator's feasible, uncertified BPDN result."""
     if res.stop_reason in UNCERTIFIED_STOPS and res.residual_norm <= sigma * (1.0 + 1e-3):
-        warnings.warn(
+        warn(
             f"{type(est).__name__}: BPDN stopped ({res.stop_reason!r}) at a feasible point "
             f"with relative duality gap {res.duality_gap:.3g} above tol = {est.tol:g}: the "
             "coefficients meet the constraint but are not certified l1-optimal "
             "(result_.bpdn); a larger eta, fewer features or a larger max_iter may help",
-            UncertifiedResultWarning, stacklevel=stacklevel)
+            UncertifiedResultWarning)
 
 
-def _warn_unreachable(res, sigma, m, stacklevel=3):
+def _warn_unreachable(res, sigma, m):
     """Issue :class:`SigmaUnreachableWarning` for a ``"sigma_unreachable"`` result,
     :class:`InfeasibleResultWarning` for an uncertified point clearly above sigma."""
     if (res.stop_reason != "sigma_unreachable" and not res.certified and sigma > 0
             and res.residual_norm > sigma * (1.0 + 1e-3)):
-        warnings.warn(
+        warn(
             f"BPDN stopped ({res.stop_reason!r}, not certified) at residual "
             f"{res.residual_norm:.6g} above sigma = {sigma:.6g}: the coefficients do not "
             "meet the constraint; sigma may be below the least-squares residual "
             "(not tested on a wide operator) or the solve needs a larger max_iter",
-            InfeasibleResultWarning, stacklevel=stacklevel)
+            InfeasibleResultWarning)
     if res.stop_reason == "sigma_unreachable":
-        warnings.warn(
+        warn(
             f"sigma = {sigma:.6g} is below the least-squares residual "
             f"{res.residual_norm:.6g} of A: no coefficient vector meets the constraint, "
             f"so the least-squares fit ({int(np.count_nonzero(res.coef))} nonzero "
             f"coefficients) was returned; use sigma >= {res.residual_norm:.6g} "
             f"(eta >= {res.residual_norm / math.sqrt(m):.6g}) for a sparse solution",
-            SigmaUnreachableWarning, stacklevel=stacklevel)
+            SigmaUnreachableWarning)

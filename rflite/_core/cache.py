@@ -25,7 +25,7 @@ from __future__ import annotations
 import os
 import stat
 import tempfile
-import warnings
+from rflite._core.exceptions import warn
 
 __all__ = ["NumbaCacheWarning", "ensure_numba_cache"]
 
@@ -126,13 +126,13 @@ def ensure_numba_cache() -> str | None:
         why = (f"neither {os.path.dirname(here)!r} nor the user cache directory "
                "(HOME/XDG_CACHE_HOME) is writable and NUMBA_CACHE_DIR is not set")
     if path is None:
-        warnings.warn(f"rflite: {why}, and no temporary directory is writable either; "
+        warn(f"rflite: {why}, and no temporary directory is writable either; "
                       "numba cannot cache rflite's kernels. Set NUMBA_CACHE_DIR to a "
-                      "writable directory.", NumbaCacheWarning, stacklevel=2)
+                      "writable directory.", NumbaCacheWarning)
         return None
     config.CACHE_DIR = path
     os.environ["NUMBA_CACHE_DIR"] = path
-    warnings.warn(f"rflite: {why}; the numba cache for compiled kernels is {path!r} "
+    warn(f"rflite: {why}; the numba cache for compiled kernels is {path!r} "
                   "instead (set NUMBA_CACHE_DIR to choose a permanent one).",
-                  NumbaCacheWarning, stacklevel=2)
+                  NumbaCacheWarning)
     return path

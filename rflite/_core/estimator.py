@@ -12,9 +12,9 @@ circular).
 from __future__ import annotations
 
 import inspect
-import warnings
 
 import numpy as np
+from rflite._core.exceptions import warn
 
 __all__ = ["EstimatorMixin", "FeatureNamesWarning", "feature_names"]
 
@@ -121,12 +121,12 @@ class EstimatorMixin:
         if fitted is None and names is None:
             return
         if fitted is None:
-            warnings.warn(f"X has feature names, but {name} was fitted without feature names",
-                          FeatureNamesWarning, stacklevel=3)
+            warn(f"X has feature names, but {name} was fitted without feature names",
+                          FeatureNamesWarning)
             return
         if names is None:
-            warnings.warn(f"X does not have valid feature names, but {name} was fitted with "
-                          "feature names", FeatureNamesWarning, stacklevel=3)
+            warn(f"X does not have valid feature names, but {name} was fitted with "
+                          "feature names", FeatureNamesWarning)
             return
         if len(fitted) != len(names) or np.any(fitted != names):
             msg = "The feature names should match those that were passed during fit.\n"

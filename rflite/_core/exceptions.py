@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import sys
+import warnings
 
 
 class EffectiveFeaturesWarning(UserWarning):
@@ -52,3 +54,26 @@ def _not_fitted_error_class():
 
 
 _SK_NOT_FITTED = None
+
+
+#: The package's folder; frames in it (but for the experiments, which call the
+#: library as a user's script does) are skipped when a warning is attributed.
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_CALLER_DIRS = (os.path.join(_PACKAGE_DIR, "experiments") + os.sep,)
+
+
+def warn(message: str, category: type[Warning]) -> None:
+    """``warnings.warn`` attributed to the first caller outside rflite.
+
+    A fixed ``stacklevel`` points into the library as soon as the call that
+    warns moves one function deeper (or runs through the Dask backend); the
+    user's line is what a warning should show, and what ``-W error`` and
+    warning filters by module act on.
+    """
+    frame, level = sys._getframe(1), 2
+    while frame is not None:
+        name = os.path.abspath(frame.f_code.co_filename)
+        if not name.startswith(_PACKAGE_DIR) or name.startswith(_CALLER_DIRS):
+            break
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, category, stacklevel=level)

@@ -28,11 +28,11 @@ targets need (the normal equations would square the condition number).
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 import scipy.linalg
 import scipy.sparse
+from rflite._core.exceptions import warn
 
 
 #: Reciprocal condition number below which the Cholesky ridge solve is replaced
@@ -119,13 +119,11 @@ def ridge_solve(G: np.ndarray, rhs: np.ndarray, lam: float) -> np.ndarray:
     del R
     M = np.array(G, order="F", dtype=np.result_type(G, np.float64))
     M.flat[:: s + 1] += lam
-    warnings.warn(
+    warn(
         f"ridge system of size {s} with shift {lam:g} is numerically singular "
         f"(reciprocal condition estimate below RCOND_WARN = {RCOND_WARN:g}); "
         "solved by a truncated eigendecomposition (pseudo-inverse) instead",
-        IllConditionedWarning,
-        stacklevel=2,
-    )
+        IllConditionedWarning)
     w, V = scipy.linalg.eigh(M, check_finite=False)
     keep = w > RCOND_WARN * max(w.max(), 0.0)
     Vk = V[:, keep]

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import warnings
 
 import numpy as np
 
 from rflite._core.linalg import weighted_mean
 from rflite._core.validation import check_array, check_sample_weight
+from rflite._core.exceptions import warn
 
 
 class UndefinedMetricWarning(UserWarning):
@@ -39,8 +39,8 @@ def r2_score(y, pred, sample_weight=None) -> float:
                          f"(y.shape={y.shape}, predictions {pred.shape})")
     w = check_sample_weight(sample_weight, y2.shape[0])
     if y2.shape[0] < 2:
-        warnings.warn("R^2 score is not well-defined with less than two samples.",
-                      UndefinedMetricWarning, stacklevel=3)
+        warn("R^2 score is not well-defined with less than two samples.",
+                      UndefinedMetricWarning)
         return float("nan")
     wc = np.ones((y2.shape[0], 1)) if w is None else w[:, None]
     resid = (wc * np.abs(y2 - p2) ** 2).sum(axis=0)

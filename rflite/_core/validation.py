@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import math
 import numbers
-import warnings
 
 import numpy as np
 import scipy.linalg
 import scipy.sparse
+from rflite._core.exceptions import warn
 
 
 #: Largest entry magnitude :func:`check_array` accepts (with ``allow_nonfinite``
@@ -161,12 +161,10 @@ def check_X_y(X, y, *, allow_complex_y: bool = False, estimator: str = "this est
     if y.ndim == 2:
         if y.shape[1] != 1:
             raise ValueError(f"y must have 1 dimension(s), got shape {y.shape}")
-        warnings.warn(
+        warn(
             "A column-vector y was passed when a 1d array was expected; flattened to "
             f"shape ({y.shape[0]},)",
-            DataConversionWarning,
-            stacklevel=2,
-        )
+            DataConversionWarning)
         y = y[:, 0]
     if y.shape[0] != X.shape[0]:
         raise ValueError(

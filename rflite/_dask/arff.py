@@ -46,7 +46,6 @@ from __future__ import annotations
 
 import functools
 import time
-import warnings
 
 import numpy as np
 
@@ -54,6 +53,7 @@ from rflite._dask.operator import SPLIT_EVERY
 from rflite._dask.prepare import _prepare
 from rflite._core.validation import DataConversionWarning, check_bool, check_choice
 from rflite._arff.chain import _Chain, _ValidationMonitor
+from rflite._core.exceptions import warn
 
 __all__ = ["fit_arff", "fit_arff_classifier"]
 
@@ -275,9 +275,9 @@ def fit_arff_classifier(est, X, y, sample_weight=None):
     if not one_d:
         if Y.shape[1] != 1:
             raise ValueError(f"y must be 1-d with one label per row of X, got shape {y.shape}")
-        warnings.warn(  # as the in-memory _check_labels
+        warn(  # as the in-memory _check_labels
             "A column-vector y was passed when a 1d array was expected; flattened to "
-            f"shape ({y.shape[0]},)", DataConversionWarning, stacklevel=3)
+            f"shape ({y.shape[0]},)", DataConversionWarning)
     labels = Y[:, 0]
     classes, n_bad, n_frac = dask.compute(
         da.unique(labels), (~da.isfinite(labels)).sum(), (labels != da.round(labels)).sum())

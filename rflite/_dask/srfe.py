@@ -94,8 +94,8 @@ def fit_srfe(est, X, y, sample_weight=None):
             res = _srfe(A, Yc[:, k], eta=eta_eff, s=s_k, refit=est.refit, lam=est.lam,
                         tol=est.tol, max_iter=est.max_iter, polish=True)
         # the user's fit call: SRFERegressor.fit -> reports_passes -> fit_srfe -> _warn_*
-        _warn_unreachable(res.bpdn, eta * math.sqrt(total), total, stacklevel=5)
-        _warn_uncertified(est, res.bpdn, eta_eff * math.sqrt(m), stacklevel=5)
+        _warn_unreachable(res.bpdn, eta * math.sqrt(total), total)
+        _warn_uncertified(est, res.bpdn, eta_eff * math.sqrt(m))
         coef = res.coef * scale
         support = np.flatnonzero(coef)
         results.append(res)

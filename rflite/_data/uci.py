@@ -19,6 +19,7 @@ from typing import NamedTuple
 
 import numpy as np
 import scipy.io
+from rflite._core.exceptions import warn
 
 #: Environment variable consulted for the data directory when no ``data_dir``
 #: argument is given.
@@ -157,11 +158,10 @@ class UCIDataset(NamedTuple):
     n_noise: int
 
 
-def _locate(name, data_dir, default_dir, packaged_dir, *, stacklevel) -> Path:
+def _locate(name, data_dir, default_dir, packaged_dir) -> Path:
     """The search behind :func:`rflite.datasets.uci_path`.
 
-    ``default_dir`` and ``packaged_dir`` are the last two places looked in;
-    ``stacklevel`` points the warning at the user.
+    ``default_dir`` and ``packaged_dir`` are the last two places looked in.
     """
     rel = Path(UCI_DATASETS[name].file)
     env = os.environ.get(DATA_ENV_VAR) or None
@@ -180,11 +180,9 @@ def _locate(name, data_dir, default_dir, packaged_dir, *, stacklevel) -> Path:
         for path in (base / rel, base / rel.name):
             if path.is_file():
                 if skipped:
-                    warnings.warn(
+                    warn(
                         f"{rel.name} not found in {', '.join(skipped)}; using {path}",
-                        UserWarning,
-                        stacklevel=stacklevel,
-                    )
+                        UserWarning)
                 return path
         if index < 2:  # only locations the user named are worth a warning
             skipped.append(label)

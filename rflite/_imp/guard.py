@@ -18,7 +18,6 @@ their split, centring like the training rows, the mean baseline) and the
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 import scipy.linalg
@@ -27,6 +26,7 @@ from rflite._base import RandomFeatureModel
 from rflite._core.exceptions import MagnitudeWarning
 from rflite._imp.factor import min_norm_lstsq
 from rflite._core.linalg import ridge_fit
+from rflite._core.exceptions import warn
 
 __all__ = ["AMPLIFICATION_MAX", "MAGNITUDE_RATIO", "GUARD_RATIO", "RIDGE_EXPONENTS"]
 
@@ -561,14 +561,13 @@ def _warn_magnitude(est, a_mean=None) -> None:
                       for k in range(C.shape[1])])
     bad = bound > GUARD_RATIO * np.maximum(scale, 1e-300)
     if np.any(bad):
-        warnings.warn(
+        warn(
             f"{type(est).__name__}: the fitted function can reach {float(np.max(bound)):.3g} "
             f"(sum of |coef| x feature bound) against a largest training-target deviation "
             f"of {float(np.max(scale)):.3g} (GUARD_RATIO={GUARD_RATIO:g}); the "
             f"coefficients are out of proportion (refit={getattr(est, 'refit_', None)!r}: "
             "refit='auto' or 'ridge' guards against numerically singular refits)",
-            MagnitudeWarning, stacklevel=3,
-        )
+            MagnitudeWarning)
 
 
 def _predict_checked(est, X):
@@ -590,13 +589,12 @@ def _predict_checked(est, X):
         dev = dev.max(axis=0) if dev.ndim == 2 else dev.max()
         limit = MAGNITUDE_RATIO * np.maximum(scale, np.finfo(float).tiny)
         if np.any(dev > limit):
-            warnings.warn(
+            warn(
                 f"{type(est).__name__} predicted values up to {float(np.max(dev)):.3g} "
                 f"away from the training targets' mean, more than "
                 f"MAGNITUDE_RATIO={MAGNITUDE_RATIO:g} "
                 f"times the training targets' largest deviation "
                 f"({float(np.max(scale)):.3g}); inputs far outside the training range? "
                 "(clip_inputs=True predicts them at the edge of the training box)",
-                MagnitudeWarning, stacklevel=3,
-            )
+                MagnitudeWarning)
     return pred

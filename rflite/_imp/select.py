@@ -242,9 +242,7 @@ def _fold_splits(cv, X, Y, sample_weight, n_rows, rng):
 
 def _shrimp_map(est, d, q, rng):
     """SHRIMP's feature map for ``q`` (clipped to d), with ``subsets="auto"`` resolved."""
-    import warnings as _w
-
-    from rflite._core.exceptions import EffectiveFeaturesWarning
+    from rflite._core.exceptions import EffectiveFeaturesWarning, warn
 
     if q is not None:
         q = min(q, d)
@@ -259,12 +257,12 @@ def _shrimp_map(est, d, q, rng):
             subsets = "all"
         else:
             subsets = "random"
-            _w.warn(
+            warn(
                 f"n_features={n} gives fewer than MIN_WEIGHTS_PER_SUBSET="
                 f"{MIN_WEIGHTS_PER_SUBSET} weights to each of the C({d}, {qq}) = {n_sub} "
                 f"q-subsets (Def. 3); using one random q-subset per weight instead "
                 f"(n_features >= {MIN_WEIGHTS_PER_SUBSET * n_sub} keeps Def. 3)",
-                EffectiveFeaturesWarning, stacklevel=4,
+                EffectiveFeaturesWarning,
             )
     fmap = random_feature_map(d, n, q=q, subsets=subsets, distribution=dist, bias=est.bias,
                               activation=est.activation, rng=rng)
@@ -272,11 +270,11 @@ def _shrimp_map(est, d, q, rng):
         raise ValueError(f"activation must give real features, got {est.activation!r}")
     est.n_features_ = fmap.n_features
     if fmap.n_features != n and est.n_features is not None:
-        _w.warn(
+        warn(
             f"subsets={est.subsets!r} with q={qq} on d={d} inputs keeps "
             f"{fmap.n_features} weight vectors instead of n_features={n} "
             "(n_features // C(d, q) per subset, Def. 3); recorded in n_features_",
-            EffectiveFeaturesWarning, stacklevel=4,
+            EffectiveFeaturesWarning,
         )
     return fmap
 

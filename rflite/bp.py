@@ -156,10 +156,6 @@ import warnings
 
 import numpy as np
 
-from rflite._bp import (  # the homes of the constants re-exported here
-    homotopy as _bp_homotopy, lp as _bp_lp, path as _bp_path, result as _bp_result,
-    solve as _bp_solve, spg as _bp_spg, spgl1 as _bp_spgl1, srfe as _bp_srfe, warn as _bp_warn,
-)
 from rflite._core.backend import is_dask_array
 from rflite._base import RandomFeatureModel
 from rflite._core.selection import HOLDOUT_FRACTION, AutoChoice, CVSearch  # noqa: F401
@@ -176,7 +172,7 @@ from rflite._bp.homotopy import (  # noqa: F401 - constants and kernels re-expor
     _next_join,
     _Products,
 )
-from rflite._bp.lp import LP_MAX_ENTRIES, _bp_colgen  # noqa: F401 - LP_MAX_ENTRIES forwarded
+from rflite._bp.lp import LP_MAX_ENTRIES, _bp_colgen  # noqa: F401 - re-exported
 from rflite._bp.path import (  # noqa: F401 - the path, its result type and constants re-exported
     PATH_PATIENCE,
     PATH_STOP_FACTOR,
@@ -237,16 +233,13 @@ from rflite._bp.warn import (  # noqa: F401 - public here; the checks stay impor
 )
 from rflite._core.validation import check_array, check_bool, check_choice, check_int, check_real  # noqa: F401
 from rflite._core.linalg import min_norm_solve, ridge_on_columns  # noqa: F401
-from rflite._reexport import reexport
+from rflite._core.naming import publish
 from rflite._bp.solve import _check_problem, _options, _solve  # noqa: F401 - used by the estimators and tests
 
-# setting a constant here (rflite.bp.WS_SIZE = ...) sets it where it is read
-reexport(
+publish(
     __name__,
-    (_bp_homotopy, _bp_spgl1, _bp_lp, _bp_path, _bp_solve, _bp_srfe, _bp_warn, _bp_result,
-     _bp_spg),
-    public=(BPDNPath, bpdn_path, L1Result, SRFEResult, SigmaUnreachableWarning,
-            InfeasibleResultWarning, UncertifiedResultWarning),
+    BPDNPath, bpdn_path, L1Result, SRFEResult, SigmaUnreachableWarning,
+            InfeasibleResultWarning, UncertifiedResultWarning,
 )
 
 __all__ = [

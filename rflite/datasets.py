@@ -120,13 +120,12 @@ from rflite._data.uci import (  # noqa: F401 - public here; the helpers stay imp
     _read_table,
     _standardise,
 )
-from rflite._reexport import reexport
+from rflite._core.naming import publish
 
-# setting DATA_ENV_VAR here sets it where the file search reads it
 _HOMES = (_data_sampling, _data_shrimp, _data_metropolis, _data_uci)
 # the public generators, targets and result types defined in the homes are
 # reported as this module's
-reexport(__name__, _HOMES, public=tuple(
+publish(__name__, *tuple(
     obj for home in _HOMES for name, obj in vars(home).items()
     if not name.startswith("_") and getattr(obj, "__module__", None) == home.__name__
 ))

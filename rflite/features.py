@@ -84,10 +84,7 @@ from rflite._core.sincos import SINCOS_MAX_ABS  # noqa: F401 - importable here a
 from rflite._core.validation import (  # noqa: F401 - MAX_ABS importable here as before
     MAX_ABS, check_array, check_bool, check_choice, check_int,
 )
-from rflite._features import distributions as _feature_distributions
-from rflite._features import fill as _feature_fill
 from rflite._features import orf as _orf
-from rflite._features import supports as _feature_supports
 from rflite._features.checks import _check_columns, _check_out
 from rflite._features.distributions import (  # noqa: F401 - public here, helpers too
     MAX_WEIGHT_SCALE,
@@ -95,7 +92,7 @@ from rflite._features.distributions import (  # noqa: F401 - public here, helper
     Uniform,
     _check_distribution,
 )
-from rflite._features.fill import (  # noqa: F401 - constants forwarded, helpers re-exported
+from rflite._features.fill import (  # noqa: F401 - constants and helpers re-exported
     BLAS_CHUNK_MULADDS,
     BLOCK_ENTRIES,
     THREAD_MIN_ENTRIES,
@@ -117,15 +114,9 @@ from rflite._features.supports import (  # noqa: F401 - public here, the check t
     all_subsets_supports,
     sample_supports,
 )
-from rflite._reexport import reexport
+from rflite._core.naming import publish
 
-# setting a constant of the fill (TILE_ROWS_COLS, BLOCK_ENTRIES, ...) here sets it
-# where the fill reads it
-reexport(
-    __name__,
-    (_feature_fill, _feature_distributions, _feature_supports, _orf),
-    public=(Normal, Uniform, sample_supports, all_subsets_supports),
-)
+publish(__name__, Normal, Uniform, sample_supports, all_subsets_supports)
 
 __all__ = [
     "ACTIVATIONS",

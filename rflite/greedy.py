@@ -65,10 +65,6 @@ from rflite._core.progress import Progress
 from rflite._core.random import check_rng
 from rflite._core.validation import (MAX_ABS, check_array, check_choice, check_int, check_real,
                                      check_X_y)
-from rflite._gfc import amplitudes as _gfc_amplitudes
-from rflite._gfc import descent as _gfc_descent
-from rflite._gfc import estimator as _gfc_estimator
-from rflite._gfc import passes as _gfc_passes
 from rflite._gfc.amplitudes import (  # noqa: F401 - the public names and the fit's steps re-exported
     NU_GRID, NU_RULE, _amplitude_fit, _best_nu, _choose_nu, _choose_steps_nu, _fourier_map,
     _kept_columns, _prefix_columns, _ridge_cv_prefixes, _ridge_cv_splits, _step_index,
@@ -87,12 +83,10 @@ from rflite._gfc.passes import (  # noqa: F401 - the result type, the passes re-
     ETA_RELATIVE, STOPPINGS, GFCResult, _bag_rngs, _check_splits, _draw_samples, _gfc_fits,
     _GFCRun, _intercept_only, _lock_step,
 )
-from rflite._reexport import reexport
+from rflite._core.naming import publish
 from rflite.features import FeatureMap
 
-# setting LAM_INIT etc. here sets them where they are read
-reexport(__name__, (_gfc_descent, _gfc_amplitudes, _gfc_passes, _gfc_estimator),
-         public=(DescentResult, fold_ids, GFCResult, gfc_design, ridge_cv))
+publish(__name__, DescentResult, fold_ids, GFCResult, gfc_design, ridge_cv)
 
 __all__ = [
     "LAM_INIT", "LAM_BOUNDS", "LBFGS_MAXITER", "NU_GRID", "BANDWIDTHS", "ETA_RELATIVE",

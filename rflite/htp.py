@@ -100,14 +100,11 @@ from rflite._htp.solver import (  # noqa: F401 - HARFE's solver; the public name
     harfe_grid,
     top_s,
 )
-from rflite._htp import select as _htp_select
-from rflite._htp import solver as _htp_solver
-from rflite._reexport import reexport
+from rflite._core.naming import publish
 # _warmup compiles the support kernel for rflite.warmup()
 from rflite._htp.support import _adjoint, _SupportSystem, _warmup  # noqa: F401
 
-# setting GRAM_BLOCK etc. here sets them where the solver and the fold scoring read them
-reexport(__name__, (_htp_select, _htp_solver), public=(HTPResult, harfe, harfe_grid, top_s))
+publish(__name__, HTPResult, harfe, harfe_grid, top_s)
 
 __all__ = [
     "HTPResult",

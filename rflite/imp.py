@@ -67,12 +67,6 @@ from rflite._core.exceptions import MagnitudeWarning  # noqa: F401 - the warning
 from rflite._core.progress import Progress
 from rflite._core.random import check_rng
 from rflite._core.validation import check_real, check_X_y
-from rflite._imp import cv as _imp_cv
-from rflite._imp import factor as _imp_factor
-from rflite._imp import fit as _imp_fit
-from rflite._imp import guard as _imp_guard
-from rflite._imp import path as _imp_path
-from rflite._imp import select as _imp_select
 from rflite._imp.cv import (  # noqa: F401 - the committee and the 1se rule re-exported
     _average_models, _check_cv_params, _choose_grid, _cv_fit, _cv_grid,
     _strongest_penalty_within_se,
@@ -102,7 +96,7 @@ from rflite._imp.select import (  # noqa: F401 - public here; the selection mach
     _fold_splits, _holdout_q_task, _n_rows, _run_fold_model, _select_holdout, _select_kfold,
     _shrimp_map,
 )
-from rflite._reexport import reexport
+from rflite._core.naming import publish
 from rflite.features import Normal
 
 __all__ = [
@@ -137,10 +131,7 @@ __all__ = [
     "AUTO_QS",
 ]
 
-# setting a constant here sets it where it is read; the public names defined in
-# the private modules report this module as their home (rflite._reexport)
-reexport(__name__, (_imp_factor, _imp_guard, _imp_path, _imp_select, _imp_fit, _imp_cv),
-         public=(SHRIMPPath, prune_counts, SHRIMPSelection))
+publish(__name__, SHRIMPPath, prune_counts, SHRIMPSelection)
 
 
 def shrimp_path(

@@ -94,9 +94,6 @@ from typing import Callable
 
 import numpy as np
 
-from rflite._arff import chain as _arff_chain
-from rflite._arff import estimator as _arff_estimator
-from rflite._arff import standardize as _arff_standardize
 from rflite._arff.chain import (  # noqa: F401  (ARFFResult, the constants, _Chain, ... re-exported)
     ACTIVATIONS, DELTA_NUMERATOR, LAM_RULE, PEAK_GRAM_FACTOR, PEAK_S_FACTOR, ARFFResult, _Chain,
     _check_arff_params, _check_data, _check_labels, _check_omega_max, _check_sizes, _fixed_rff,
@@ -115,7 +112,7 @@ from rflite._core.backend import is_dask_array
 from rflite._core.folds import _canonical_order  # noqa: F401 - re-exported
 from rflite._core.metrics import r2_score
 from rflite._core.validation import check_array, check_bool, check_choice, check_real
-from rflite._reexport import reexport
+from rflite._core.naming import publish
 
 __all__ = [
     "ARFFResult",
@@ -138,9 +135,7 @@ __all__ = [
     "SD_FLOOR",
 ]
 
-# setting PEAK_S_FACTOR here sets it where it is read (rflite._reexport)
-reexport(__name__, (_arff_chain, _arff_estimator, _arff_standardize),
-         public=(ARFFResult, Standardizer, ParallelFallbackWarning))
+publish(__name__, ARFFResult, Standardizer, ParallelFallbackWarning)
 
 #: Estimator settings that run the paper's algorithms exactly, without the
 #: early-stopping defaults (all rows, no validation split, ``lam = 0.1``, the

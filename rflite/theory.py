@@ -109,10 +109,7 @@ import scipy.linalg
 
 from rflite._core.random import check_rng
 from rflite._core.validation import check_array, check_choice, check_int
-from rflite._reexport import reexport
-from rflite._theory import harfe as _theory_harfe
-from rflite._theory import kernels as _theory_kernels
-from rflite._theory import shrimp as _theory_shrimp
+from rflite._core.naming import publish
 from rflite._theory.harfe import (  # noqa: F401 - public here; its helpers stay importable
     _MAX_SAMPLES,
     _harfe_common,
@@ -178,12 +175,9 @@ from rflite._theory.shrimp import (  # noqa: F401 - public here; its helpers sta
     shrimp_thm5_min_variance,
 )
 
-# setting BLOCK_ENTRIES here sets it where the coherence scan reads it
-reexport(
+publish(
     __name__,
-    (_theory_kernels, _theory_harfe, _theory_shrimp),
-    public=(
-        RIPEstimate, Conditions, HarfeRiskBound, HighProbabilityBound, Prop7Bounds,
+    RIPEstimate, Conditions, HarfeRiskBound, HighProbabilityBound, Prop7Bounds,
         harfe_max_features, harfe_min_samples, harfe_risk_bound, harfe_risk_epsilon,
         harfe_thm31_bound, harfe_thm31_conditions, lemma_a3_epsilon, lemma_a3_min_features,
         rahimi_recht_epsilon, rahimi_recht_min_features, rahimi_recht_tail,
@@ -191,7 +185,6 @@ reexport(
         shrimp_thm5_coef_error_bound, shrimp_thm5_coherence_requirement,
         shrimp_thm5_conditions, shrimp_thm5_features, shrimp_thm5_max_sparsity,
         shrimp_thm5_min_variance,
-    ),
 )
 
 __all__ = [

@@ -25,6 +25,7 @@ from rflite.bp import (
 from rflite.features import random_feature_map
 
 import naive
+from rflite._bp import lp as _bp_lp
 
 
 # ----------------------------------------------------------------- references
@@ -491,9 +492,8 @@ def test_column_generation_matches_full_lp(seed, monkeypatch):
     (``LP_MAX_ENTRIES = 0``; first working set 60 of 800 columns) against
     HiGHS on the full LP: certified, feasible, the LP's optimal l1 norm to
     1e-6 (typically 1e-10), after several rounds of generated columns."""
-    from rflite._bp import lp as _bp_lp
 
-    monkeypatch.setattr(bp, "LP_MAX_ENTRIES", 0)
+    monkeypatch.setattr(_bp_lp, "LP_MAX_ENTRIES", 0)
     monkeypatch.setattr(_bp_lp, "LP_WS_SIZE", 2)
     A, y = q1_fourier_problem(seed)
     res = basis_pursuit(A, y)

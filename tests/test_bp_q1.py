@@ -186,7 +186,7 @@ def test_preconditioned_column_generation_certifies(pivots, monkeypatch):
     """The column-generation route forced on 30 x 800 q = 1 problems, with the
     warm-started simplex (default) and without it (``LP_SIMPLEX_PIVOTS = 0``:
     HiGHS from scratch every round): certified, HiGHS's full-LP optimum."""
-    monkeypatch.setattr(bp, "LP_MAX_ENTRIES", 0)
+    monkeypatch.setattr(_bp_lp, "LP_MAX_ENTRIES", 0)
     monkeypatch.setattr(_bp_lp, "LP_WS_SIZE", 2)
     if pivots is not None:
         monkeypatch.setattr(_bp_lp, "LP_SIMPLEX_PIVOTS", pivots)

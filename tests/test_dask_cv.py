@@ -21,6 +21,7 @@ from rflite.ridge import RandomFeatureRidge, RandomFeatureRidgeCV  # noqa: E402
 
 # the shared tolerances, `rel`, the synchronous-scheduler and LocalCluster fixtures
 from test_dask import CHUNKS, RTOL, cluster_client, rel, sync  # noqa: E402, F401
+from rflite._dask import operator as _dask_operator
 
 
 @pytest.fixture(scope="module")
@@ -287,7 +288,7 @@ def test_row_blocks_inside_a_chunk_give_the_same_fit(sync, data, monkeypatch):
     kw = dict(n_features=150, s=15, lam=1e-4, random_state=0)
     ref = HARFERegressor(**kw).fit(X, y, sample_weight=w)
     ref_r = RandomFeatureRidge(n_features=60, lam=1e-3, random_state=0).fit(X, y, sample_weight=w)
-    monkeypatch.setattr(_dask, "BLOCK_ENTRIES", 7 * 150)  # 7-row blocks, a short last one
+    monkeypatch.setattr(_dask_operator, "BLOCK_ENTRIES", 7 * 150)  # 7-row blocks, a short last one
     state = _dask._State(ref.feature_map_, None, None, 1)
     assert [r1 - r0 for r0, r1, _ in state.blocks(X[:20])] == [7, 7, 6]
     est = HARFERegressor(**kw).fit(*to_dask(X, y, w, 70))
@@ -297,7 +298,7 @@ def test_row_blocks_inside_a_chunk_give_the_same_fit(sync, data, monkeypatch):
     assert rel(est_r.coef_, ref_r.coef_) < RTOL
     # the fold statistics pass (group Gram matrices) in blocks too
     ref_cv = RandomFeatureRidgeCV(n_features=40, scales=[1.0], cv=3, random_state=0).fit(X, y, sample_weight=w)
-    monkeypatch.setattr(_dask, "BLOCK_ENTRIES", 7 * 40)
+    monkeypatch.setattr(_dask_operator, "BLOCK_ENTRIES", 7 * 40)
     est_cv = RandomFeatureRidgeCV(n_features=40, scales=[1.0], cv=3, random_state=0).fit(*to_dask(X, y, w, 70))
     assert est_cv.lam_ == ref_cv.lam_
     np.testing.assert_allclose(est_cv.cv_results_["mean_test_mse"],

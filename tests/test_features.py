@@ -26,6 +26,7 @@ from rflite.features import (
 )
 
 import naive
+from rflite._features import fill as _feature_fill
 
 TOL = dict(rtol=1e-12, atol=1e-12)
 
@@ -86,13 +87,13 @@ def test_blas_trig_path_matches_reference_and_thread_counts(activation, rng, mon
     """The dense-weight sin / cos / fourier path (BLAS product of a tile, then
     bias and sincos on it in place): tiles that divide neither m nor N, one
     tile, 1 or 2 threads (bitwise equal), against NumPy."""
-    monkeypatch.setattr(features, "THREAD_MIN_ENTRIES", 1)
+    monkeypatch.setattr(_feature_fill, "THREAD_MIN_ENTRIES", 1)
     fmap = random_feature_map(5, 129, q=5, activation=activation, rng=6)
     assert fmap.uses_blas
     X = rng.uniform(-1, 1, (37, 5))
     expected = reference(fmap, X)
     for tile in [(7, 10), (37, 129), (1, 1), (100, 1000)]:
-        monkeypatch.setattr(features, "TILE_ROWS_COLS", tile)
+        monkeypatch.setattr(_feature_fill, "TILE_ROWS_COLS", tile)
         A = fmap.transform(X, n_threads=1)
         np.testing.assert_allclose(A, expected, **TOL)
         np.testing.assert_array_equal(A, fmap.transform(X, n_threads=2))
@@ -110,8 +111,8 @@ def test_concurrent_transforms_leave_the_blas_thread_count_alone(rng, monkeypatc
         return [m["num_threads"] for m in threadpoolctl.threadpool_info()
                 if m["user_api"] == "blas"]
 
-    monkeypatch.setattr(features, "THREAD_MIN_ENTRIES", 1)
-    monkeypatch.setattr(features, "TILE_ROWS_COLS", (16, 64))
+    monkeypatch.setattr(_feature_fill, "THREAD_MIN_ENTRIES", 1)
+    monkeypatch.setattr(_feature_fill, "TILE_ROWS_COLS", (16, 64))
     fmap = random_feature_map(6, 2000, q=6, activation="cos", rng=8)
     X = rng.uniform(-1, 1, (300, 6))
     expected = fmap.transform(X, n_threads=1)

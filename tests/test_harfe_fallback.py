@@ -4,6 +4,7 @@ import numpy as np
 from numpy.testing import assert_allclose
 
 from rflite.htp import HARFECV, HARFERegressor, harfe
+from rflite._htp import select as _htp_select
 
 
 # ------------------------------------------------------------------ HARFE fallback
@@ -89,7 +90,7 @@ def test_matrix_free_ridge_candidates_skipped_above_the_row_limit(monkeypatch):
     args = (train, test, fmap, X, Y, points, True, True, 0.1, 50, 1e-8)
     finite = htp._harfe_fold_scores_mf(*args)
     assert np.all(np.isfinite(finite))
-    monkeypatch.setattr(htp, "RIDGE_MAX_ROWS_MATRIX_FREE", 40)
+    monkeypatch.setattr(_htp_select, "RIDGE_MAX_ROWS_MATRIX_FREE", 40)
     skipped = htp._harfe_fold_scores_mf(*args)
     assert np.isfinite(skipped[0]) and skipped[1] == np.inf
     assert skipped[0] == finite[0]

@@ -15,6 +15,7 @@ from rflite._core.linalg import IllConditionedWarning
 from rflite.datasets import make_friedman1
 from rflite.features import random_feature_map
 from rflite.htp import HARFERegressor, harfe, top_s
+from rflite._htp import solver as _htp_solver
 
 
 # ----------------------------------------------------------- naive reference
@@ -108,7 +109,7 @@ def test_gram_update_equals_rebuild(monkeypatch, fraction, m, s, seed):
     ref = harfe(A, y, s=s, lam=1e-2, mu=1.0, tol=0)
     calls = []
     update = htp._SupportSystem._update
-    monkeypatch.setattr(htp, "GRAM_REUSE_FRACTION", fraction)
+    monkeypatch.setattr(_htp_solver, "GRAM_REUSE_FRACTION", fraction)
     monkeypatch.setattr(htp._SupportSystem, "_update",
                         lambda self, *a: calls.append(1) or update(self, *a))
     res = harfe(A, y, s=s, lam=1e-2, mu=1.0, tol=0)

@@ -18,6 +18,7 @@ from rflite._imp.factor import min_norm_lstsq
 from rflite._imp.guard import _collapse_rows
 from rflite._core.linalg import min_norm_solve
 from rflite.imp import SHRIMPCV, SHRIMPRegressor, select_shrimp
+from rflite._imp import factor as _imp_factor
 
 
 def heavy_tailed(seed=1, m=400):
@@ -159,11 +160,10 @@ def test_out_of_proportion_detects_singular_refits():
     assert _imp_guard._out_of_proportion(A, np.full(10, np.nan), y)
 
 
-def test_constants_set_on_rflite_imp_reach_the_code_that_reads_them(monkeypatch):
+def test_constants_set_in_their_home_reach_the_code_that_reads_them(monkeypatch):
     """The guard's constants live in rflite._imp.guard (and the factorisation's in
-    rflite._imp.factor); setting them on rflite.imp, as the README suggests for
-    GUARD_RATIO, must change what the guard does."""
-    from rflite._imp import factor as _imp_factor
+    rflite._imp.factor), read when the guard runs: setting GUARD_RATIO there
+    changes what the guard does; rflite.imp re-exports the same objects."""
 
     rng = np.random.default_rng(0)
     A = rng.uniform(-1, 1, (30, 10))
@@ -172,10 +172,9 @@ def test_constants_set_on_rflite_imp_reach_the_code_that_reads_them(monkeypatch)
     scale = float(np.max(np.abs(y)))
     assert not _imp_guard._out_of_proportion(A, c, y, None, scale, "fourier")
     bound = float(np.abs(c).sum())
-    monkeypatch.setattr(imp, "GUARD_RATIO", 0.5 * bound / scale)
-    assert _imp_guard.GUARD_RATIO == imp.GUARD_RATIO
+    monkeypatch.setattr(_imp_guard, "GUARD_RATIO", 0.5 * bound / scale)
     assert _imp_guard._out_of_proportion(A, c, y, None, scale, "fourier")
-    monkeypatch.setattr(imp, "GRAM_RCOND", 0.5)
+    monkeypatch.setattr(_imp_factor, "GRAM_RCOND", 0.5)
     assert _imp_factor.GRAM_RCOND == 0.5
     monkeypatch.undo()
     assert _imp_guard.GUARD_RATIO == imp.GUARD_RATIO == 100.0

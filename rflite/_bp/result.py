@@ -3,7 +3,7 @@ quantities a result reports (l1 norm, duality gap).
 
 Below every solver module: :mod:`rflite._bp.spgl1`, :mod:`rflite._bp.spg`
 and the others import from here, and :mod:`rflite.bp` re-exports the
-constants (setting one there sets it here, where it is read).
+constants.
 """
 
 from __future__ import annotations

@@ -7,7 +7,8 @@ import numpy as np
 from scipy.sparse.linalg import LinearOperator
 
 from rflite._bp.homotopy import _columns, _Products
-from rflite._bp.lp import LP_MAX_ENTRIES, _bp_colgen
+from rflite._bp import lp as _lp
+from rflite._bp.lp import _bp_colgen
 from rflite._bp.spgl1 import BP_TOL, MAX_ITER_FACTOR, L1Result, _solve_path
 from rflite._core.validation import check_array, check_bool, check_choice, check_int, check_real
 
@@ -71,7 +72,7 @@ def _solve(op, y, cplx, *, sigma, tau, tol, max_iter, x0, polish, method,
     m, n = op.shape
     ynorm = float(np.linalg.norm(y))
     if (tau is None and sigma == 0.0 and not cplx and method == "auto" and x0 is None
-            and ynorm > 0.0 and n > m and m * n > LP_MAX_ENTRIES
+            and ynorm > 0.0 and n > m and m * n > _lp.LP_MAX_ENTRIES
             and (isinstance(op, np.ndarray)
                  or (hasattr(op, "columns") and hasattr(op, "column_norms")))):
         P = _Products(op, False)

@@ -19,7 +19,8 @@ import math
 import numpy as np
 
 from rflite._bp.homotopy import _columns, _homotopy_ws, _Products
-from rflite._bp.lp import LP_MAX_ENTRIES, _bp_linprog
+from rflite._bp import lp as _lp
+from rflite._bp.lp import _bp_linprog
 from rflite._bp.nnls import _nnls_bpdn
 from rflite._bp.result import (  # noqa: F401 - the constants and the result type, importable here
     BP_TOL,
@@ -283,7 +284,7 @@ def _real_start(P, op, y, sigma, tau, tol, feas, ls, ynorm, method):
             return hom._replace(n_iter=n_hom, n_products=P.count,
                                 stop_reason="sigma_unreachable")
     if (not single and sigma == 0.0 and isinstance(op, np.ndarray)
-            and m * n <= LP_MAX_ENTRIES):
+            and m * n <= _lp.LP_MAX_ENTRIES):
         # basis pursuit is a linear program: on small problems HiGHS
         # gives a certified answer where the path could not (rank deficiency)
         lp = _bp_linprog(op, y, feas=feas, tol=tol)

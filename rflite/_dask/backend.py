@@ -162,7 +162,6 @@ import time
 
 import numpy as np
 
-from rflite._dask import operator as _dask_operator
 from rflite._dask.operator import (  # noqa: F401 - the operator, checks and kernels re-exported
     BLOCK_ENTRIES,
     SPLIT_EVERY,
@@ -181,10 +180,8 @@ from rflite._dask.prepare import (  # noqa: F401 - the first passes, used by the
     _centring, _check_predict_X, _column_scale, _first_pass, _k_first, _prepare, _weighted_rows,
 )
 from rflite._core.linalg import ridge_solve
-from rflite._reexport import reexport
 
-# setting BLOCK_ENTRIES or SPLIT_EVERY here sets them where the operator reads them
-reexport(__name__, (_dask_operator,))
+
 
 __all__ = [
     "DaskFeatureOperator",

@@ -12,7 +12,7 @@ The checks (:func:`check_dask_X`, :func:`check_dask_y`,
 :func:`check_dask_weight`) read only the graph's metadata and raise a
 ``ValueError`` naming the argument before any computation.  The module
 notes of :mod:`rflite._dask.backend` describe the whole layer; that module
-re-exports these names (and forwards the two constants set there).
+re-exports these names; the two constants are read here, so set them here.
 """
 
 from __future__ import annotations

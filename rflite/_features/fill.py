@@ -7,9 +7,9 @@ or tiles to a small thread pool when the matrix has at least
 :data:`THREAD_MIN_ENTRIES` entries; :func:`_activate` applies the other
 activations through NumPy's ufuncs; :func:`_fill_map` chooses among these
 paths for a whole transform (row blocks of :data:`BLOCK_ENTRIES` entries).  The module notes of
-:mod:`rflite.features` say which path each transform takes.  Split out of
-:mod:`rflite.features`, which imports these names and forwards the
-constants set there.
+:mod:`rflite.features` say which path each transform takes; that module
+re-exports these names.  The constants are read here when a transform runs:
+set them in this module.
 """
 
 from __future__ import annotations

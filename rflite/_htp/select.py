@@ -9,8 +9,7 @@ Saha, Schaeffer and Tran, *HARFE: hard-ridge random feature expansion*,
 (:func:`_ridge_predictions`, in dual form when the fold has fewer rows than
 columns), dense or matrix-free (:func:`_harfe_fold_scores_mf`).  The HTP
 loop is :mod:`rflite._htp.solver`'s; :mod:`rflite.htp` re-exports these names
-(and forwards :data:`GRAM_BLOCK` and :data:`RIDGE_MAX_ROWS_MATRIX_FREE` set
-there).
+(:data:`GRAM_BLOCK` and :data:`RIDGE_MAX_ROWS_MATRIX_FREE` are read here).
 """
 
 from __future__ import annotations

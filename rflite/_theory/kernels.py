@@ -15,9 +15,9 @@ r"""Private machinery of :mod:`rflite.theory`: blocked Gram scans, RIP searches,
 * Argument checks shared by the bounds (:func:`_pos`, :func:`_nonneg`,
   :func:`_prob`) and the column weights of a scaled matrix (:func:`_scaling`).
 
-Split out of :mod:`rflite.theory` (which imports these names, re-exports
-:class:`RIPEstimate` and forwards :data:`BLOCK_ENTRIES` set there) so that
-the module of public bounds stays readable.
+Split out of :mod:`rflite.theory` (which re-exports :class:`RIPEstimate`
+and :data:`BLOCK_ENTRIES`, read here) so that the module of public bounds
+stays readable.
 """
 
 from __future__ import annotations

@@ -126,44 +126,40 @@ def defaults_real(ctx):
     return rows
 
 
-def _write_results(ctx, rows, problems):
-    """The printed table as a results file: test MSE, a row per estimator, a column per problem."""
+def _table(rows, problems):
+    """The table both outputs show: ``(label, [(test MSE or None, ok)] per problem)``.
+
+    The references (predicting the mean, RidgeCV, RBFSampler + RidgeCV), then
+    one row per estimator; ``None`` where an estimator did not run.
+    """
     names = [p[0] for p in problems]
     by = {(r["problem"], r["estimator"]): r for r in rows}
-    table = []
-    for ref in ("mean", "RidgeCV", "RBFSampler+RidgeCV"):
-        table.append([ref] + [next(r[ref] for r in rows if r["problem"] == n) for n in names])
+    table = [(ref, [(next(r[ref] for r in rows if r["problem"] == n), True) for n in names])
+             for ref in ("mean", "RidgeCV", "RBFSampler+RidgeCV")]
     for _, cls in ESTIMATORS:
-        cells = []
-        for n in names:
-            r = by.get((n, cls), {})
-            if "test_mse" not in r:
-                cells.append("n/a")
-            else:  # a number, or text marking a miss of the criterion
-                cells.append(r["test_mse"] if r["ok"] else f"{r['test_mse']:.4g} (miss)")
-        table.append([cls] + cells)
-    write_results(ctx, "defaults-real", ["estimator (test MSE)"] + names, table)
+        cells = [(by[(n, cls)]["test_mse"], by[(n, cls)]["ok"])
+                 if "test_mse" in by.get((n, cls), {}) else (None, False) for n in names]
+        table.append((cls, cells))
+    return table
+
+
+def _write_results(ctx, rows, problems):
+    """The printed table as a results file: test MSE, a row per estimator, a column per problem."""
+    table = [[label] + ["n/a" if v is None else (v if ok else f"{v:.4g} (miss)")
+                        for v, ok in cells] for label, cells in _table(rows, problems)]
+    write_results(ctx, "defaults-real", ["estimator (test MSE)"] + [p[0] for p in problems],
+                  table)
 
 
 def _print_table(ctx, rows, problems):
     """Markdown table: test MSE per estimator (columns: problems)."""
     names = [p[0] for p in problems]
-    by = {(r["problem"], r["estimator"]): r for r in rows}
     ctx.log("")
     ctx.log("| estimator | " + " | ".join(names) + " |")
     ctx.log("|---|" + "---|" * len(names))
-    for ref in ("mean", "RidgeCV", "RBFSampler+RidgeCV"):
-        vals = [next(r[ref] for r in rows if r["problem"] == n) for n in names]
-        ctx.log(f"| {ref} | " + " | ".join(f"{v:.4g}" for v in vals) + " |")
-    for _, cls in ESTIMATORS:
-        cells = []
-        for n in names:
-            r = by.get((n, cls), {})
-            if "test_mse" not in r:
-                cells.append("n/a")
-            else:
-                cells.append(f"{r['test_mse']:.4g}" + ("" if r["ok"] else " (miss)"))
-        ctx.log(f"| {cls} | " + " | ".join(cells) + " |")
+    for label, cells in _table(rows, problems):
+        text = ["n/a" if v is None else f"{v:.4g}" + ("" if ok else " (miss)") for v, ok in cells]
+        ctx.log(f"| {label} | " + " | ".join(text) + " |")
     n_ok = sum(bool(r.get("ok")) for r in rows)
     n_run = sum("test_mse" in r for r in rows)
     ctx.log(f"{n_ok} of {n_run} fits within {RIDGE_FACTOR}x RidgeCV and no worse than the mean")

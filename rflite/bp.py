@@ -320,7 +320,7 @@ def bpdn(A, y, sigma, *, tol=OPT_TOL, max_iter=None, x0=None, polish=True,
     op, y, cplx = _check_problem(A, y)
     sigma = check_real(sigma, "sigma", minimum=0.0)
     opts = _options(op, tol, max_iter, x0, polish, method)
-    res = _solve(op, y, cplx, sigma=sigma, tau=None, **opts)
+    res = _solve(op, y, cplx, sigma=sigma, tau=None, **opts)._replace(sigma=sigma)
     _warn_unreachable(res, sigma, op.shape[0])
     return res
 

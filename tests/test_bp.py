@@ -5,6 +5,8 @@ program with scipy's HiGHS, BPDN and the LASSO with SLSQP on the split
 variables c = p - q (p, q >= 0).  Tolerances are stated per test.
 """
 
+import warnings
+
 import numpy as np
 import pytest
 import scipy.optimize
@@ -518,3 +520,29 @@ def test_medium_q1_basis_pursuit_is_feasible_and_labelled():
     assert np.isfinite(res.duality_gap) and res.duality_gap < 0.1
     assert res.stop_reason in ("linprog", "lp_inexact")
     assert res.certified == (res.duality_gap <= bp.OPT_TOL)
+
+
+@pytest.mark.parametrize("rel", [1e-12, 1e-10, 1e-9, 1e-8])
+def test_tiny_sigma_results_say_whether_they_meet_sigma(rel):
+    """Below about 1e-8 ||y|| sigma is smaller than the absolute slack BP_TOL ||y||
+    a certified residual is held to.  Every result then either meets sigma
+    relative to it (feasible) or says by how much it misses, and warns."""
+    from rflite.bp import FEAS_TOL, InfeasibleResultWarning
+
+    for seed in range(10):
+        rng = np.random.default_rng(seed)
+        A = rng.standard_normal((13, 196))
+        y = rng.standard_normal(13)
+        sigma = rel * np.linalg.norm(y)
+        with warnings.catch_warnings(record=True) as rec:
+            warnings.simplefilter("always")
+            res = bpdn(A, y, sigma)
+        assert res.sigma == sigma
+        excess = res.residual_norm / sigma - 1.0
+        assert res.constraint_excess == pytest.approx(excess)
+        assert res.feasible == (excess <= FEAS_TOL)
+        warned = any(issubclass(w.category, InfeasibleResultWarning) for w in rec)
+        if res.certified and excess > 1e-6:
+            assert warned and not res.feasible, (seed, excess)
+        if res.feasible:
+            assert not warned, seed

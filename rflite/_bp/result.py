@@ -98,6 +98,10 @@ class L1Result(NamedTuple):
         :func:`bpdn` and :func:`srfe` warn with
         :class:`SigmaUnreachableWarning`).  Whatever the reason, the point
         returned is the best one found: feasible if any was.
+    sigma : float
+        The BPDN constraint's sigma (``nan`` for the LASSO and basis
+        pursuit); :attr:`feasible` and :attr:`constraint_excess` measure the
+        residual against it.
     """
 
     coef: np.ndarray
@@ -108,6 +112,30 @@ class L1Result(NamedTuple):
     n_products: int
     tau: float
     stop_reason: str
+    sigma: float = math.nan
+
+    @property
+    def constraint_excess(self) -> float:
+        r""":math:`\|A c - y\|_2 / \sigma - 1`: by how much the point misses the
+        constraint relative to sigma (``<= 0`` when it holds); ``nan`` without a
+        sigma constraint (LASSO, basis pursuit)."""
+        if not self.sigma > 0.0:
+            return math.nan
+        return self.residual_norm / self.sigma - 1.0
+
+    @property
+    def feasible(self):
+        """Whether :math:`\|A c - y\|_2 \le \sigma (1 + \mathrm{FEAS\_TOL})`, relative to sigma.
+
+        A solver accepts a residual up to ``sigma (1 + FEAS_TOL) + BP_TOL ‖y‖``:
+        the absolute ``BP_TOL ‖y‖`` is the rounding floor a residual can be
+        computed to, and it dominates when sigma is below about
+        ``1e-8 ‖y‖``, where a certified point may exceed sigma itself (see
+        :attr:`constraint_excess`).  ``None`` without a sigma constraint.
+        """
+        if not self.sigma > 0.0:
+            return None
+        return self.residual_norm <= self.sigma * (1.0 + FEAS_TOL)
 
     @property
     def certified(self) -> bool:

@@ -26,13 +26,16 @@ class SigmaUnreachableWarning(RuntimeWarning):
 
 
 class InfeasibleResultWarning(RuntimeWarning):
-    """A BPDN solve stopped, uncertified, at a point that misses ``‖A c - y‖ <= sigma``.
+    """A BPDN solve returned a point that misses ``‖A c - y‖ <= sigma``.
 
-    E.g. ``max_iter`` on a wide matrix-free operator, where the
+    Uncertified: e.g. ``max_iter`` on a wide matrix-free operator, where the
     least-squares test that would say ``"sigma_unreachable"`` is not run
     (it is run for dense matrices and for tall operators with a Gram, such
     as the Dask operator): sigma may be unreachable, or the solver may need
-    more iterations.
+    more iterations.  Certified: sigma is below the absolute slack
+    ``BP_TOL ‖y‖`` a residual is computed to (sigma under about
+    ``1e-8 ‖y‖``), and the point meets the constraint only with that slack
+    (``L1Result.constraint_excess`` says by how much it misses).
     """
 
 
@@ -80,6 +83,14 @@ def _warn_unreachable(res, sigma, m):
             f"{res.residual_norm:.6g} above sigma = {sigma:.6g}: the coefficients do not "
             "meet the constraint; sigma may be below the least-squares residual "
             "(not tested on a wide operator) or the solve needs a larger max_iter",
+            InfeasibleResultWarning)
+    if res.certified and sigma > 0 and res.residual_norm > sigma * (1.0 + 1e-6):
+        warn(
+            f"BPDN certified a point whose residual {res.residual_norm:.6g} exceeds "
+            f"sigma = {sigma:.6g} by {100 * (res.residual_norm / sigma - 1):.3g} %: below "
+            "about 1e-8 ||y||, sigma is smaller than the absolute slack BP_TOL ||y|| the "
+            "residual is computed to, so the l1 bound holds for the constraint with that "
+            "slack (result.constraint_excess, result.feasible)",
             InfeasibleResultWarning)
     if res.stop_reason == "sigma_unreachable":
         warn(

@@ -590,6 +590,16 @@ class SRFERegressor(AutoChoice, RandomFeatureModel):
     def _check_post(self, n_columns):
         _check_post(self, n_columns)
 
+    def _fit_workspace(self, m, n_columns, itemsize, dense):
+        """Bytes a fit needs beyond the feature matrix (for ``_check_feature_memory``).
+
+        Dense: the centred (and, with weights, scaled) copy of the feature
+        matrix that the solvers take their products ``A c`` and ``A^* r``
+        with, as large as the matrix.  Matrix-free: one row block of the
+        operator at a time (about ``2**22`` entries).
+        """
+        return m * n_columns * itemsize if dense else (1 << 22) * itemsize
+
     def fit(self, X, y, sample_weight=None):
         """Draw the features, centre, choose ``eta`` if asked, solve SRFE; returns ``self``."""
         from rflite._core.progress import Progress
@@ -605,15 +615,16 @@ class SRFERegressor(AutoChoice, RandomFeatureModel):
         eta, search = self._check_fit()
         if search is not None:
             grid, is_fraction, s_grid, rule = search
-        if self.matrix_free and w is not None:
+        matrix_free = check_bool(self.matrix_free, "matrix_free")
+        if matrix_free and w is not None:
             raise ValueError("sample_weight other than 0/1 is not supported with "
                              "matrix_free=True (the operator cannot scale rows)")
         total = m if w is None else float(w.sum())
         normalize = check_bool(self.normalize, "normalize")
         fit_intercept = check_bool(self.fit_intercept, "fit_intercept")
         progress = Progress(getattr(self, "verbose", False), type(self).__name__)
-        self._check_feature_memory(*X.shape, dense=not self.matrix_free)
-        if self.matrix_free and search is not None:
+        self._check_feature_memory(*X.shape, dense=not matrix_free)
+        if matrix_free and search is not None:
             raise ValueError("matrix_free=True needs an explicit eta (the automatic "
                              "choice uses the dense feature matrix)")
         rng = self._rng()
@@ -630,13 +641,13 @@ class SRFERegressor(AutoChoice, RandomFeatureModel):
         del self._kept
         one = getattr(self, "_one_d", True)
         self.eta_ = chosen[0][0] if one else np.array([c[0] for c in chosen])
-        if self.matrix_free and fit_intercept:
+        if matrix_free and fit_intercept:
             # the centred operator: the same centring as the dense route
             from rflite._base import _centered_operator
 
             A, a_mean, scale = _centered_operator(fmap, X, normalize=normalize)
             _, Yc, _, y_mean = self._center_and_weight(None, Y, None)
-        elif self.matrix_free:
+        elif matrix_free:
             _, Yc, a_mean, y_mean = self._center_and_weight(None, Y, None)
             scale = None
             if normalize:

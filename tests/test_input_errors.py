@@ -91,3 +91,10 @@ def test_gfc_with_a_live_executor_clones_copies_and_pickles(data):
         fresh = sklearn_base.clone(est)
         assert fresh.executor is pool and not hasattr(fresh, "weights_")
         assert fresh.get_params()["max_steps"] == 2
+
+
+def test_srfe_matrix_free_must_be_a_bool(data):
+    from rflite.bp import SRFERegressor
+
+    with pytest.raises(ValueError, match="^matrix_free must be a bool"):
+        SRFERegressor(n_features=20, eta=0.1, matrix_free="False").fit(*data)

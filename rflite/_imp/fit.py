@@ -71,10 +71,12 @@ def _shrimp_workspace(est, m, n_columns, itemsize, dense):
     The peak is about 4x the ``m x n_columns`` matrix: the training and
     validation matrices, their centred and weighted versions and the
     path's transposed working copy
-    (:func:`~rflite.imp.shrimp_path` owns one), plus the ``m x m`` factors of the
-    over-parameterised steps.
+    (:func:`~rflite.imp.shrimp_path` owns one), plus the path's square
+    factors, ``k x k`` with ``k = min(m, n_columns)``: ``m x m`` on the
+    over-parameterised steps, at most ``n_columns`` square on the others.
     """
-    return 3 * m * n_columns * itemsize + 3 * m * m * 8
+    k = min(m, n_columns)
+    return 3 * m * n_columns * itemsize + 3 * k * k * 8
 
 
 def _fit_auto_q(est, X, y, sample_weight):

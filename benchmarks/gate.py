@@ -16,7 +16,7 @@ Usage (from the repository root)::
 
     python -m pytest benchmarks --benchmark-enable --benchmark-json=new.json
     python benchmarks/gate.py new.json \\
-        --baseline benchmarks/saved/Linux-CPython-3.11-64bit/0002_ratio_baseline.json \\
+        --baseline benchmarks/saved/Linux-CPython-3.11-64bit/0003_paired_baseline.json \\
         --margin 0.5
 
 Exit status: 0 when every pair passes, 1 when a ratio regressed or a pair of
@@ -56,9 +56,6 @@ that holds on a loaded machine is therefore::
         --benchmark-json=new.json
     python benchmarks/gate.py new.json --paired-only \
         --baseline benchmarks/saved/Linux-CPython-3.11-64bit/0003_paired_baseline.json
-
-(the README quotes the measured spread between clean runs and the injected
-2x slowdown).
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ from rflite._dask.split import (FeistelPermutation, holdout_rows, take_rows,  # 
                                 validation_mask, weighted_prefix)
 from rflite.datasets import make_friedman1  # noqa: E402
 
-from test_dask import RTOL, cluster_client, rel, sorted_rows, sync, to_dask  # noqa: E402, F401
+from test_dask import RTOL, rel, sorted_rows, sync, to_dask  # noqa: E402, F401
 
 
 @pytest.fixture

@@ -432,6 +432,7 @@ def test_shrimpcv_same_choice_with_sklearn_and_own_kfold():
     assert_allclose(lst.predict(X), ours.predict(X))
 
 
+@pytest.mark.slow(reason="starts a process pool")
 def test_shrimpcv_parallel_folds_same_result():
     X, y = smooth(40)
     kw = dict(n_features=30, qs=(1,), random_state=0)

@@ -175,6 +175,7 @@ def test_tall_arff_equals_in_memory_with_the_same_shuffle(sync, tall, monkeypatc
         np.testing.assert_allclose(est.validation_scores_, ref.validation_scores_, rtol=1e-9)
 
 
+@pytest.mark.slow(reason="starts or uses a LocalCluster")
 def test_tall_split_on_a_cluster_equals_the_synchronous_fit(cluster_client, tall):
     """The keyed bijection travels to worker processes (they never see the lowered
     threshold: the client decides the route) and gives the synchronous fit."""

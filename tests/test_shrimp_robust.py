@@ -36,6 +36,7 @@ def smooth(m=80, seed=0):
 
 
 # ------------------------------------------------------------- guarded refit
+@pytest.mark.slow(reason="default-size reproduction against ridge")
 def test_heavy_tailed_default_within_2x_of_ridge_min_norm_explodes_with_warning():
     """Eight draws x two seeds of a heavy-tailed set (one Student-t input).
 

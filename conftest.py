@@ -9,3 +9,31 @@ with "import file mismatch".  They hold no doctests: skip them as modules
 """
 
 collect_ignore = ["tests/conftest.py", "benchmarks/conftest.py"]
+
+import pathlib
+
+import pytest
+
+_BENCHMARKS = pathlib.Path(__file__).parent / "benchmarks"
+
+
+def pytest_addoption(parser):
+    parser.addoption("--runslow", action="store_true", default=False,
+                     help="run the slow lane too (tests marked slow, every benchmark)")
+
+
+@pytest.hookimpl(tryfirst=True)  # before ``-m`` deselects, so ``-m slow`` sees the marks
+def pytest_collection_modifyitems(config, items):
+    """Two lanes: skip ``@pytest.mark.slow(reason=...)`` tests unless ``--runslow``.
+
+    Every benchmark (run once as a smoke test) is in the slow lane.
+    """
+    runslow = config.getoption("--runslow")
+    for item in items:
+        if _BENCHMARKS in pathlib.Path(str(item.fspath)).parents and \
+                item.get_closest_marker("slow") is None:
+            item.add_marker(pytest.mark.slow(reason="benchmark smoke run"))
+        mark = item.get_closest_marker("slow")
+        if mark is not None and not runslow:
+            reason = mark.kwargs.get("reason") or (mark.args[0] if mark.args else "slow")
+            item.add_marker(pytest.mark.skip(reason=f"slow lane (--runslow): {reason}"))

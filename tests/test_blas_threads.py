@@ -20,6 +20,7 @@ import tomllib
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -96,6 +97,7 @@ def test_extras_only_modules_cover_the_test_tools():
     assert not {"numpy", "scipy", "numba", "matplotlib", "llvmlite"} & set(blocked)
 
 
+@pytest.mark.slow(reason="fits every model in subprocesses at 1 and 2 BLAS threads")
 def test_default_models_do_not_depend_on_blas_threads(tmp_path):
     """Every default regressor: predictions with 1 and 2 BLAS threads agree.
 

@@ -145,6 +145,7 @@ def test_real_bpdn_fallbacks_after_the_homotopy(with_nnls, monkeypatch):
     assert_allclose(res.l1_norm, ref.l1_norm, rtol=1e-6)
 
 
+@pytest.mark.slow(reason="solver certification on a hard problem, several seconds")
 def test_complex_bpdn_is_the_exact_support_solution_whatever_tol():
     """The barrier's point was only tol-optimal (gap 5e-9, coefficients 6e-6
     from the optimum), and tol=1e-12 ended at max_iter with gap 2.9e-6:
@@ -180,6 +181,7 @@ def _stalling_problem(m, n, d):
     return A, (y - y.mean()).astype(complex)
 
 
+@pytest.mark.slow(reason="solver certification on a hard problem, several seconds")
 @pytest.mark.parametrize("m,n,d,eta", [(60, 20, 5, 1.0), (100, 40, 6, 0.5)])
 def test_complex_bpdn_where_the_barrier_stalls_follows_the_path(m, n, d, eta):
     """Tall, ill-conditioned (condition 4e3 / 1e4) centred exponential features
@@ -214,6 +216,7 @@ def test_kkt_tangent_is_the_derivative_of_the_support_path():
                     rtol=0, atol=1e-6 * np.abs(hi - lo).max() / (2 * delta))
 
 
+@pytest.mark.slow(reason="solver certification on a hard problem, several seconds")
 def test_complex_path_predicts_its_leave_events(monkeypatch):
     """The continuation starts each step from the tangent's prediction and
     drops a coefficient the prediction takes through 0 at once: on 100 x 40
@@ -302,6 +305,7 @@ def test_uncertifiable_grid_point_skips_spgl1(monkeypatch):
     assert single.n_products > 100
 
 
+@pytest.mark.slow(reason="solver certification on a hard problem, several seconds")
 def test_complex_path_accepts_points_at_their_rounding_floor():
     """80 x 130 centred exponential features at eta = 0.02 (l1 norm ~3e3):
     Newton's KKT residual on the path's supports stops just above 1e-8 (its

@@ -115,6 +115,7 @@ def check_certified_optimum(res, A, y, sigma, reason):
     assert_allclose(res.l1_norm, bpdn_dual_slsqp(A, y, sigma), rtol=1e-6)
 
 
+@pytest.mark.slow(reason="solver certification on a hard problem, several seconds")
 def test_q1_bpdn_certified_by_lasso_nnls():
     """Where the path fails, the LASSO root search on NNLS (``_bp_nnls``)
     certifies the optimum of the independent solver."""
@@ -122,6 +123,7 @@ def test_q1_bpdn_certified_by_lasso_nnls():
     check_certified_optimum(bpdn(A, y, sigma), A, y, sigma, "lasso_nnls")
 
 
+@pytest.mark.slow(reason="solver certification on a hard problem, several seconds")
 def test_q1_bpdn_barrier_certified_where_the_path_fails(monkeypatch):
     """The next fallback, the dual barrier (the LASSO route switched off).
     Before: its primal points (the central path made feasible) stopped at gap
@@ -211,6 +213,7 @@ def test_well_conditioned_column_generation_matches_linprog():
     assert_allclose(res.l1_norm, full_linprog(A, y), rtol=1e-6)
 
 
+@pytest.mark.slow(reason="solver certification on a hard problem, several seconds")
 def test_q1_bpdn_certified_where_path_and_barrier_were_not():
     """40 x 1,000 q = 1 dictionary, SHRIMP f1 target, sigma = 1e-3 ||y||: with
     the homotopy and the barrier alone SPGL1 returned it uncertified

@@ -36,6 +36,7 @@ def test_every_registered_experiment_has_a_description():
         assert exp.description and exp.runtime
 
 
+@pytest.mark.slow(reason="experiment in its quick form")
 def test_rf_ridge_quick_run_writes_figure(tmp_path, capsys):
     result = run_experiment("rf-ridge-friedman", Context(quick=True, out=tmp_path))
     assert (tmp_path / "rf_ridge_friedman.png").stat().st_size > 1000
@@ -50,6 +51,7 @@ def test_module_entry_point_runs():
     assert "rf-ridge-friedman" in out
 
 
+@pytest.mark.slow(reason="paper showcase in its quick form")
 def test_showcase_quick_runs_every_method(tmp_path, capsys):
     rows = run_experiment("showcase", Context(quick=True, out=tmp_path))
     methods = {r["method"] for r in rows}
@@ -100,6 +102,7 @@ def test_out_naming_a_file_or_a_path_under_a_file_exits_2(tmp_path, monkeypatch,
     assert not called and f.read_text() == "x"
 
 
+@pytest.mark.slow(reason="runs in a subprocess")
 def test_bad_arguments_in_a_subprocess_give_no_traceback(tmp_path):
     (tmp_path / "afile").write_text("x")
     for args in (["--jobs", "0"], ["--seed", "-1"], ["--out", str(tmp_path / "afile")]):
@@ -144,6 +147,7 @@ def _unwritable_folder(shared_tmp: Path) -> tuple[list[str], Path]:
     pytest.skip("root, no usable setpriv and /proc is writable: no unwritable folder here")
 
 
+@pytest.mark.slow(reason="runs in a subprocess")
 def test_read_only_out_is_refused_before_computing(shared_tmp):
     """A read-only --out is refused up front, not found only when the figure is saved."""
     prefix, ro = _unwritable_folder(shared_tmp)

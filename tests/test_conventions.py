@@ -252,6 +252,7 @@ def test_classifier_feature_names():
 
 
 # ------------------------------------------------- clone / pickle / deepcopy
+@pytest.mark.slow(reason="one subprocess per estimator")
 def test_clone_pickle_deepcopy_in_fresh_process(name, tmp_path):
     from concurrent.futures import ThreadPoolExecutor
 

@@ -77,6 +77,7 @@ def test_choose_never_picks_a_point_that_blows_up_on_a_fold():
     assert c.index == 1
 
 
+@pytest.mark.slow(reason="starts a process pool")
 def test_cross_validate_grid_serial_equals_pool():
     X = np.arange(20.0)
     splits = cv_splits(4, X)

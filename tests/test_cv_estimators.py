@@ -182,6 +182,7 @@ def test_matrix_free_auto_choice_equals_dense():
     assert_allclose(a.predict(X), b.predict(X), rtol=1e-9)
 
 
+@pytest.mark.slow(reason="starts a process pool")
 def test_harfecv_two_jobs_equal_serial():
     X, y = _data()
     a = CV_MAKERS["HARFECV"](cv=3).fit(X, y)

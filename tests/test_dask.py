@@ -41,21 +41,6 @@ def sync():
         yield
 
 
-@pytest.fixture(scope="module")
-def cluster_client():
-    """A LocalCluster with two worker processes (one thread each) for this module."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        cluster = distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
-                                           dashboard_address=None, silence_logs=50)
-        client = distributed.Client(cluster, set_as_default=False)
-    try:
-        yield client
-    finally:
-        client.close()
-        cluster.close()
-
-
 @pytest.fixture
 def on_cluster(cluster_client):
     with cluster_client.as_current(), dask.config.set(scheduler=cluster_client):
@@ -101,6 +86,7 @@ def dask_folds(est, d, X, n_folds=5):
 
 
 # ------------------------------------------------------------- import policy
+@pytest.mark.slow(reason="runs in a subprocess")
 def test_import_rflite_does_not_import_dask():
     code = ("import sys, rflite, rflite.htp, rflite.ridge, rflite.imp, rflite.bp, "
             "rflite.metropolis, rflite.greedy, rflite._dask.backend\n"
@@ -659,6 +645,7 @@ def own_cluster():
             cluster.close()
 
 
+@pytest.mark.slow(reason="kills a worker of its own LocalCluster")
 def test_worker_killed_during_fit_gives_the_same_result(own_cluster, data):
     X, y = data
     kw = dict(n_features=100, s=10, lam=1e-4, random_state=0)
@@ -673,6 +660,7 @@ def test_worker_killed_during_fit_gives_the_same_result(own_cluster, data):
     assert rel(est.coef_, ref.coef_) < RTOL
 
 
+@pytest.mark.slow(reason="starts or uses a LocalCluster")
 def test_cluster_matches_in_memory_and_sync(on_cluster, data):
     X, y = data
     kw = dict(n_features=150, s=15, lam=1e-4, q=2, random_state=0)
@@ -712,6 +700,7 @@ def test_cluster_matches_in_memory_and_sync(on_cluster, data):
 
 
 # ------------------------------------------------------------- experiment
+@pytest.mark.slow(reason="starts or uses a LocalCluster; experiment in its quick form")
 def test_scale_experiment_quick(tmp_path, cluster_client, monkeypatch, capsys):
     """The registered ``scale`` experiment, on the module's cluster given by address."""
     from rflite.experiments import Context, registry, run_experiment
@@ -736,6 +725,7 @@ def test_scale_experiment_quick(tmp_path, cluster_client, monkeypatch, capsys):
     assert len(cluster_client.scheduler_info()["workers"]) == 2
 
 
+@pytest.mark.slow(reason="starts or uses a LocalCluster; experiment in its quick form")
 def test_scale_wide_experiment_quick(tmp_path, cluster_client, monkeypatch):
     """``scale-wide``: the HARFE rows only, at the quick shape, with its own JSON."""
     from rflite.experiments import Context, registry, run_experiment
@@ -842,6 +832,7 @@ def test_random_features_on_dask_never_computes_X_for_fit_or_graph(sync):
         RandomFeatures(gamma="scale").fit(da.from_array(bad, chunks=(50, 4)))
 
 
+@pytest.mark.slow(reason="starts or uses a LocalCluster")
 def test_random_features_transform_on_the_cluster(on_cluster, data):
     from rflite.features import RandomFeatures
 

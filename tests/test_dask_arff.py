@@ -17,7 +17,7 @@ distributed = pytest.importorskip("distributed")
 from rflite.metropolis import ARFFClassifier, ARFFRegressor  # noqa: E402
 
 # the shared tolerances, `rel`, the synchronous-scheduler and LocalCluster fixtures
-from test_dask import RTOL, cluster_client, rel, sync  # noqa: E402, F401
+from test_dask import RTOL, rel, sync  # noqa: E402, F401
 
 
 @pytest.fixture(scope="module")
@@ -65,6 +65,7 @@ def test_arff_on_dask_2d_y(data, sync):
     _assert_same(dist, mem, X)
 
 
+@pytest.mark.slow(reason="starts or uses a LocalCluster")
 def test_arff_on_a_local_cluster(data, cluster_client):
     X, y = data
     mem = _model().fit(X, y)
@@ -75,6 +76,7 @@ def test_arff_on_a_local_cluster(data, cluster_client):
 
 @pytest.mark.parametrize("kw", [{}, {"lam": 0.05}, {"adaptive_covariance": True}],
                          ids=["default", "lam", "adaptive"])
+@pytest.mark.slow(reason="ARFF fits on Dask and in memory, several seconds each")
 def test_arff_early_stopping_on_dask_equals_in_memory(data, kw, sync):
     """The default early stopping: the in-memory hold-out split, the chain on the
     training rows, one validation pass per refit scoring the lam grid from
@@ -175,6 +177,7 @@ def test_arff_classifier_early_stopping_on_dask_equals_in_memory(labelled, sync)
     assert rel(dist.validation_scores_, mem.validation_scores_) <= RTOL
 
 
+@pytest.mark.slow(reason="starts or uses a LocalCluster")
 def test_arff_classifier_on_a_local_cluster(labelled, cluster_client):
     X, labels = labelled
     params = {"n_features": 10, "n_iter": 12, "early_stopping": False, "random_state": 0}

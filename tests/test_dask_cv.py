@@ -20,7 +20,7 @@ from rflite.htp import HARFECV, HARFERegressor  # noqa: E402
 from rflite.ridge import RandomFeatureRidge, RandomFeatureRidgeCV  # noqa: E402
 
 # the shared tolerances, `rel`, the synchronous-scheduler and LocalCluster fixtures
-from test_dask import CHUNKS, RTOL, cluster_client, rel, sync  # noqa: E402, F401
+from test_dask import CHUNKS, RTOL, rel, sync  # noqa: E402, F401
 from rflite._dask import operator as _dask_operator
 
 
@@ -143,6 +143,7 @@ def test_harfecv_int_cv_matches_in_memory(sync, data, rows):
     assert rel(est.coef_, ref.coef_) < RTOL
 
 
+@pytest.mark.slow(reason="cross-validated Dask fits, several seconds")
 def test_harfecv_splitter_and_weights_match_in_memory(sync, data):
     from sklearn.model_selection import KFold
 
@@ -264,6 +265,7 @@ def test_int_cv_labels_are_not_shipped_in_the_graph(sync):
 
 
 # ------------------------------------------------------------ LocalCluster
+@pytest.mark.slow(reason="starts or uses a LocalCluster")
 def test_weighted_cv_on_a_cluster_matches_in_memory(cluster_client, data):
     X, y, w = data
     kw = dict(n_features=60, ss=[8], lams=[1e-2, 1e-5], random_state=0)

@@ -21,7 +21,7 @@ from rflite.datasets import make_friedman_gfc  # noqa: E402
 from rflite.greedy import GFCRegressor  # noqa: E402
 from rflite.metropolis import _canonical_order  # noqa: E402
 
-from test_dask import cluster_client, own_cluster, rel, sync  # noqa: E402, F401
+from test_dask import own_cluster, rel, sync  # noqa: E402, F401
 
 # actual differences: about 1e-13 (one pass), 1e-12 (two passes)
 COEF_RTOL = 1e-10
@@ -80,6 +80,7 @@ def _test_mse(model, X, y):
                           - y) ** 2))
 
 
+@pytest.mark.slow(reason="default-size GFC fits on Dask and in memory, over 10 s")
 def test_default_fit_matches_in_memory_to_the_descents_sensitivity(sync):
     """Defaults (fit_intercept=True, targets off any grid): the centred targets
     differ from the in-memory ones in their last bits (a chunk-summed mean), and
@@ -150,6 +151,7 @@ def test_two_passes_and_a_given_nu(sync, data):
     assert abs(_test_mse(est, Xt, yt) / _test_mse(ref, Xt, yt) - 1.0) < 0.1
 
 
+@pytest.mark.slow(reason="GFC fits on Dask and in memory, several seconds")
 def test_two_d_y_equals_in_memory(sync, data):
     X, y = data
     Y = np.column_stack([y, np.round(1024 * np.cos(X[:, 0])) / 1024])
@@ -222,6 +224,7 @@ def test_nan_in_a_chunk_is_named_before_the_descents(sync, data):
         GFCRegressor(**KW).fit(*_dask(X, y, 170))
 
 
+@pytest.mark.slow(reason="starts or uses a LocalCluster")
 def test_gfc_on_a_cluster_equals_in_memory(cluster_client, data):
     """The descents run as tasks on two worker processes: same fit."""
     X, y = data
@@ -246,6 +249,7 @@ def _crash_at(block, flag_dir, at):
     return block
 
 
+@pytest.mark.slow(reason="kills a worker of its own LocalCluster")
 def test_worker_killed_during_the_descents_gives_the_same_fit(own_cluster, data):
     """A worker dies while the guard's descents gather their subsamples (after the
     4-chunk NaN pass): Dask recomputes the lost tasks (seeded, pure) and the fit is

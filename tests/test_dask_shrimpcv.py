@@ -19,7 +19,7 @@ from rflite.imp import SHRIMPCV  # noqa: E402
 
 # the shared `rel`, the synchronous-scheduler and LocalCluster fixtures, and
 # distinct sorted rows (SHRIMP's in-memory fit sorts them; see test_dask)
-from test_dask import cluster_client, rel, sorted_rows, sync  # noqa: E402, F401
+from test_dask import rel, sorted_rows, sync  # noqa: E402, F401
 
 
 @pytest.fixture(scope="module")
@@ -71,6 +71,7 @@ def test_shrimpcv_on_dask_equals_in_memory(data, kw, weighted, rows, sync):
     np.testing.assert_allclose(lazy, ref.predict(X), rtol=1e-6, atol=1e-9)
 
 
+@pytest.mark.slow(reason="starts or uses a LocalCluster")
 def test_shrimpcv_splitter_on_a_local_cluster(data, cluster_client):
     """A shuffling splitter's folds are the in-memory ones; the fit runs on the workers."""
     from sklearn.model_selection import KFold

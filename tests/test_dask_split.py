@@ -21,7 +21,7 @@ from rflite._dask.split import (FeistelPermutation, holdout_rows, take_rows,  # 
                                 validation_mask, weighted_prefix)
 from rflite.datasets import make_friedman1  # noqa: E402
 
-from test_dask import RTOL, cluster_client, rel, sorted_rows, sync, to_dask  # noqa: E402, F401
+from test_dask import RTOL, rel, sorted_rows, sync, to_dask  # noqa: E402, F401
 
 
 @pytest.fixture
@@ -175,6 +175,7 @@ def test_tall_arff_equals_in_memory_with_the_same_shuffle(sync, tall, monkeypatc
         np.testing.assert_allclose(est.validation_scores_, ref.validation_scores_, rtol=1e-9)
 
 
+@pytest.mark.slow(reason="starts or uses a LocalCluster")
 def test_tall_split_on_a_cluster_equals_the_synchronous_fit(cluster_client, tall):
     """The keyed bijection travels to worker processes (they never see the lowered
     threshold: the client decides the route) and gives the synchronous fit."""

@@ -21,7 +21,7 @@ from rflite.features import random_feature_map  # noqa: E402
 
 # the shared tolerances, `rel`, the synchronous-scheduler and LocalCluster fixtures,
 # and the weighted Friedman-1 data (zero weights included) of the Dask CV tests
-from test_dask import RTOL, cluster_client, rel, sync  # noqa: E402, F401
+from test_dask import RTOL, rel, sync  # noqa: E402, F401
 from test_dask_cv import data, to_dask  # noqa: E402, F401
 
 
@@ -46,6 +46,7 @@ CASES = [(60, {}, False), (70, {}, False), (240, {}, False), (60, {}, True),
          (240, {"s": 8, "refit": "lstsq"}, True)]
 
 
+@pytest.mark.slow(reason="Dask-vs-memory fits, several seconds each")
 @pytest.mark.parametrize("rows,kw,weighted", CASES)
 def test_srfe_on_dask_equals_in_memory(data, rows, kw, weighted, sync):
     X, y, w = data
@@ -69,6 +70,7 @@ def test_srfe_on_dask_2d_y_and_numpy_weights(data, sync):
     assert rel(dist.coef_, mem.coef_) <= RTOL
 
 
+@pytest.mark.slow(reason="starts or uses a LocalCluster")
 def test_srfe_on_a_local_cluster(data, cluster_client):
     X, y, w = data
     mem = _model(normalize=True).fit(X, y, sample_weight=w)
@@ -78,6 +80,7 @@ def test_srfe_on_a_local_cluster(data, cluster_client):
         _assert_same(dist, mem, X)
 
 
+@pytest.mark.slow(reason="cross-validated Dask fits, several seconds each")
 @pytest.mark.parametrize("weighted,rows", [(False, 70), (True, 240)])
 def test_srfecv_on_dask_chooses_like_in_memory(data, weighted, rows, sync):
     """SRFECV(cv=3): the in-memory folds, one path per fold, the same choice and fit."""
@@ -95,6 +98,7 @@ def test_srfecv_on_dask_chooses_like_in_memory(data, weighted, rows, sync):
     assert est.result_.bpdn.stop_reason == ref.result_.bpdn.stop_reason
 
 
+@pytest.mark.slow(reason="eta search on Dask and in memory, over 10 s")
 def test_default_srfe_chooses_eta_like_in_memory_on_the_hash_holdout(data, sync):
     """eta="auto" on Dask holds out the hash fifth of the rows (as HARFE's default);
     SRFECV in memory given that split makes the same choice."""
@@ -143,6 +147,7 @@ def test_weighted_operator_products_are_one_matrix(data, sync):
                                                   (70, True, 2.0, "barrier"),
                                                   (240, False, 2.0, "barrier"),
                                                   (70, False, 1.0, "homotopy")])
+@pytest.mark.slow(reason="Dask-vs-memory fits, several seconds each")
 def test_complex_srfe_on_dask_equals_in_memory(data, rows, weighted, eta, how, sync):
     """Complex features: the barrier's point is only tol-optimal (the two fits
     agreed to 2.6e-8); both are now their support's exact KKT solution.  At
@@ -175,6 +180,7 @@ def test_unreachable_eta_on_dask_is_found_up_front(data, sync):
     assert rel(dist.coef_, mem.coef_) <= RTOL
 
 
+@pytest.mark.slow(reason="starts or uses a LocalCluster")
 def test_complex_srfe_on_a_local_cluster(data, cluster_client):
     X, y, w = data
     mem = _model(activation="exp", eta=2.0).fit(X, y)
@@ -184,6 +190,7 @@ def test_complex_srfe_on_a_local_cluster(data, cluster_client):
         _assert_same(dist, mem, X)
 
 
+@pytest.mark.slow(reason="full fits on Dask and in memory, over 5 s")
 def test_uncertified_srfe_warns_in_memory_and_on_dask(sync, monkeypatch):
     """200 rows of 300 sin features at eta = 0.05: the homotopy cannot
     certify (the centred dictionary's condition is ~1e14) and SPGL1 stops on
@@ -220,6 +227,7 @@ def test_uncertified_srfe_warns_in_memory_and_on_dask(sync, monkeypatch):
     assert record[0].filename == __file__
 
 
+@pytest.mark.slow(reason="cross-validated Dask fits, several seconds each")
 def test_complex_srfecv_on_dask_chooses_like_in_memory(sync):
     """Complex features with the automatic eta (a ValueError before): the
     Dask folds solve the same grid as memory and choose the same eta."""

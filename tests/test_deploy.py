@@ -39,6 +39,8 @@ print("FIT-OK", flush=True)
 # preexec_fn restoring SIGINT in children (see there)
 from test_interrupt import _sigint_default  # noqa: E402
 
+pytestmark = pytest.mark.slow(reason="subprocess deployment and signal tests")
+
 
 
 def _readonly_env(tmp: Path) -> tuple[dict, Path]:

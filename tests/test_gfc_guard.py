@@ -113,6 +113,7 @@ def test_bag_runs_every_fits_descents_of_a_pass_as_one_batch():
     assert rec.batches[2:] == [6, 6] and not guarded.guarded_  # the guard's bag, the fit's
 
 
+@pytest.mark.slow(reason="default-size GFC reproduction on Friedman1, over 10 s")
 def test_default_gfc_within_ridge_on_friedman1_d20():
     """The showcase's Friedman-1 (d = 20, 500 noisy rows): one GFC fit scored
     1.27 x RidgeCV's test MSE (7.64 against 6.01); the default bag of five

@@ -190,18 +190,16 @@ def test_gfc_identical_on_thread_pool(gfc_serial):
         _assert_same(gfc(X, y, executor=ex, **GFC_KW), gfc_serial)
 
 
+@pytest.mark.slow(reason="starts a process pool")
 def test_gfc_identical_on_process_pool_of_two(gfc_serial):
     X, y = _gfc_problem()
     _assert_same(gfc(X, y, executor=2, **GFC_KW), gfc_serial)
 
 
-def test_gfc_identical_on_dask_local_cluster(gfc_serial):
-    distributed = pytest.importorskip("distributed")
+@pytest.mark.slow(reason="starts or uses a LocalCluster")
+def test_gfc_identical_on_dask_local_cluster(gfc_serial, cluster_client):
     X, y = _gfc_problem()
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                                  dashboard_address=None) as cluster:
-        with distributed.Client(cluster) as client:
-            res = gfc(X, y, executor=client.get_executor(), **GFC_KW)
+    res = gfc(X, y, executor=cluster_client.get_executor(), **GFC_KW)
     _assert_same(res, gfc_serial)
 
 

@@ -428,6 +428,7 @@ def test_support_update_warns_on_ill_conditioned_system():
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["harfe-table1", "harfe-table2", "harfe-importance",
                                   "harfe-real"])
+@pytest.mark.slow(reason="paper reproductions in their quick form")
 def test_experiments_quick(name, tmp_path, capsys):
     from rflite.experiments import Context, run_experiment
 

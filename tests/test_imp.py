@@ -267,6 +267,7 @@ np.savez(sys.argv[1], support=model.support_, pred=model.predict(Xt))
 """
 
 
+@pytest.mark.slow(reason="runs in a subprocess")
 def test_same_model_with_one_or_two_blas_threads(tmp_path):
     """Same seed, same model whatever OPENBLAS_NUM_THREADS / OMP_NUM_THREADS say.
 
@@ -597,6 +598,7 @@ def test_bad_inputs_name_the_parameter():
         SHRIMPRegressor(n_features=20, q=0).fit(np.zeros((10, 2)), np.zeros(10))
 
 
+@pytest.mark.slow(reason="starts a process pool")
 def test_select_shrimp_same_choice_on_a_process_pool():
     from rflite.datasets import make_shrimp_support
     from rflite.imp import select_shrimp

@@ -122,6 +122,7 @@ def test_select_holdout_equals_per_point_fits(params):
     assert sel.model.get_params() == best.get_params()
 
 
+@pytest.mark.slow(reason="starts a process pool")
 def test_select_holdout_callback_and_executor():
     X, y = _problem(60, 3)
     seen = []

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow(reason="signals sent to subprocesses")
+
 ROOT = Path(__file__).resolve().parents[1]
 
 CHILD = """

@@ -41,6 +41,7 @@ def _run_limited(code: str, ulimit_kb: int = ULIMIT_KB) -> subprocess.CompletedP
                           cwd=ROOT, timeout=120)
 
 
+@pytest.mark.slow(reason="subprocess under a memory limit")
 @posix_only
 def test_available_memory_reads_rlimit_as():
     res = _run_limited("""
@@ -51,6 +52,7 @@ def test_available_memory_reads_rlimit_as():
     assert int(res.stdout) < ULIMIT_KB * 1024
 
 
+@pytest.mark.slow(reason="subprocess under a memory limit")
 @posix_only
 @pytest.mark.parametrize("estimator", ["HARFERegressor", "RandomFeatureRidge"])
 def test_fit_refused_up_front_under_ulimit(estimator):
@@ -74,6 +76,7 @@ def test_fit_refused_up_front_under_ulimit(estimator):
     assert "raised in _check_feature_memory" in res.stdout
 
 
+@pytest.mark.slow(reason="subprocess under a memory limit")
 @posix_only
 def test_ridge_refused_when_matrix_fits_but_peak_does_not():
     """The estimate covers the peak (matrix plus the Gram workspace), not only
@@ -189,6 +192,7 @@ def test_ridge_fit_workspace_is_two_gram_matrices():
     # ARFF: S is 1000 x 4000 complex (61 MiB); peak about 3x S plus the Gram copies
     ("ARFFRegressor(n_features=4000, n_iter=1, random_state=0)", 1000 * 4000 * 16),
 ])
+@pytest.mark.slow(reason="subprocess under a memory limit")
 def test_shrimp_and_arff_refused_when_matrix_fits_but_peak_does_not(make, matrix):
     """SHRIMP's and ARFF's estimates are their fits' peaks (about
     4x and 3x the feature matrix), so with room for the matrix plus a

@@ -59,6 +59,7 @@ def run_python(code, layer=None, **env_extra):
     return proc.stdout
 
 
+@pytest.mark.slow(reason="threaded, forked or no-JIT runs in a subprocess")
 @pytest.mark.parametrize("layer", [None, "workqueue"])
 def test_four_threads_equal_serial_bit_for_bit(layer):
     """4 threads fitting at once (parallel feature and accept kernels, BLAS) = serial.
@@ -84,6 +85,7 @@ print("OK", layer)
     assert out.startswith("OK")
 
 
+@pytest.mark.slow(reason="threaded, forked or no-JIT runs in a subprocess")
 @pytest.mark.parametrize("layer", [None, "workqueue"])
 def test_fork_pool_after_parallel_kernel(layer):
     """A fork-context ProcessPoolExecutor works after the parent ran the parallel kernel.
@@ -135,6 +137,7 @@ def test_fallback_runs_serial_kernel_with_one_warning(monkeypatch):
         assert_array_equal(mp._features(X, W, "exp"), ref)  # warned once per process
 
 
+@pytest.mark.slow(reason="threaded, forked or no-JIT runs in a subprocess")
 def test_jit_disabled_import_and_fit():
     """NUMBA_DISABLE_JIT=1: the module imports and a tiny fit (every kernel, the
     parallel ones included) matches the compiled one."""

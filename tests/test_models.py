@@ -94,6 +94,7 @@ def test_every_sklearn_random_state_form(data):
 sklearn = pytest.importorskip("sklearn")
 
 
+@pytest.mark.slow(reason="scikit-learn check_estimator suite")
 def test_passes_sklearn_estimator_checks():
     from sklearn.utils.estimator_checks import check_estimator
 

@@ -15,7 +15,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import rflite
+
+pytestmark = pytest.mark.slow(reason="subprocesses with the JIT disabled")
 
 ROOT = Path(rflite.__file__).resolve().parents[1]
 

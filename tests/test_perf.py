@@ -1,11 +1,13 @@
 """The perf-scaling experiment (rflite/experiments/perf.py) in quick mode, and its SHRIMP flop model."""
 
 import numpy as np
+import pytest
 
 from rflite.experiments import Context, get, run_experiment
 from rflite.experiments.perf import shrimp_flops
 
 
+@pytest.mark.slow(reason="experiment in its quick form")
 def test_perf_scaling_quick_runs_every_method(tmp_path, capsys):
     assert get("perf-scaling").uses_jobs is False
     res = run_experiment("perf-scaling", Context(quick=True, out=tmp_path))

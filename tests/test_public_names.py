@@ -73,6 +73,7 @@ def test_moved_public_names_keep_their_home():
 @pytest.mark.parametrize("name", ["_dask.backend", "_dask.operator", "_dask.prepare", "_dask.htp",
                                   "_dask.auto", "_dask.split", "_dask.shrimp", "_dask.shrimpcv",
                                   "_dask.srfe", "_dask.gfc", "_dask.arff"])
+@pytest.mark.slow(reason="one subprocess per module")
 def test_every_dask_module_imports_first(name):
     """A Dask worker imports whichever module its first unpickled task names
     (a kernel of ``_dask.shrimp``, a fold table of ``_dask.auto``): each one must

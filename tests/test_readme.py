@@ -15,6 +15,7 @@ def test_readme_has_examples():
     assert len(RUNNABLE) >= 8
 
 
+@pytest.mark.slow(reason="README examples at full size, about 10 s")
 @pytest.mark.parametrize("code", RUNNABLE, ids=lambda c: c.split("import")[1].split()[0])
 def test_readme_example_runs(code, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)

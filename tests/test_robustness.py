@@ -32,6 +32,7 @@ import pytest
 import scipy.sparse
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from rflite.bp import SRFECV, SRFERegressor, bpdn, srfe
 from rflite.features import random_feature_map
@@ -391,17 +392,13 @@ ESTIMATORS = {
 SKIPPED_CHECKS: dict[str, dict[str, str]] = {name: {} for name in ESTIMATORS}
 
 
+@pytest.mark.slow(reason="scikit-learn check_estimator suite, one test per check")
 @pytest.mark.filterwarnings("ignore:Estimator .* does not inherit from:UserWarning")
-@pytest.mark.parametrize("name", list(ESTIMATORS))
-def test_check_estimator(name):
-    from sklearn.utils.estimator_checks import check_estimator
-
+@parametrize_with_checks([cls() for cls in ESTIMATORS.values()],
+                         expected_failed_checks=lambda est: SKIPPED_CHECKS[type(est).__name__])
+def test_check_estimator(estimator, check):
     # warnings stay on: check_supervised_y_2d counts DataConversionWarnings
-    results = check_estimator(ESTIMATORS[name](), on_fail=None, on_skip=None,
-                              expected_failed_checks=SKIPPED_CHECKS[name])
-    failed = {r["check_name"]: repr(r["exception"])[:300]
-              for r in results if r["status"] == "failed"}
-    assert not failed, failed
+    check(estimator)
 
 
 REGRESSOR_GRIDS = {

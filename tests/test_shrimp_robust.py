@@ -37,6 +37,7 @@ def smooth(m=80, seed=0):
 
 
 # ------------------------------------------------------------- guarded refit
+@pytest.mark.slow(reason="default-size reproduction against ridge")
 def test_heavy_tailed_default_within_2x_of_ridge_min_norm_explodes_with_warning():
     """Eight draws x two seeds of a heavy-tailed set (one Student-t input).
 
@@ -431,6 +432,7 @@ def test_shrimpcv_same_choice_with_sklearn_and_own_kfold():
     assert_allclose(lst.predict(X), ours.predict(X))
 
 
+@pytest.mark.slow(reason="starts a process pool")
 def test_shrimpcv_parallel_folds_same_result():
     X, y = smooth(40)
     kw = dict(n_features=30, qs=(1,), random_state=0)

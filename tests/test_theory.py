@@ -362,6 +362,7 @@ def test_shrimp_bounds_hand_computed():
                     2 * min(2.0, math.sqrt(2) + 2.0))
 
 
+@pytest.mark.slow(reason="theory reproduction, over 5 s")
 def test_rahimi_recht_and_metropolis():
     kw = dict(d=3, sigma_p=2.0, diam=1.5)
     assert T.rahimi_recht_tail(0.5, 100, **kw) == 1.0  # vacuous, capped

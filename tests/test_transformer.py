@@ -298,6 +298,7 @@ def test_repr_shows_non_default_parameters():
         "RandomFeatures(n_components=7, kernel='cauchy')"
 
 
+@pytest.mark.slow(reason="scikit-learn check_estimator suite")
 def test_check_estimator():
     from sklearn.utils.estimator_checks import check_estimator
 
@@ -306,6 +307,7 @@ def test_check_estimator():
         check_estimator(RandomFeatures(n_components=20, random_state=0))
 
 
+@pytest.mark.slow(reason="runs in a subprocess")
 def test_pickle_in_fresh_process(data, tmp_path):
     import subprocess
     import sys

@@ -1,6 +1,6 @@
 """Shared settings for the benchmarks.
 
-The benchmarks run once as smoke tests in the default suite (pytest-benchmark
+The benchmarks run once as smoke tests in the slow lane (pytest-benchmark
 is disabled by ``setup.cfg``); ``python -m pytest benchmarks --benchmark-enable``
 times them.  Every rflite case sits in the same group as a plain NumPy
 implementation of the same maths, so the ratio is measured in one run, and

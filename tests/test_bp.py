@@ -253,6 +253,7 @@ def test_homotopy_rejects_complex():
 
 
 # ------------------------------------------------------------ operators
+@pytest.mark.slow(reason="matrix-free BPDN on a feature operator against its dense matrix, about 10 s")
 def test_feature_operator_matches_dense():
     rng = np.random.default_rng(0)
     X = rng.uniform(-1, 1, (60, 3))
@@ -363,6 +364,7 @@ def test_srfe_matrix_free_operator_matches_dense():
     assert_allclose(a.support, b.support)
 
 
+@pytest.mark.slow(reason="a paper reproduction in its quick form")
 def test_srfe_row_quick():
     from rflite.experiments.srfe import srfe_row
 

@@ -20,6 +20,7 @@ SMALL = {
 }
 
 
+@pytest.mark.slow(reason="fits every estimator, GFC for several seconds")
 @pytest.mark.parametrize("name", list(SMALL))
 def test_clip_inputs_predicts_outside_points_at_the_box(name):
     rng = np.random.default_rng(0)

@@ -124,5 +124,7 @@ def test_results_folder_holds_only_results_files():
     for path in (ROOT / "results").rglob("*.json"):
         doc = json.loads(path.read_text())
         assert KEYS <= set(doc), path
-        assert re.fullmatch(r"python -m rflite run [\w-]+( --quick)?( --seed \d+)?",
-                            doc["command"]), path
+        command = (r"python -m pytest benchmarks/bench_paired\.py .* && "
+                   r"python benchmarks/results\.py \S+" if doc["experiment"] == "benchmarks"
+                   else r"python -m rflite run [\w-]+( --quick)?( --seed \d+)?")
+        assert re.fullmatch(command, doc["command"]), path

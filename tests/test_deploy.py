@@ -225,6 +225,8 @@ def test_failed_task_stops_the_pool_without_waiting_for_running_tasks():
     def hang(signum, frame):
         raise TimeoutError("map_tasks waited for the running task after the failure")
 
+    # children already running (a test session's shared LocalCluster) are not the pool's
+    before = _children(os.getpid())
     old = signal.signal(signal.SIGALRM, hang)
     signal.setitimer(signal.ITIMER_REAL, 120)
     try:
@@ -234,7 +236,7 @@ def test_failed_task_stops_the_pool_without_waiting_for_running_tasks():
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)
     # the worker that ran the hour-long task is gone
-    left = {p for p in _children(os.getpid()) if "resource_tracker" not in _cmdline(p)}
+    left = {p for p in _children(os.getpid()) - before if "resource_tracker" not in _cmdline(p)}
     assert not left, f"worker processes left: {sorted(left)}"
 
 

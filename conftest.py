@@ -10,7 +10,9 @@ with "import file mismatch".  They hold no doctests: skip them as modules
 
 collect_ignore = ["tests/conftest.py", "benchmarks/conftest.py"]
 
+import contextlib
 import pathlib
+import warnings
 
 import pytest
 
@@ -37,3 +39,43 @@ def pytest_collection_modifyitems(config, items):
         if mark is not None and not runslow:
             reason = mark.kwargs.get("reason") or (mark.args[0] if mark.args else "slow")
             item.add_marker(pytest.mark.skip(reason=f"slow lane (--runslow): {reason}"))
+
+
+@contextlib.contextmanager
+def _two_worker_cluster():
+    """A LocalCluster of two single-thread worker processes and its client, closed after."""
+    distributed = pytest.importorskip("distributed")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cluster = distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
+                                           dashboard_address=None, silence_logs=50)
+        client = distributed.Client(cluster, set_as_default=False)
+    try:
+        yield client
+    finally:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            client.close()
+            cluster.close()
+
+
+@pytest.fixture(scope="session")
+def cluster_client():
+    """One LocalCluster for the whole run, shared by every test that fits on a cluster.
+
+    Started on first use (only slow-lane tests and benchmarks use it); the
+    tests that kill a worker take ``own_cluster`` so a lost worker never
+    reaches another test.
+    """
+    with _two_worker_cluster() as client:
+        yield client
+
+
+@pytest.fixture
+def own_cluster():
+    """A fresh LocalCluster for one test (which may kill its workers), current while it runs."""
+    import dask
+
+    with _two_worker_cluster() as client:
+        with client.as_current(), dask.config.set(scheduler=client):
+            yield client

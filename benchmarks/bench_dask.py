@@ -37,7 +37,6 @@ finishes in seconds; ``--benchmark-enable -k dask`` runs the full size once
 prints the medians and the ratio.
 """
 
-import warnings
 
 import numpy as np
 import pytest
@@ -58,17 +57,8 @@ _fits = {}
 
 
 @pytest.fixture(scope="module")
-def cluster():
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        cl = distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
-                                      dashboard_address=None, silence_logs=50)
-        client = distributed.Client(cl, set_as_default=False)
-    try:
-        yield client
-    finally:
-        client.close()
-        cl.close()
+def cluster(cluster_client):
+    return cluster_client  # the run's shared LocalCluster (conftest.py)
 
 
 @pytest.fixture(scope="module")

@@ -627,24 +627,6 @@ def _crash_once(block, flag):
     os._exit(1)
 
 
-@pytest.fixture
-def own_cluster():
-    """A fresh 2-worker LocalCluster for one test, closed after it (whatever it leaves)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        cluster = distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
-                                           dashboard_address=None, silence_logs=50)
-        client = distributed.Client(cluster, set_as_default=False)
-    try:
-        with client.as_current(), dask.config.set(scheduler=client):
-            yield client
-    finally:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            client.close()
-            cluster.close()
-
-
 @pytest.mark.slow(reason="kills a worker of its own LocalCluster")
 def test_worker_killed_during_fit_gives_the_same_result(own_cluster, data):
     X, y = data

@@ -21,7 +21,7 @@ from rflite.datasets import make_friedman_gfc  # noqa: E402
 from rflite.greedy import GFCRegressor  # noqa: E402
 from rflite.metropolis import _canonical_order  # noqa: E402
 
-from test_dask import own_cluster, rel, sync  # noqa: E402, F401
+from test_dask import rel, sync  # noqa: E402, F401
 
 # actual differences: about 1e-13 (one pass), 1e-12 (two passes)
 COEF_RTOL = 1e-10

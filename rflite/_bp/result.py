@@ -125,7 +125,7 @@ class L1Result(NamedTuple):
 
     @property
     def feasible(self):
-        """Whether :math:`\|A c - y\|_2 \le \sigma (1 + \mathrm{FEAS\_TOL})`, relative to sigma.
+        r"""Whether :math:`\|A c - y\|_2 \le \sigma (1 + \mathrm{FEAS\_TOL})`, relative to sigma.
 
         A solver accepts a residual up to ``sigma (1 + FEAS_TOL) + BP_TOL ‖y‖``:
         the absolute ``BP_TOL ‖y‖`` is the rounding floor a residual can be

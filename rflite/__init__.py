@@ -37,11 +37,9 @@ def warmup() -> None:
 
     for name in _KERNEL_MODULES:
         module = importlib.import_module(f"rflite.{name}")
-        warm = getattr(module, "_warmup", None)
-        if warm is not None:
-            warm()
+        module._warmup()
 
 
-#: Modules with numba kernels; each may define ``_warmup()`` compiling them on
-#: tiny inputs with the dtypes real calls use.
+#: Modules with numba kernels; each defines ``_warmup()``, compiling its kernels
+#: on tiny inputs with the dtypes real calls use.
 _KERNEL_MODULES = ("features", "htp", "imp", "bp", "theory", "greedy", "metropolis")

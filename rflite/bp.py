@@ -235,6 +235,7 @@ from rflite._core.validation import check_array, check_bool, check_choice, check
 from rflite._core.linalg import min_norm_solve, ridge_on_columns  # noqa: F401
 from rflite._core.naming import publish
 from rflite._bp.solve import _check_problem, _options, _solve  # noqa: F401 - used by the estimators and tests
+from rflite._bp import homotopy as _homotopy_kernels, lp as _lp_kernels, spg as _spg_kernels
 
 publish(
     __name__,
@@ -797,3 +798,8 @@ class SRFECV(CVSearch, SRFERegressor):
             return ETA_FRACTIONS, True, s_grid
         return self.etas, False, s_grid
 
+
+def _warmup():
+    """Compile the solvers' kernels (homotopy, exact LP dot products, l1 projection)."""
+    for module in (_homotopy_kernels, _lp_kernels, _spg_kernels):
+        module._warmup()

@@ -779,7 +779,14 @@ class RandomFeatures(EstimatorMixin):
 
 # ------------------------------------------------------------------ kernels
 def _warmup():
-    """Compile the feature kernels (one signature each)."""
-    fmap = random_feature_map(3, 4, q=1, rng=0)
-    fmap.transform(np.zeros((2, 3)))
-    fmap.operator(np.zeros((2, 3))).matvec(np.ones(4))
+    """Compile the feature kernels (one float64 signature each) on every fill path:
+    sparse sin (the fused sincos kernel), sparse non-trigonometric (the
+    pre-activation kernel), selected Fourier columns (the cos/sin pick), dense
+    sin (BLAS, then the in-place sincos) and the matrix-free operator."""
+    X = np.zeros((2, 12))
+    for q, activation in ((1, "sin"), (1, "tanh"), (12, "sin")):
+        random_feature_map(12, 4, q=q, activation=activation, rng=0).transform(X)
+    fourier = random_feature_map(12, 4, q=1, activation="fourier", rng=0)
+    fourier.columns(X, np.array([0, 5]))
+    fourier.operator(X).matvec(np.ones(8))
+    random_feature_map(12, 4, q=1, rng=0).operator(X).matvec(np.ones(4))

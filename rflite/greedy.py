@@ -72,7 +72,7 @@ from rflite._gfc.amplitudes import (  # noqa: F401 - the public names and the fi
 )
 from rflite._gfc.descent import (  # noqa: F401 - the result type, fold_ids and constants re-exported
     LAM_BOUNDS, LAM_INIT, LBFGS_MAXITER, DescentResult, _check_folds, _descent_task,
-    _DescentTask, _greedy_descent, fold_ids,
+    _DescentTask, _greedy_descent, fold_ids, kernel_input,
 )
 from rflite._gfc.estimator import (  # noqa: F401 - the estimator's defaults re-exported
     GFC_INIT_SCALE, GUARD_FRACTION, GUARD_MIN_ROWS, NU_GRID_ESTIMATOR, ROWS_PER_STEP,
@@ -205,9 +205,8 @@ def hyper_objective(X, y, f, w, lam, folds) -> HyperObjective:
         raise ValueError(f"w must have length d={d}, got {w.shape[0]}")
     lam = check_real(lam, "lam", minimum=0.0, strict=True)
     folds, k = _check_folds(folds, s)
-    value, grad = _hyper_objective(
-        np.ascontiguousarray(X), y, f, np.ascontiguousarray(w), lam, folds, k
-    )
+    value, grad = _hyper_objective(kernel_input(X), kernel_input(y), kernel_input(f),
+                                   kernel_input(w), lam, folds, k)
     return HyperObjective(float(value), grad[:d].copy(), float(grad[d]))
 
 

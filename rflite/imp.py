@@ -97,6 +97,8 @@ from rflite._imp.select import (  # noqa: F401 - public here; the selection mach
     _shrimp_map,
 )
 from rflite._core.naming import publish
+# _warmup compiles the path's row-compaction kernel for rflite.warmup()
+from rflite._imp.factor import _warmup  # noqa: F401
 from rflite.features import Normal
 
 __all__ = [

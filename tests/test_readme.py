@@ -21,3 +21,15 @@ def test_readme_example_runs(code, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     exec(compile(code, str(README), "exec"), {"__name__": "readme_example"})
     assert capsys.readouterr().out.strip()  # every example prints something
+
+
+def test_quick_start_is_two_commands_and_ci_runs_the_second_verbatim():
+    """The Quick start's second command is the fast lane CI runs, character for character."""
+    text = README.read_text()
+    block = re.search(r"## Quick start\s+```bash\n(.*?)```", text, flags=re.S)
+    assert block is not None
+    commands = [line for line in block.group(1).splitlines() if line.strip()]
+    assert len(commands) == 2
+    assert commands[1].startswith('python -m pip install ".[test]"')
+    ci = (README.parent / ".ci" / "run").read_text().splitlines()
+    assert commands[1] in ci

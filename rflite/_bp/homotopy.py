@@ -439,3 +439,8 @@ def _next_join(g, a, lam, in_S, excluded):  # pragma: no cover - jitted
                 jbest = j
     return best, jbest
 
+
+def _warmup():
+    """Compile :func:`_next_join` for the dtypes the path passes (one signature)."""
+    g = np.array([0.5, -0.25])
+    _next_join(g, np.zeros(2), 1.0, np.zeros(2, dtype=np.bool_), -1)

@@ -760,3 +760,11 @@ def _dd_cols(A, zh, zl):  # pragma: no cover - jitted
         # double-double result does not suffer up to u^2 |h|)
         err[j] = 1.01 * (4.0 * u * u * abs(h) + gm * gm * t[j] * (1.0 + gm)) / (1.0 - u)
     return hi, lo, err
+
+
+def _warmup():
+    """Compile the exact dot-product kernels (one float64 signature each)."""
+    A, z = np.ones((2, 2)), np.ones(2)
+    _dot2_cols(A, z)
+    _dot2_row(A, 0, 1.0, z.copy(), z.copy(), z.copy())
+    _dd_cols(A, z, np.zeros(2))

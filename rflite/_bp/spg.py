@@ -491,3 +491,11 @@ def _shrink_complex(x, mod, theta, out):  # pragma: no cover - jitted
             out[i] = x[i] * ((mi - theta) / mi)
         else:
             out[i] = 0.0
+
+
+def _warmup():
+    """Compile the l1-ball projection kernels (real and complex iterates)."""
+    x = np.array([1.0, -2.0])
+    _shrink_real(x, _l1_threshold(np.abs(x), 1.0), np.empty(2))
+    xc = x + 0.5j
+    _shrink_complex(xc, np.abs(xc), 0.5, np.empty(2, dtype=np.complex128))

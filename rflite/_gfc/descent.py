@@ -118,9 +118,20 @@ def _greedy_descent(X, y, f, max_steps, eps, n_folds, rng, progress=None,
     pays the threads' start-up, which dwarfs the work (the numbers are the
     same: such short vectors are never split over threads).
     """
+    X, y = kernel_input(X), kernel_input(y)
     with shared_blas_limit(1):
         return _greedy_descent_serial(X, y, f, max_steps, eps, n_folds, rng, progress,
                                       init_scale)
+
+
+def kernel_input(a):
+    """``a`` as the kernels take it: C-contiguous and writeable, copied only if not.
+
+    numba compiles a separate copy of a kernel for read-only arrays (a memory
+    map, a Dask block, a frozen view): about 5 s per process on first use for
+    GFC's three kernels, for the same machine code.
+    """
+    return np.require(a, requirements=["C", "W"])
 
 
 def _greedy_descent_serial(X, y, f, max_steps, eps, n_folds, rng, progress, init_scale):

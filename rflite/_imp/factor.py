@@ -541,3 +541,8 @@ def _compact_rows(At, keep_pos):  # pragma: no cover - jitted
         if src != i:
             for j in range(m):
                 At[i, j] = At[src, j]
+
+
+def _warmup():
+    """Compile :func:`_compact_rows` (float64 rows, int64 positions)."""
+    _compact_rows(np.ones((3, 2)), np.array([0, 2], dtype=np.int64))

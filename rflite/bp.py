@@ -235,7 +235,7 @@ from rflite._core.validation import check_array, check_bool, check_choice, check
 from rflite._core.linalg import min_norm_solve, ridge_on_columns  # noqa: F401
 from rflite._core.naming import publish
 from rflite._bp.solve import _check_problem, _options, _solve  # noqa: F401 - used by the estimators and tests
-from rflite._bp import homotopy as _homotopy_kernels, lp as _lp_kernels, spg as _spg_kernels
+from rflite._bp.solve import _warmup  # noqa: F401 - the solvers' kernels, for rflite.warmup()
 
 publish(
     __name__,
@@ -594,12 +594,23 @@ class SRFERegressor(AutoChoice, RandomFeatureModel):
     def _fit_workspace(self, m, n_columns, itemsize, dense):
         """Bytes a fit needs beyond the feature matrix (for ``_check_feature_memory``).
 
-        Dense: the centred (and, with weights, scaled) copy of the feature
-        matrix that the solvers take their products ``A c`` and ``A^* r``
-        with, as large as the matrix.  Matrix-free: one row block of the
-        operator at a time (about ``2**22`` entries).
+        Dense and tall (``m > n_columns``): a copy of the matrix, made by the
+        least-squares solve that tests up front whether ``sigma`` is reachable
+        (LAPACK's ``gelsd`` overwrites its input); the matrix itself is centred
+        in place.  Dense and square or wide: nothing of the matrix's size (the
+        least-squares residual of a full-row-rank matrix is zero, so the test
+        runs only when the homotopy stalls, and checks its own copy).
+        Choosing ``eta``: a fold's centred training copy and test rows (the
+        matrix's size together), tall folds also the least-squares copy.
+        Matrix-free: one row block of the operator (about ``2**22`` entries).
         """
-        return m * n_columns * itemsize if dense else (1 << 22) * itemsize
+        if not dense:
+            return (1 << 22) * itemsize
+        matrix = m * n_columns * itemsize
+        tall = m > n_columns
+        if self._check_fit()[1] is None:
+            return matrix if tall else 0
+        return 2 * matrix if tall else matrix
 
     def fit(self, X, y, sample_weight=None):
         """Draw the features, centre, choose ``eta`` if asked, solve SRFE; returns ``self``."""
@@ -797,9 +808,3 @@ class SRFECV(CVSearch, SRFERegressor):
         if self.etas is None:
             return ETA_FRACTIONS, True, s_grid
         return self.etas, False, s_grid
-
-
-def _warmup():
-    """Compile the solvers' kernels (homotopy, exact LP dot products, l1 projection)."""
-    for module in (_homotopy_kernels, _lp_kernels, _spg_kernels):
-        module._warmup()

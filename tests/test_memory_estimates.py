@@ -72,10 +72,7 @@ ALLOWANCE = 32 << 20
 #: about 100-400 MB, large enough that the fit's own memory dominates.
 CASES = [
     ("shrimp", 40000, 10), ("shrimp", 5000, 1000), ("shrimp", 2000, 3000),
-    ("srfe", 20000, 500), ("srfe", 5000, 2500),
-    pytest.param("srfe", 3000, 3000, marks=pytest.mark.xfail(
-        reason="SRFE's workspace (one centred copy of the matrix) overestimates a square "
-               "fit's peak about 2.4x", strict=False)),
+    ("srfe", 20000, 500), ("srfe", 5000, 2500), ("srfe", 3000, 3000), ("srfe", 2000, 4000),
     ("harfe", 20000, 500), ("harfe", 5000, 2500), ("harfe", 3000, 4000),
     ("ridge", 20000, 500), ("ridge", 5000, 2500), ("ridge", 3000, 4000),
     ("arff", 20000, 256), ("arff", 8000, 1024),

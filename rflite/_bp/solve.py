@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.sparse.linalg import LinearOperator
 
+from rflite._bp import homotopy as _homotopy, lp as _lp, spg as _spg
 from rflite._bp.homotopy import _columns, _Products
-from rflite._bp import lp as _lp
 from rflite._bp.lp import _bp_colgen
 from rflite._bp.spgl1 import BP_TOL, MAX_ITER_FACTOR, L1Result, _solve_path
 from rflite._core.validation import check_array, check_bool, check_choice, check_int, check_real
@@ -97,3 +97,9 @@ def _solve(op, y, cplx, *, sigma, tau, tol, max_iter, x0, polish, method,
         return res
     return _solve_path(op, y, cplx, sigma=sigma, tau=tau, tol=tol, max_iter=max_iter, x0=x0,
                        polish=polish, method=method, resume=resume)
+
+
+def _warmup():
+    """Compile the solvers' kernels (homotopy, exact LP dot products, l1 projection)."""
+    for module in (_homotopy, _lp, _spg):
+        module._warmup()

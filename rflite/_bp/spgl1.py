@@ -57,6 +57,7 @@ from rflite._bp.spg import (  # noqa: F401 - the SPG loop, its polish and the pr
     _spgl1_test,
 )
 from rflite._core.linalg import min_norm_solve, shifted_eigenvalues  # noqa: F401
+from rflite._core.memory import check_memory
 
 
 def _reachable(P, op, y, sigma, ynorm, ls=None) -> bool:
@@ -93,6 +94,9 @@ def _ls_point(op, P, y):
     """
     m, n = op.shape
     if isinstance(op, np.ndarray):
+        # LAPACK's gelsd overwrites its input: the solve copies A
+        check_memory(op.shape, op.dtype, "the least-squares copy of the feature matrix",
+                     "pass a larger eta (sigma) or matrix_free=True")
         c = min_norm_solve(op, y)
         return c, float(np.linalg.norm(y - op @ c))
     if not (m > n and n <= LS_GRAM_MAX and hasattr(op, "full_gram")):

@@ -164,7 +164,8 @@ def peer_rows(runs) -> list[list]:
         floor = found.get(peer.floor) if peer.floor else None
         t_ours, t_ref = ours["stats"]["min"], ref["stats"]["min"]
         t_floor = floor["stats"]["min"] if floor else None
-        rows.append([peer.task, peer.rflite, peer.reference_label, peer.floor_label if floor else None,
+        rows.append([peer.task, peer.rflite, peer.reference_label,
+                     peer.floor_label if floor else None,
                      _ms(t_ours), _ms(t_ref), _ms(t_floor), round(t_ours / t_ref, 4),
                      round(t_ref / t_ours, 2),
                      None if t_floor is None else round(t_ours / t_floor, 3),

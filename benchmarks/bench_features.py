@@ -31,6 +31,17 @@ def problem(request):
     return request.param, fmap, X, W
 
 
+def write_fresh(shape):
+    """``np.empty(shape).fill(1.0)``: write a fresh output once, page faults included.
+
+    The floor of any transform that returns a new ``shape`` matrix: each of its
+    entries is written at least once into memory the call has to obtain.
+    """
+    out = np.empty(shape)
+    out.fill(1.0)
+    return out
+
+
 def _group(benchmark, shape):
     benchmark.group = f"features-{shape}"
 
@@ -72,8 +83,7 @@ def bench_write_floor_fresh(benchmark, problem):
     transform that returns a new matrix is compared with."""
     shape, fmap, _, _ = problem
     _group(benchmark, shape)
-    shape_out = (M, fmap.n_columns)
-    benchmark(lambda: np.empty(shape_out).fill(1.0))
+    benchmark(write_fresh, (M, fmap.n_columns))
 
 
 def bench_blas_product_floor(benchmark, problem):

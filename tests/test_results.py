@@ -119,12 +119,20 @@ def test_committed_quick_results_are_current():
         _check_results_file(path, name, quick=True)
 
 
+def test_committed_full_results_are_full_runs():
+    """results/full holds files of registered experiments, each written by its full form."""
+    names = set(registry())
+    for path in (ROOT / "results" / "full").glob("*.json"):
+        assert path.stem in names, path
+        _check_results_file(path, path.stem, quick=False)
+
+
 def test_results_folder_holds_only_results_files():
     """The documentation renders every JSON under results/: nothing else may live there."""
     for path in (ROOT / "results").rglob("*.json"):
         doc = json.loads(path.read_text())
         assert KEYS <= set(doc), path
         command = (r"python -m pytest benchmarks/bench_paired\.py .* && "
-                   r"python benchmarks/results\.py \S+" if doc["experiment"] == "benchmarks"
+                   r"python benchmarks/results\.py \S+( \S+)?" if doc["experiment"] == "benchmarks"
                    else r"python -m rflite run [\w-]+( --quick)?( --seed \d+)?")
         assert re.fullmatch(command, doc["command"]), path

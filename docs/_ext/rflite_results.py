@@ -17,6 +17,9 @@ Two directives:
                        ``python -m rflite run NAME`` for each name given).
 
     With no matching file the directive shows "Not generated yet: run ...".
+    Files of full runs (``results/full/``) come first and their titles say
+    "full run"; those of the quick forms (``results/quick/``) follow,
+    titled "quick form" (their numbers are not comparable with the papers').
 
 ``.. rflite-generated:: NAME.rst``
     Includes ``rflite_generated_dir/NAME.rst`` when it exists and shows
@@ -41,6 +44,14 @@ from sphinx.util import logging
 logger = logging.getLogger(__name__)
 
 REQUIRED_KEYS = ("experiment", "command", "columns", "rows")
+#: Subfolders of the results folder: (order on a page, what a table's title says).
+FORMS = {"full": (0, "full run"), "quick": (2, "quick form, not comparable with the papers")}
+
+
+def _form(path: Path, folder: Path) -> tuple[int, str | None]:
+    """Where a results file goes on a page and how its title labels it."""
+    parts = path.relative_to(folder).parts
+    return FORMS.get(parts[0], (1, None)) if len(parts) > 1 else (1, None)
 
 
 def _cell(value) -> str:
@@ -124,7 +135,8 @@ class ResultsDirective(Directive):
                     else [f"python -m rflite run {p}" for p in patterns]
                     or ["python -m rflite run NAME"])
         out: list[nodes.Node] = []
-        for path in sorted(folder.glob("**/*.json")) if folder.is_dir() else []:
+        paths = sorted(folder.glob("**/*.json")) if folder.is_dir() else []
+        for path in sorted(paths, key=lambda p: (_form(p, folder)[0], p)):
             try:
                 data = json.loads(path.read_text(encoding="utf-8"))
             except (OSError, ValueError) as exc:
@@ -145,7 +157,8 @@ class ResultsDirective(Directive):
                 logger.warning("rflite-results: %s: rows must be lists", path,
                                location=(env.docname, self.lineno))
                 continue
-            out.append(nodes.rubric(text=name))
+            label = _form(path, folder)[1]
+            out.append(nodes.rubric(text=f"{name} ({label})" if label else name))
             para = nodes.paragraph()
             para += nodes.Text("Produced by ")
             para += nodes.literal(text=str(data["command"]))

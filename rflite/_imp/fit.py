@@ -22,8 +22,10 @@ from rflite._core.folds import kept_rows
 from rflite._core.linalg import ridge_fit
 from rflite._core.progress import Progress
 from rflite._core.random import spawn_streams
+from rflite._core.selection import beats_mean
 from rflite._core.validation import check_bool, check_choice, check_int, check_real
 from rflite._imp.guard import (_center_weight_like, _collapse_rows, _guarded_choice,
+                               _ridge_family,
                                _guarded_refit, _guarded_step_scores, _holdout_ridge_errors,
                                _row_error_moments, _target_stats, _warn_magnitude)
 from rflite._imp.path import _blas_threads, _shared_paths
@@ -104,7 +106,10 @@ def _fit_auto_q(est, X, y, sample_weight):
     for q in qs:
         with warnings.catch_warnings(record=True) as record:
             warnings.simplefilter("always")
-            fit = type(est)(**dict(params, q=q)).fit(X, y, sample_weight)
+            fit = type(est)(**dict(params, q=q))
+            # the candidates choose; est's own fit checks the choice once
+            fit._skip_mean_check = True
+            fit.fit(X, y, sample_weight)
         score = float(np.mean(fit.validation_mse_))
         scores.append(score if np.isfinite(score) else np.inf)
         progress.line(f"q={q} candidate", error=scores[-1])
@@ -115,6 +120,7 @@ def _fit_auto_q(est, X, y, sample_weight):
     for w in best[2]:
         warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     state = dict(best[1].__dict__)
+    state.pop("_skip_mean_check", None)
     state["q"], state["random_state"] = est.q, est.random_state
     # fitted attributes (scikit-learn's "name_") of an earlier fit that this
     # one does not set (feature_names_in_ after a DataFrame) must not
@@ -125,6 +131,78 @@ def _fit_auto_q(est, X, y, sample_weight):
     est.__dict__.update(state)
     est.q_scores_ = dict(zip(qs, scores))
     return est
+
+
+def _check_against_mean(est, X, y, sample_weight):
+    r"""Nested cross-validation of the default fit against the training mean; returns ``est``.
+
+    The step, the penalty and q of the default are chosen on a hold-out of
+    ``validation_fraction`` of the rows: a few rows at small m (four of 40
+    at the default 0.1), too few for its error, the lowest of hundreds of
+    candidates, to say whether the chosen model beats the training mean.
+    So when the hold-out has fewer than
+    :data:`~rflite._core.selection.MIN_HOLDOUT_ROWS` rows, the whole fit
+    (its own hold-out choice included) is repeated on each of
+    :data:`~rflite._core.folds.DEFAULT_FOLDS` folds over the distinct rows
+    and predicts the fold's left-out rows; output k keeps the fitted model
+    only when these out-of-sample errors beat those of the folds' training
+    means by more than one standard error of the paired difference
+    (:func:`rflite._core.selection.beats_mean`, every row once), and
+    becomes the training mean otherwise (``refit_ == "mean"``).  Applies to
+    the guarded refits (``refit="auto"`` / ``"ridge"``) with an intercept;
+    the paper's ``refit="min_norm"`` is left as fitted.  Costs
+    ``DEFAULT_FOLDS`` more fits, each on 80 % of the rows.
+    """
+    from rflite._core.folds import DEFAULT_FOLDS, grouped_splits
+    from rflite._core.selection import MIN_HOLDOUT_ROWS, out_of_fold_errors
+
+    one = getattr(est, "_one_d", True)
+    used = [est.refit_] if one else list(est.refit_)
+    if (est.refit not in ("auto", "ridge") or not est.fit_intercept
+            or len(est.validation_indices_) >= MIN_HOLDOUT_ROWS or all(u == "mean" for u in used)):
+        return est
+    X, Y, w = est._validate_fit(X, y, sample_weight)
+    try:
+        splits = grouped_splits(X, DEFAULT_FOLDS, spawn_streams(est._rng(), 4)[3])
+    except ValueError:
+        return est  # fewer than 2 distinct rows: nothing to cross-validate
+    params = dict(est.get_params(deep=False), verbose=0)
+    y_fit = Y[:, 0] if one else Y
+
+    def fit_predict(train, test):
+        inner = type(est)(**params)
+        inner._skip_mean_check = True
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            inner.fit(X[train], y_fit[train], None if w is None else w[train])
+            return inner.predict(X[test])
+
+    try:
+        model, mean = out_of_fold_errors(fit_predict, Y, w, splits)
+    except ValueError:
+        return est  # a fold too small for the fit's own hold-out
+    lose = np.array([u != "mean" and not beats_mean(model[:, k], mean[:, k], w)
+                     for k, u in enumerate(used)])
+    if lose.any():
+        _outputs_to_mean(est, lose)
+        used = ["mean" if b else u for u, b in zip(used, lose)]
+        est.refit_ = used[0] if one else used
+    return est
+
+
+def _outputs_to_mean(est, outputs):
+    """Make the outputs ``outputs`` (a boolean mask) of a fitted model the training mean
+    (``target_mean_``): their coefficients zero, the intercept the mean, and the
+    columns no output uses any more dropped from ``support_``."""
+    one = getattr(est, "_one_d", True)
+    C = np.array(est.coef_, copy=True).reshape(est.support_.size, -1)
+    c0 = np.atleast_1d(np.array(est.intercept_, copy=True))
+    C[:, outputs] = 0.0
+    c0[outputs] = np.atleast_1d(est.target_mean_)[outputs]
+    keep = np.any(C != 0, axis=1)
+    est.support_, C = est.support_[keep], C[keep]
+    est.coef_ = C[:, 0] if one else C
+    est.intercept_ = float(c0[0]) if one else c0
 
 
 def _fit_rates(est, X, y, rates, split):
@@ -285,12 +363,37 @@ def _fit_choose(est, st, paths, refit, memos=None):
                                                      st.w_val))
             if chosen is not None:
                 bests[k], step_lams[k], mses[k] = chosen
-            # never worse than the mean: when no step beats predicting the
-            # training mean on the validation rows, the model is that mean
+            # the model only when it beats predicting the training mean on the
+            # validation rows by more than the standard error of the paired
+            # difference (beats_mean): its error is the lowest of many
+            # candidates scored on those rows, the mean's is one candidate's
             baseline = float(np.mean(Y_val[:, k] ** 2)) * val_scale
-            if est.fit_intercept and not mses[k] < baseline:
+            if est.fit_intercept and (chosen is None or not beats_mean(
+                    _validation_row_errors(st, paths[k], bests[k], step_lams[k], k),
+                    _unscaled(Y_val[:, k] ** 2, st.w_val), st.w_val)):
                 use_mean[k], mses[k] = True, baseline
     return bests, step_lams, mses, use_mean
+
+
+def _validation_row_errors(st, path, t, lam, k):
+    r"""Squared error of each validation row for output ``k`` of step ``t``'s chosen model.
+
+    The minimum-norm coefficients of the path (``lam`` None) or the ridge
+    fit :math:`\min_c \|A_{P_t} c - y\|^2 + \lambda \|c\|^2` on the
+    training part (``lam`` the chosen penalty): the model whose validation
+    error chose the step, row by row, per unit weight.
+    """
+    S = path.supports[t]
+    if lam is None:
+        pred = st.A_val[:, S] @ path.coefs[t]
+    else:
+        pred = _ridge_family(st.A_tr[:, S], st.Y_tr[:, k], st.A_val[:, S], [lam])[0][:, 0]
+    return _unscaled((pred - st.Y_val[:, k]) ** 2, st.w_val)
+
+
+def _unscaled(sq, w):
+    r"""Squared residuals of :math:`\sqrt{w}`-scaled rows back to per-row errors."""
+    return sq if w is None else sq / w
 
 
 def _fit_finish(est, st, paths, refit, chosen=None):

@@ -390,7 +390,21 @@ class RandomFeatureRidge(RandomFeatureModel):
         return check_real(self.lam, "lam", minimum=0.0)
 
     def fit(self, X, y, sample_weight=None):
-        """Draw the features, choose ``lam`` if asked, solve the (weighted, centred) ridge problem."""
+        """Draw the features, choose ``lam`` if asked, solve the (weighted, centred) ridge problem.
+
+        With ``lam="auto"`` on fewer than ``DEFAULT_FOLDS * MIN_HOLDOUT_ROWS``
+        distinct rows the choice is then checked against the training mean
+        by nested cross-validation
+        (:meth:`rflite._base.RandomFeatureModel._check_against_mean`).
+        """
+        self._fit_once(X, y, sample_weight)
+        if (self._compare_with_mean and self._grid() is not None and self.fit_intercept
+                and not np.all(getattr(self, "mean_model_", True))):
+            self._check_against_mean(X, y, sample_weight, 1.0 / DEFAULT_FOLDS)
+        return self
+
+    def _fit_once(self, X, y, sample_weight=None):
+        """The fit of :meth:`fit` without the nested check against the mean."""
         if is_dask_array(X):
             return self._fit_dask(X, y, sample_weight)
         kept = kept_rows(sample_weight)

@@ -153,6 +153,56 @@ def out_of_fold_errors(fit_predict, Y, w, splits):
     return model, mean
 
 
+def nested_loses_to_mean(est, X, Y, w, rng):
+    r"""Which outputs of the default fit ``est`` lose to the training mean, by nested CV.
+
+    The estimator's whole fit (``type(est)(**est.get_params())``, its
+    automatic choice included, with ``_skip_mean_check`` set so that it does
+    not check itself again and ``verbose=0``) runs on each of
+    :data:`~rflite._core.folds.DEFAULT_FOLDS` folds over the distinct rows
+    of ``X`` (:func:`~rflite._core.folds.grouped_splits`, drawn from
+    ``rng``) and predicts the left-out rows; output k loses when these
+    out-of-sample errors do not beat those of the folds' training means by
+    one standard error of the paired difference, every row counted once
+    (:func:`out_of_fold_errors`, :func:`beats_mean`).  The choice is made
+    afresh without the rows it is judged on, so the comparison is between
+    what the procedure would give on new rows and what the mean would.
+
+    ``X``, ``Y`` (2-d) and ``w`` are the validated training data (zero
+    weights dropped).  Returns a boolean array (n_outputs,), or ``None``
+    when there are too few distinct rows for the folds or a fold is too
+    small for the fit (nothing is said then).
+    """
+    from rflite._core.folds import DEFAULT_FOLDS, grouped_splits
+
+    try:
+        splits = grouped_splits(X, DEFAULT_FOLDS, rng)
+    except ValueError:
+        return None
+    params = est.get_params(deep=False)
+    if "verbose" in params:
+        params["verbose"] = 0
+    one = getattr(est, "_one_d", True)
+    y_fit = Y[:, 0] if one else Y
+
+    def fit_predict(train, test):
+        import warnings
+
+        inner = type(est)(**params)
+        inner._skip_mean_check = True
+        with warnings.catch_warnings():
+            # the fit's own warnings were given by the fit on all rows
+            warnings.simplefilter("ignore")
+            inner.fit(X[train], y_fit[train], None if w is None else w[train])
+            return np.real(inner.predict(X[test]))
+
+    try:
+        model, mean = out_of_fold_errors(fit_predict, Y, w, splits)
+    except ValueError:
+        return None
+    return np.array([not beats_mean(model[:, k], mean[:, k], w) for k in range(Y.shape[1])])
+
+
 @dataclass
 class CVChoice:
     """The outcome of :func:`choose`.

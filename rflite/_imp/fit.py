@@ -142,67 +142,22 @@ def _check_against_mean(est, X, y, sample_weight):
     candidates, to say whether the chosen model beats the training mean.
     So when the hold-out has fewer than
     :data:`~rflite._core.selection.MIN_HOLDOUT_ROWS` rows, the whole fit
-    (its own hold-out choice included) is repeated on each of
-    :data:`~rflite._core.folds.DEFAULT_FOLDS` folds over the distinct rows
-    and predicts the fold's left-out rows; output k keeps the fitted model
-    only when these out-of-sample errors beat those of the folds' training
-    means by more than one standard error of the paired difference
-    (:func:`rflite._core.selection.beats_mean`, every row once), and
-    becomes the training mean otherwise (``refit_ == "mean"``).  Applies to
-    the guarded refits (``refit="auto"`` / ``"ridge"``) with an intercept;
-    the paper's ``refit="min_norm"`` is left as fitted.  Costs
-    ``DEFAULT_FOLDS`` more fits, each on 80 % of the rows.
+    (its own hold-out choice included) is cross-validated against the mean
+    (:meth:`rflite._base.RandomFeatureModel._check_against_mean`) and an
+    output that loses becomes the training mean (``refit_ == "mean"``).
+    Applies to the guarded refits (``refit="auto"`` / ``"ridge"``) with an
+    intercept; the paper's ``refit="min_norm"`` is left as fitted.
     """
-    from rflite._core.folds import DEFAULT_FOLDS, grouped_splits
-    from rflite._core.selection import MIN_HOLDOUT_ROWS, out_of_fold_errors
-
     one = getattr(est, "_one_d", True)
     used = [est.refit_] if one else list(est.refit_)
-    if (est.refit not in ("auto", "ridge") or not est.fit_intercept
-            or len(est.validation_indices_) >= MIN_HOLDOUT_ROWS or all(u == "mean" for u in used)):
+    if est.refit not in ("auto", "ridge") or not est.fit_intercept or all(
+            u == "mean" for u in used):
         return est
-    X, Y, w = est._validate_fit(X, y, sample_weight)
-    try:
-        splits = grouped_splits(X, DEFAULT_FOLDS, spawn_streams(est._rng(), 4)[3])
-    except ValueError:
-        return est  # fewer than 2 distinct rows: nothing to cross-validate
-    params = dict(est.get_params(deep=False), verbose=0)
-    y_fit = Y[:, 0] if one else Y
-
-    def fit_predict(train, test):
-        inner = type(est)(**params)
-        inner._skip_mean_check = True
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            inner.fit(X[train], y_fit[train], None if w is None else w[train])
-            return inner.predict(X[test])
-
-    try:
-        model, mean = out_of_fold_errors(fit_predict, Y, w, splits)
-    except ValueError:
-        return est  # a fold too small for the fit's own hold-out
-    lose = np.array([u != "mean" and not beats_mean(model[:, k], mean[:, k], w)
-                     for k, u in enumerate(used)])
-    if lose.any():
-        _outputs_to_mean(est, lose)
+    lose = est._check_against_mean(X, y, sample_weight, float(est.validation_fraction))
+    if lose is not None and lose.any():
         used = ["mean" if b else u for u, b in zip(used, lose)]
         est.refit_ = used[0] if one else used
     return est
-
-
-def _outputs_to_mean(est, outputs):
-    """Make the outputs ``outputs`` (a boolean mask) of a fitted model the training mean
-    (``target_mean_``): their coefficients zero, the intercept the mean, and the
-    columns no output uses any more dropped from ``support_``."""
-    one = getattr(est, "_one_d", True)
-    C = np.array(est.coef_, copy=True).reshape(est.support_.size, -1)
-    c0 = np.atleast_1d(np.array(est.intercept_, copy=True))
-    C[:, outputs] = 0.0
-    c0[outputs] = np.atleast_1d(est.target_mean_)[outputs]
-    keep = np.any(C != 0, axis=1)
-    est.support_, C = est.support_[keep], C[keep]
-    est.coef_ = C[:, 0] if one else C
-    est.intercept_ = float(c0[0]) if one else c0
 
 
 def _fit_rates(est, X, y, rates, split):

@@ -64,11 +64,12 @@ def paired_difference(model_errors, mean_errors, weights=None):
     With :math:`d_i = e_i - b_i` (``model_errors`` minus ``mean_errors``, the
     same rows or folds) and weights :math:`w_i` (1 when ``None``):
     :math:`\bar d = \sum w_i d_i / \sum w_i`,
-    :math:`v = \sum w_i (d_i - \bar d)^2 / \sum w_i`, Kish's effective count
-    :math:`n = (\sum w_i)^2 / \sum w_i^2` and
-    :math:`\mathrm{se} = \sqrt{v / (n - 1)}`: ``std(d, ddof=1) / sqrt(n)``
-    for unit weights, ``inf`` below two effective samples.  Non-finite
-    differences give ``(inf, inf)``.
+    :math:`v = \sum w_i (d_i - \bar d)^2 / \sum w_i` and, with the weights
+    counted as frequencies (:math:`n = \sum w_i`, so that a row of integer
+    weight k is k copies of it, the library's convention for
+    ``sample_weight``), :math:`\mathrm{se} = \sqrt{v / (n - 1)}`:
+    ``std(d, ddof=1) / sqrt(n)`` for unit weights, ``inf`` below two
+    samples' weight.  Non-finite differences give ``(inf, inf)``.
 
     Returns
     -------
@@ -79,14 +80,13 @@ def paired_difference(model_errors, mean_errors, weights=None):
     if d.size == 0 or not np.all(np.isfinite(d)):
         return np.inf, np.inf
     w = np.ones_like(d) if weights is None else np.asarray(weights, dtype=float).ravel()
-    sw, sw2 = float(w.sum()), float(np.sum(w * w))
-    if not sw > 0.0:
+    n = float(w.sum())
+    if not n > 0.0:
         return np.inf, np.inf
-    mu = float(w @ d) / sw
-    n = sw * sw / sw2
+    mu = float(w @ d) / n
     if not n > 1.0:
         return mu, np.inf
-    v = float(w @ (d - mu) ** 2) / sw
+    v = float(w @ (d - mu) ** 2) / n
     return mu, float(np.sqrt(v / (n - 1.0)))
 
 

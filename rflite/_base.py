@@ -114,7 +114,57 @@ class RandomFeatureModel(EstimatorMixin):
     """
 
     _estimator_type = "regressor"
+    #: ``predict`` evaluates every column of ``feature_map_`` (``coef_`` has a
+    #: row per column) rather than the columns of ``support_``.
+    _predicts_all_columns = False
 
+
+    def _check_against_mean(self, X, y, sample_weight, share):
+        r"""A default fit's choice checked against the training mean; the mask of outputs made the mean.
+
+        Call at the end of ``fit`` when the automatic choice ran.  When the
+        hold-out the choice would use, ``share`` of the distinct rows, has
+        fewer than :data:`~rflite._core.selection.MIN_HOLDOUT_ROWS` rows, the
+        whole fit is cross-validated against the mean
+        (:func:`rflite._core.selection.nested_loses_to_mean`, five more
+        fits) and each output that loses becomes the training mean
+        (:meth:`_outputs_to_mean`).  Returns the mask, or ``None`` when
+        nothing was checked (a larger hold-out, Dask input, or one of the
+        check's own fits).
+        """
+        from rflite._core.selection import MIN_HOLDOUT_ROWS, nested_loses_to_mean
+
+        if getattr(self, "_skip_mean_check", False) or is_dask_array(X):
+            return None
+        X, Y, w = self._validate_fit(X, y, sample_weight)
+        if np.unique(X, axis=0).shape[0] * share >= MIN_HOLDOUT_ROWS:
+            return None
+        lose = nested_loses_to_mean(self, X, Y, w, self._rng())
+        if lose is not None and lose.any():
+            self._outputs_to_mean(lose, np.average(Y, axis=0, weights=w))
+        if lose is not None and hasattr(self, "mean_model_"):
+            merged = np.atleast_1d(self.mean_model_) | lose
+            self.mean_model_ = bool(merged[0]) if getattr(self, "_one_d", True) else merged
+        return lose
+
+    def _outputs_to_mean(self, outputs, y_mean):
+        """Make the outputs ``outputs`` (a boolean mask) of the fitted model the mean ``y_mean``.
+
+        Their coefficients become zero and their intercepts ``y_mean``; the
+        columns no output uses any more leave ``support_`` (unless the model
+        predicts from every column of its map, ``_predicts_all_columns``).
+        """
+        one = getattr(self, "_one_d", True)
+        c0 = np.atleast_1d(np.array(self.intercept_, copy=True))
+        C = np.array(self.coef_, copy=True).reshape(-1, c0.size)
+        outputs = np.asarray(outputs, dtype=bool)
+        C[:, outputs] = 0
+        c0[outputs] = np.atleast_1d(y_mean)[outputs]
+        if not self._predicts_all_columns:
+            keep = np.any(C != 0, axis=1)
+            self.support_, C = self.support_[keep], C[keep]
+        self.coef_ = C[:, 0] if one else C
+        self.intercept_ = c0[0].item() if one else c0
 
     def _fit_dask(self, X, y, sample_weight=None, **kwargs):
         """Fit on a Dask ``X`` (and ``y``, weights) through the Dask backend.

@@ -489,7 +489,9 @@ class SRFERegressor(AutoChoice, RandomFeatureModel):
     -----------
     ``eta="auto"`` holds out a fifth of the distinct rows
     (:func:`rflite.ridge.row_folds`, drawn from ``random_state`` after the
-    features; integer ``sample_weight`` equals repeated rows), follows one
+    features; integer ``sample_weight`` equals repeated rows; when that
+    fifth is under :data:`~rflite._core.selection.MIN_HOLDOUT_ROWS` rows,
+    each of the five fifths in turn, :class:`~rflite._core.selection.AutoChoice`), follows one
     homotopy path on the rest (:func:`bpdn_path`), which gives the BPDN
     solution at every ``eta`` of the grid :data:`ETA_FRACTIONS` x the
     standard deviation of ``y`` (0.95 ... 1/1000 of it), takes the lowest
@@ -499,7 +501,11 @@ class SRFERegressor(AutoChoice, RandomFeatureModel):
     ``result_.bpdn.stop_reason == "homotopy"``; when the path's point fails
     that check the certified :func:`bpdn` refits at ``eta_`` instead; on
     Dask arrays the point is not checked, ``stop_reason == "path"``);
-    :class:`SRFECV` is the K-fold version.  A
+    :class:`SRFECV` is the K-fold version.  With ``fit_intercept`` the
+    chosen ``eta`` must beat predicting the training mean by more than one
+    standard error of the paired difference of their validation errors
+    (:func:`rflite._core.selection.beats_mean` over the folds), else the
+    model is that mean (``mean_model_``).  A
     fold's path stops once its validation error has risen clearly past its
     minimum (:data:`PATH_STOP_FACTOR`), so small ``eta`` values that only
     fit noise cost nothing.  Complex features (``activation="exp"``) have
@@ -526,6 +532,9 @@ class SRFERegressor(AutoChoice, RandomFeatureModel):
         ``y``, each output being an independent fit with its own choice).
     cv_results_ : dict
         ``eta="auto"`` only: the grid and hold-out errors (see :class:`SRFECV`).
+    mean_model_ : bool or ndarray of bool (n_targets,)
+        True for an output whose automatic choice lost to the training mean
+        (the model of that output is the mean, no columns).
     n_features_in_, feature_names_in_, q_
         Input width, data-frame column names, ``q`` clipped to d.
 
@@ -614,6 +623,15 @@ class SRFERegressor(AutoChoice, RandomFeatureModel):
 
     def fit(self, X, y, sample_weight=None):
         """Draw the features, centre, choose ``eta`` if asked, solve SRFE; returns ``self``."""
+        self._fit_once(X, y, sample_weight)
+        if (self._compare_with_mean and getattr(self, "cv_results_", None) is not None
+                and self.fit_intercept and not np.all(getattr(self, "mean_model_", True))):
+            # few rows: the whole choice is cross-validated against the mean
+            self._check_against_mean(X, y, sample_weight, HOLDOUT_FRACTION)
+        return self
+
+    def _fit_once(self, X, y, sample_weight=None):
+        """The fit of :meth:`fit` without the nested check against the mean."""
         from rflite._core.progress import Progress
 
         from rflite._core.folds import kept_rows
@@ -646,7 +664,9 @@ class SRFERegressor(AutoChoice, RandomFeatureModel):
             grid = _eta_grids(grid, is_fraction, Y, w)
             chosen = self._choose(fmap, X, Y, w, rng, grid, s_grid, rule,
                                   fit_intercept, normalize, progress)
+            use_mean = self.__dict__.pop("_use_mean")
         else:
+            use_mean = [False] * Y.shape[1]
             chosen = [(eta, s_final)] * Y.shape[1]
             if hasattr(self, "cv_results_"):
                 del self.cv_results_
@@ -675,6 +695,9 @@ class SRFERegressor(AutoChoice, RandomFeatureModel):
         self.s_ = chosen[0][1] if one else [c[1] for c in chosen]
         self.result_ = results[0] if one else results
         self.n_iter_ = results[0].bpdn.n_iter if one else [r.bpdn.n_iter for r in results]
+        # an output whose choice lost to the training mean is that mean
+        coefs = [np.zeros_like(c) if u else c for c, u in zip(coefs, use_mean)]
+        self.mean_model_ = use_mean[0] if one else np.array(use_mean)
         return self._finish(fmap, supports, coefs, a_mean, y_mean)
 
     def _choose(self, fmap, X, Y, w, rng, etas, s_grid, rule, fit_intercept, normalize,
@@ -697,7 +720,9 @@ class SRFERegressor(AutoChoice, RandomFeatureModel):
                                          progress=progress if progress else None)
         # etas: (n_eta, n_targets); a point is (row of etas, s)
         points = [(i, s) for i in range(len(etas)) for s in s_grid]
-        S, choices = choose_per_output(scores, len(points), Y, w, splits, rule)
+        S, choices = choose_per_output(scores, len(points), Y, w, splits, rule,
+                                       against_mean=self._compare_with_mean and fit_intercept)
+        self._use_mean = [c.use_mean for c in choices]
         if progress:
             for i, (e, s) in enumerate(points):
                 progress.line(f"eta={etas[e, 0]:.3g}" + ("" if s is None else f" s={s}"),

@@ -63,8 +63,8 @@ from rflite._core.linalg import ridge_solve
 from rflite._core.parallel import check_executor, map_tasks
 from rflite._core.progress import Progress
 from rflite._core.random import check_rng
-from rflite._core.validation import (MAX_ABS, check_array, check_choice, check_int, check_real,
-                                     check_X_y)
+from rflite._core.validation import (MAX_ABS, check_array, check_bool, check_choice, check_int,
+                                     check_real, check_X_y)
 from rflite._gfc.amplitudes import (  # noqa: F401 - the public names and the fit's steps re-exported
     NU_GRID, NU_RULE, _amplitude_fit, _best_nu, _choose_nu, _choose_steps_nu, _fourier_map,
     _kept_columns, _prefix_columns, _ridge_cv_prefixes, _ridge_cv_splits, _step_index,
@@ -535,11 +535,20 @@ class GFCRegressor(RandomFeatureModel):
     (on ``load_uci("insulin")`` GFC scored 1.14 x the test MSE of predicting
     the mean).  So ``fit`` first runs the same GFC on a random 80 % of the
     rows (:data:`GUARD_FRACTION` held out, drawn from ``random_state``) and,
-    when its held-out MSE is not below that of the training rows' mean, fits
-    the intercept-only model (no features, ``guarded_`` True); otherwise it
-    fits on all rows as below.  It costs one more GFC fit on 80 % of the rows
-    and runs from :data:`GUARD_MIN_ROWS` (100) rows on (after integer weights
-    are expanded).
+    unless its held-out errors beat those of the training rows' mean by more
+    than one standard error of the paired difference
+    (:func:`rflite._core.selection.beats_mean`), fits the intercept-only
+    model (no features, ``guarded_`` True); otherwise it fits on all rows as
+    below.  It costs one more GFC fit on 80 % of the rows and runs when the
+    hold-out has at least :data:`~rflite._core.selection.MIN_HOLDOUT_ROWS`
+    rows (after integer weights are expanded).  On fewer rows the fit on all
+    rows is made first and then cross-validated as a whole against the mean
+    on five folds (nested cross-validation,
+    :meth:`rflite._base.RandomFeatureModel._check_against_mean`, five more
+    fits on 80 % of the rows); an output that loses becomes the mean
+    (``guarded_`` True).  On Dask arrays the hold-out guard runs from
+    :data:`GUARD_MIN_ROWS` rows on, with the plain comparison of the two
+    errors.
     ``mean_guard=False`` (what :func:`gfc` does) skips it.
 
     A row-chunked Dask ``X`` fits on the cluster (:mod:`rflite._dask.gfc`:
@@ -698,7 +707,19 @@ class GFCRegressor(RandomFeatureModel):
         ``executor`` (optional) overrides the constructor's for this fit
         only and is not stored (a live executor or Dask client belongs here).
         """
-        return _fit_gfc(self, X, y, sample_weight, executor=executor)
+        _fit_gfc(self, X, y, sample_weight, executor=executor)
+        if check_bool(self.mean_guard, "mean_guard") and check_bool(self.fit_intercept,
+                                                                    "fit_intercept"):
+            # fewer than MIN_HOLDOUT_ROWS rows for the guard's hold-out: the
+            # whole fit is cross-validated against the mean instead
+            lose = self._check_against_mean(X, y, sample_weight, GUARD_FRACTION)
+            if lose is not None and lose.any():
+                Progress(self.verbose, "GFC").line(
+                    "mean guard: the fit loses to the mean on 5 folds -> intercept only")
+                guarded = np.atleast_1d(self.guarded_) | lose
+                self.guarded_ = bool(guarded[0]) if getattr(self, "_one_d", True) \
+                    else [bool(g) for g in guarded]
+        return self
 
     def _store(self, bags, guarded, guard, guard_mse, y_mean):
         """Set the fitted attributes from one bag of :class:`GFCResult` per output
@@ -709,11 +730,12 @@ class GFCRegressor(RandomFeatureModel):
         """Keyword arguments of the guard's GFC fit on its ``m`` training rows (also on Dask)."""
         return _guard_settings(self, m, use_cv, nu, eps)
 
-    def _report_guard(self, out):
+    def _report_guard(self, out, keep=None):
         # the guard's own greedy steps are not printed: one summary line
+        keep = out[0] < out[1] if keep is None else keep
         Progress(self.verbose, "GFC").line(
             f"mean guard: held-out MSE {out[0]:.4g}, mean's {out[1]:.4g}"
-            + (" -> intercept only" if out[0] >= out[1] else ""))
+            + ("" if keep else " -> intercept only"))
 
     def transform(self, X):
         """Constructed features ``[cos(X W^T), sin(X W^T)]`` (m x 2L), without the bias.

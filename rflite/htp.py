@@ -207,10 +207,16 @@ class HARFERegressor(AutoChoice, RandomFeatureModel):
     parameters is scored on one hold-out split (a fifth of the distinct rows,
     :func:`rflite.ridge.row_folds` drawn from ``random_state`` after the
     features; repeated rows stay together, so integer ``sample_weight``
-    equals repeated rows), warm-starting along the grid
+    equals repeated rows; when that fifth is under
+    :data:`~rflite._core.selection.MIN_HOLDOUT_ROWS` rows, on each of the
+    five fifths in turn), warm-starting along the grid
     (:func:`harfe_grid`), the lowest validation MSE wins (:func:`rflite._core.selection.choose`,
     rule ``"min"`` with its predict-the-mean guard) and the model is refitted
-    on all rows; :class:`HARFECV` does the same by K-fold.  The paper's
+    on all rows; :class:`HARFECV` does the same by K-fold.  With
+    ``fit_intercept`` the chosen point must beat predicting the training
+    mean by more than one standard error of the paired difference of their
+    validation errors (:func:`rflite._core.selection.beats_mean`), else the
+    model is that mean (``mean_model_``).  The paper's
     noise-free settings are explicit values: Table 2 (Friedman 1) is
     ``HARFERegressor(10_000, s=500, lam=1e-3 / m, q=2, distribution="uniform",
     bias="weights", fit_intercept=False)`` (the values of 0.1 were ``s=500,
@@ -230,6 +236,9 @@ class HARFERegressor(AutoChoice, RandomFeatureModel):
     cv_results_ : dict
         With an automatic choice: the grid (``s``, ``lam``), ``mean_test_mse``
         (the hold-out MSE), ``split0_test_mse`` ... (see :class:`HARFECV`).
+    mean_model_ : bool or ndarray of bool (n_targets,)
+        True for an output whose automatic choice lost to the training mean
+        (the model of that output is the mean, no columns).
     n_iter_, converged_, stop_reason_, residuals_
         From :class:`HTPResult` (lists over outputs for a 2-d ``y``).
     n_features_in_, feature_names_in_, q_
@@ -365,6 +374,15 @@ class HARFERegressor(AutoChoice, RandomFeatureModel):
         them on a hold-out split (K folds for :class:`HARFECV`), then refit on
         all rows.
         """
+        self._fit_once(X, y, sample_weight)
+        if (self._compare_with_mean and getattr(self, "cv_results_", None) is not None
+                and self.fit_intercept and not np.all(getattr(self, "mean_model_", True))):
+            # few rows: the whole choice is cross-validated against the mean
+            self._check_against_mean(X, y, sample_weight, HOLDOUT_FRACTION)
+        return self
+
+    def _fit_once(self, X, y, sample_weight=None):
+        """The fit of :meth:`fit` without the nested check against the mean."""
         from rflite._core.progress import Progress
 
         if is_dask_array(X):
@@ -406,7 +424,9 @@ class HARFERegressor(AutoChoice, RandomFeatureModel):
         if search is not None:
             chosen = self._choose(fmap, X, Y, w, rng, points, rule, fit_intercept, normalize,
                                   progress)
+            use_mean = self.__dict__.pop("_use_mean")
         else:
+            use_mean = [False] * Y.shape[1]
             chosen = [(int(self.s), float(self.lam))] * Y.shape[1]
             if hasattr(self, "cv_results_"):
                 del self.cv_results_
@@ -453,6 +473,9 @@ class HARFERegressor(AutoChoice, RandomFeatureModel):
         self.converged_ = results[0].converged if one else [r.converged for r in results]
         self.stop_reason_ = results[0].stop_reason if one else [r.stop_reason for r in results]
         self.residuals_ = results[0].residuals if one else [r.residuals for r in results]
+        # an output whose choice lost to the training mean is that mean
+        coefs = [np.zeros_like(c) if u else c for c, u in zip(coefs, use_mean)]
+        self.mean_model_ = use_mean[0] if one else np.array(use_mean)
         return self._finish(fmap, supports, coefs, a_mean, y_mean)
 
     def _choose(self, fmap, X, Y, w, rng, points, rule, fit_intercept, normalize, progress):
@@ -476,7 +499,9 @@ class HARFERegressor(AutoChoice, RandomFeatureModel):
                 max_iter=self.max_iter, tol=self.tol)
         scores = cross_validate_grid(func, splits, n_jobs=self._n_jobs(),
                                      progress=progress if progress else None)
-        S, choices = choose_per_output(scores, len(points), Y, w, splits, rule)
+        S, choices = choose_per_output(scores, len(points), Y, w, splits, rule,
+                                       against_mean=self._compare_with_mean and fit_intercept)
+        self._use_mean = [c.use_mean for c in choices]
         if progress:
             for i, (s, lam) in enumerate(points):
                 progress.line(f"s={s} lam={lam:.3g}",

@@ -76,7 +76,8 @@ from rflite._imp.factor import (  # noqa: F401 - the constants are public here
     RANK_RTOL, REFINE_ACCEPT, REFINE_RTOL, SVD_RCOND,
 )
 from rflite._imp.fit import (  # noqa: F401 - the constants are public here
-    AUTO_QS, REFITS, _check_refit, _check_regressor_params, _fit_auto_q, _fit_one, _fit_rates,
+    AUTO_QS, REFITS, _check_against_mean, _check_refit, _check_regressor_params, _fit_auto_q,
+    _fit_one, _fit_rates,
     _fit_setup, _shrimp_workspace,
 )
 from rflite._imp.guard import (  # noqa: F401 - the constants are public here
@@ -279,8 +280,17 @@ class SHRIMPRegressor(RandomFeatureModel):
     * the chosen support is refitted on all rows, by the minimum-norm solve
       (if not singular there, else a ridge chosen on the validation rows) or
       by the ridge with the chosen penalty scaled to all rows' weight;
-    * when no step beats predicting the training mean on the validation
-      rows, the model is that mean (``refit_ == "mean"``, no columns).
+    * the chosen model must beat predicting the training mean on the
+      validation rows by more than one standard error of the paired
+      difference of their row errors
+      (:func:`rflite._core.selection.beats_mean`), else the model is that
+      mean (``refit_ == "mean"``, no columns);
+    * when the validation rows are fewer than
+      :data:`~rflite._core.selection.MIN_HOLDOUT_ROWS` (m below 1000 at the
+      default ``validation_fraction``), the whole fit is also repeated on
+      five folds over the distinct rows and must beat the folds' training
+      means on the left-out rows by the same rule (nested cross-validation,
+      :func:`rflite._imp.fit._check_against_mean`; five more fits).
 
     The chosen step can be an early, wide one, even step 0 (the whole
     dictionary, a random-feature ridge regression) when its ridge fit
@@ -500,15 +510,20 @@ class SHRIMPRegressor(RandomFeatureModel):
 
     def fit(self, X, y, sample_weight=None):
         """Draw the features, run the path, select the step, refit; returns ``self``."""
-        if isinstance(self.q, str):
-            return _fit_auto_q(self, X, y, sample_weight)
-        if is_dask_array(X):
+        if is_dask_array(X) and not isinstance(self.q, str):
             return self._fit_dask(X, y, sample_weight)
-        X, Y, w, frac, refit = _fit_setup(self, X, y, sample_weight)
-        # one BLAS thread setting for every step of the fit, whatever the
-        # environment asks for: the model must not depend on the thread count
-        with _blas_threads(X.shape[0]):
-            return _fit_one(self, X, Y, w, frac, refit, _distinct_row_split)
+        if isinstance(self.q, str):
+            _fit_auto_q(self, X, y, sample_weight)
+        else:
+            Xv, Y, w, frac, refit = _fit_setup(self, X, y, sample_weight)
+            # one BLAS thread setting for every step of the fit, whatever the
+            # environment asks for: the model must not depend on the thread count
+            with _blas_threads(Xv.shape[0]):
+                _fit_one(self, Xv, Y, w, frac, refit, _distinct_row_split)
+        if is_dask_array(X) or getattr(self, "_skip_mean_check", False):
+            return self
+        # a small hold-out: the fit's choice is checked against the mean by K folds
+        return _check_against_mean(self, X, y, sample_weight)
 
     def _fit_rates(self, X, y, rates):
         """Fit with the best prune rate of ``rates``; the validation MSE of every rate

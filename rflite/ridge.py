@@ -118,19 +118,22 @@ def _ridge_fold_scores(train, test, A, Y, w, lams, fit_intercept):
     return [weighted_mse(Y[test, t], p[:, t], w_te) for p in preds for t in range(Y.shape[1])]
 
 
-def choose_per_output(scores, n_grid, Y, w, splits, rule):
+def choose_per_output(scores, n_grid, Y, w, splits, rule, *, against_mean=False):
     """Per-output choices from fold scores laid out grid-major (n_folds, n_grid * n_targets).
 
     Returns ``(S, choices)`` with ``S`` of shape (n_folds, n_grid, n_targets)
     and one :class:`rflite._core.selection.CVChoice` per output (each output of a 2-d
     ``y`` is an independent fit, so it gets its own regularisation, as
-    scikit-learn's ``RidgeCV(alpha_per_target=True)``).
+    scikit-learn's ``RidgeCV(alpha_per_target=True)``).  ``against_mean``:
+    each choice also says whether its point loses to the training mean
+    (``use_mean``, :func:`rflite._core.selection.beats_mean` on the folds).
     """
     T = Y.shape[1]
     S = np.asarray(scores, dtype=float).reshape(len(splits), n_grid, T)
     base = np.array([[fold_baseline(Y[:, [t]], w, tr, te) for t in range(T)]
                      for tr, te in splits])
-    return S, [choose(S[:, :, t], rule=rule, baseline=base[:, t]) for t in range(T)]
+    return S, [choose(S[:, :, t], rule=rule, baseline=base[:, t], against_mean=against_mean)
+               for t in range(T)]
 
 
 def cv_results_per_output(grid: dict, S, choices) -> dict:
@@ -146,12 +149,12 @@ def cv_results_per_output(grid: dict, S, choices) -> dict:
 
 
 def select_lambda(A, Y, w, lams, splits, *, fit_intercept, rule="min", n_jobs=None,
-                  progress=None):
+                  progress=None, against_mean=False):
     """``(S, choices)`` of the ridge grid ``lams`` over ``splits`` (:func:`choose_per_output`)."""
     func = functools.partial(_ridge_fold_scores, A=A, Y=Y, w=w, lams=list(lams),
                              fit_intercept=fit_intercept)
     scores = cross_validate_grid(func, splits, n_jobs=n_jobs, progress=progress)
-    return choose_per_output(scores, len(lams), Y, w, splits, rule)
+    return choose_per_output(scores, len(lams), Y, w, splits, rule, against_mean=against_mean)
 
 
 def scaled_map(fmap, factor):
@@ -165,7 +168,7 @@ def scaled_map(fmap, factor):
 
 
 def select_scale_and_lambda(fmap, X, Y, w, scales, lams, splits, *, fit_intercept,
-                            rule="min", n_jobs=None, progress=None):
+                            rule="min", n_jobs=None, progress=None, against_mean=False):
     """Joint ``(scale, lam)`` choice per output: ``(S, choices)`` (:func:`choose_per_output`).
 
     The grid is scale-major (``len(scales) * len(lams)`` points, index
@@ -184,7 +187,7 @@ def select_scale_and_lambda(fmap, X, Y, w, scales, lams, splits, *, fit_intercep
         del A
     n_lam = len(lams)
     return choose_per_output(np.concatenate(blocks, axis=1), len(scales) * n_lam, Y, w,
-                             splits, rule)
+                             splits, rule, against_mean=against_mean)
 
 
 def stacked_map(fmap, factors):
@@ -237,7 +240,12 @@ class RandomFeatureRidge(RandomFeatureModel):
         :data:`LAMBDA_GRID` (1e1 ... 1e-10) with the folds of
         :func:`row_folds` (drawn from ``random_state`` after the features)
         and the ``"min"`` rule, each fold scoring the whole grid from one
-        eigendecomposition (module notes); the choice is ``lam_``.
+        eigendecomposition (module notes); the choice is ``lam_``.  With
+        ``fit_intercept`` the chosen point must then beat predicting the
+        training mean by more than one standard error of the paired
+        difference of their fold errors
+        (:func:`rflite._core.selection.beats_mean`), else the model is that
+        mean (``mean_model_``, no columns).
         :class:`RandomFeatureRidgeCV` is the same with its own grid and
         ``cv``.  To reproduce a paper setting pass the float, e.g.
         ``RandomFeatureRidge(n, lam=1e-3, q=None, fit_intercept=False)``.
@@ -291,6 +299,9 @@ class RandomFeatureRidge(RandomFeatureModel):
         output's block.
     cv_results_ : dict
         ``lam="auto"`` only: see :class:`RandomFeatureRidgeCV`.
+    mean_model_ : bool or ndarray of bool (n_targets,)
+        True for an output whose ``lam="auto"`` choice lost to the training
+        mean (its coefficients are zero, its intercept the mean).
     n_features_in_, feature_names_in_, q_
         As in scikit-learn; ``q`` clipped to the number of inputs.
 
@@ -363,6 +374,11 @@ class RandomFeatureRidge(RandomFeatureModel):
     def _n_jobs(self):
         return None
 
+    #: ``lam="auto"`` keeps the chosen point only when it beats the training
+    #: mean on the folds (:func:`rflite._core.selection.beats_mean`);
+    #: :class:`RandomFeatureRidgeCV` takes its choice as it is.
+    _compare_with_mean = True
+
     def _progress_name(self):
         return type(self).__name__
 
@@ -374,7 +390,21 @@ class RandomFeatureRidge(RandomFeatureModel):
         return check_real(self.lam, "lam", minimum=0.0)
 
     def fit(self, X, y, sample_weight=None):
-        """Draw the features, choose ``lam`` if asked, solve the (weighted, centred) ridge problem."""
+        """Draw the features, choose ``lam`` if asked, solve the (weighted, centred) ridge problem.
+
+        With ``lam="auto"`` on fewer than ``DEFAULT_FOLDS * MIN_HOLDOUT_ROWS``
+        distinct rows the choice is then checked against the training mean
+        by nested cross-validation
+        (:meth:`rflite._base.RandomFeatureModel._check_against_mean`).
+        """
+        self._fit_once(X, y, sample_weight)
+        if (self._compare_with_mean and self._grid() is not None and self.fit_intercept
+                and not np.all(getattr(self, "mean_model_", True))):
+            self._check_against_mean(X, y, sample_weight, 1.0 / DEFAULT_FOLDS)
+        return self
+
+    def _fit_once(self, X, y, sample_weight=None):
+        """The fit of :meth:`fit` without the nested check against the mean."""
         if is_dask_array(X):
             return self._fit_dask(X, y, sample_weight)
         kept = kept_rows(sample_weight)
@@ -402,14 +432,19 @@ class RandomFeatureRidge(RandomFeatureModel):
         self._check_feature_memory(*X.shape)
         rng = self._rng()
         fmap = self._draw_features(X.shape[1], rng)
-        if grid is not None and not isinstance(scales, float):
+        use_mean = [False] * Y.shape[1]
+        if grid is not None:
             from rflite._core.validation import check_bool
 
+            against = self._compare_with_mean and check_bool(self.fit_intercept,
+                                                             "fit_intercept")
+        if grid is not None and not isinstance(scales, float):
             splits = resolve_splits(self._cv(), X, Y, rng, kept=kept)
             S, choices = select_scale_and_lambda(
                 fmap, X, Y, w, scales, grid, splits, rule=rule, n_jobs=self._n_jobs(),
                 fit_intercept=check_bool(self.fit_intercept, "fit_intercept"),
-                progress=progress if progress else None)
+                progress=progress if progress else None, against_mean=against)
+            use_mean = [c.use_mean for c in choices]
             factors = [float(scales[c.index // grid.size]) for c in choices]
             lams = [float(grid[c.index % grid.size]) for c in choices]
             self.cv_results_ = cv_results_per_output(
@@ -425,8 +460,6 @@ class RandomFeatureRidge(RandomFeatureModel):
                               + (f" for output {t}" if len(lams) > 1 else ""),
                               error=float(c.mean[c.index]))
         elif grid is not None:
-            from rflite._core.validation import check_bool
-
             factors = [scales] * Y.shape[1]
             fmap = scaled_map(fmap, scales)
             out_cols = None
@@ -435,7 +468,8 @@ class RandomFeatureRidge(RandomFeatureModel):
             S, choices = select_lambda(
                 A, Y, w, grid, splits, rule=rule, n_jobs=self._n_jobs(),
                 fit_intercept=check_bool(self.fit_intercept, "fit_intercept"),
-                progress=progress if progress else None)
+                progress=progress if progress else None, against_mean=against)
+            use_mean = [c.use_mean for c in choices]
             lams = [float(grid[c.index]) for c in choices]
             self.cv_results_ = cv_results_per_output({"lam": grid}, S, choices)
             for t, c in enumerate(choices):
@@ -452,9 +486,11 @@ class RandomFeatureRidge(RandomFeatureModel):
                 del self.cv_results_
         self.lam_ = lams[0] if getattr(self, "_one_d", True) else np.array(lams)
         self.scale_ = factors[0] if getattr(self, "_one_d", True) else np.array(factors)
+        self.mean_model_ = use_mean[0] if getattr(self, "_one_d", True) else np.array(use_mean)
         A, Yc, a_mean, y_mean = self._center_and_weight(A, Y, w)
         if out_cols is not None and len(set(factors)) > 1:
-            C = [ridge_fit(A[:, out_cols[t]], Yc[:, t], total * lams[t])
+            C = [np.zeros(out_cols[t].size) if use_mean[t]
+                 else ridge_fit(A[:, out_cols[t]], Yc[:, t], total * lams[t])
                  for t in range(Yc.shape[1])]
             return self._finish(fmap, out_cols, C, a_mean, y_mean)
         if len(set(lams)) == 1:
@@ -463,6 +499,8 @@ class RandomFeatureRidge(RandomFeatureModel):
         else:
             C = np.column_stack([ridge_fit(A, Yc[:, t], total * lams[t])
                                  for t in range(Yc.shape[1])])
+        # an output whose choice lost to the training mean is that mean
+        C[:, np.asarray(use_mean, dtype=bool)] = 0.0
         cols = np.arange(fmap.n_columns)
         return self._finish(fmap, [cols] * C.shape[1], list(C.T), a_mean, y_mean)
 

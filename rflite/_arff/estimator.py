@@ -57,6 +57,8 @@ class _ARFFBase(RandomFeatureModel):
     #: one-hot outputs, whose arg max of moduli is the prediction).
     _validation_part = "real"
 
+    _predicts_all_columns = True
+
     def __init__(self, n_features=128, *, n_iter=1000, method="metropolis", scale=1.0,
                  delta=None, gamma=None, lam="auto", refit_every=10,
                  adaptive_covariance=False, burn_in=None, omega_max=math.inf,

@@ -185,9 +185,9 @@ DEFAULT_FOLDS = 5
 def row_folds(X, n_folds, rng) -> np.ndarray:
     """Fold label (0 .. n_folds-1) of each row, the same for identical rows.
 
-    The distinct rows of ``X`` (found by a random projection, equal rows
-    project equally) are dealt round-robin to the folds in a random order
-    drawn from ``rng``; repeated rows follow their first copy.  So the folds
+    The distinct rows of ``X`` (:func:`numpy.unique`, ordered by a random
+    projection drawn from ``rng``) are dealt round-robin to the folds in a
+    random order drawn from ``rng``; repeated rows follow their first copy.  So the folds
     do not depend on the row order and a row of integer ``sample_weight`` k
     behaves like k copies of it, which K-fold over row positions cannot do.
     """
@@ -196,13 +196,16 @@ def row_folds(X, n_folds, rng) -> np.ndarray:
     rng = check_rng(rng)
     g = rng.standard_normal(X.shape[1])
     v = X @ g
-    _, first, inv = np.unique(v, return_index=True, return_inverse=True)
+    # the distinct rows themselves, in the order of their projections: copies
+    # of a row can project to values a rounding apart (BLAS blocks differ with
+    # the row count), which must neither split them nor reorder the rows, or
+    # repeated rows and integer weights would get different folds
+    _, first, inv = np.unique(X, axis=0, return_index=True, return_inverse=True)
     inv = inv.ravel()
-    if not np.array_equal(X, X[first[inv]]):
-        # distinct rows whose projections rounded to the same value (entries
-        # far apart in magnitude): group by the rows themselves instead
-        _, first, inv = np.unique(X, axis=0, return_index=True, return_inverse=True)
-        inv = inv.ravel()
+    rank = np.argsort(v[first], kind="stable")
+    relabel = np.empty_like(rank)
+    relabel[rank] = np.arange(rank.size)
+    first, inv = first[rank], relabel[inv]
     order = rng.permutation(first.size)
     return (order[inv] % n_folds).astype(np.int64)
 

@@ -22,6 +22,11 @@ A grid point whose error on any fold exceeds ``mean_factor`` times the error
 of predicting the training mean on that fold is never chosen (it fits some
 fold catastrophically), unless every point does, in which case the rule falls
 back to the lowest mean error and says so through ``choice.guarded``.
+
+The default estimators then ask whether the chosen point is worth more than
+the training mean at all (:func:`beats_mean`, the paired rule below), and
+choose on K folds rather than one hold-out when the hold-out would be small
+(:data:`MIN_HOLDOUT_ROWS`).
 """
 
 from __future__ import annotations
@@ -45,6 +50,159 @@ def weighted_mse(y, pred, w=None) -> float:
     return float(np.dot(w, r) / np.sum(w))
 
 
+#: The default estimators choose on one hold-out only when it holds at least
+#: this many rows; below it they use :data:`rflite._core.folds.DEFAULT_FOLDS`
+#: folds (every row validates once).  A validation error over a few rows has
+#: a standard error comparable to the differences between the candidates,
+#: so the minimum over a grid is mostly the luck of those rows.
+MIN_HOLDOUT_ROWS = 100
+
+
+def paired_difference(model_errors, mean_errors, weights=None):
+    r"""Mean and standard error of the paired differences of two error samples.
+
+    With :math:`d_i = e_i - b_i` (``model_errors`` minus ``mean_errors``, the
+    same rows or folds) and weights :math:`w_i` (1 when ``None``):
+    :math:`\bar d = \sum w_i d_i / \sum w_i`,
+    :math:`v = \sum w_i (d_i - \bar d)^2 / \sum w_i` and, with the weights
+    counted as frequencies (:math:`n = \sum w_i`, so that a row of integer
+    weight k is k copies of it, the library's convention for
+    ``sample_weight``), :math:`\mathrm{se} = \sqrt{v / (n - 1)}`:
+    ``std(d, ddof=1) / sqrt(n)`` for unit weights, ``inf`` below two
+    samples' weight.  Non-finite differences give ``(inf, inf)``.
+
+    Returns
+    -------
+    (mean, se) : tuple of float
+    """
+    d = np.asarray(model_errors, dtype=float).ravel() - np.asarray(mean_errors,
+                                                                    dtype=float).ravel()
+    if d.size == 0 or not np.all(np.isfinite(d)):
+        return np.inf, np.inf
+    w = np.ones_like(d) if weights is None else np.asarray(weights, dtype=float).ravel()
+    n = float(w.sum())
+    if not n > 0.0:
+        return np.inf, np.inf
+    mu = float(w @ d) / n
+    if not n > 1.0:
+        return mu, np.inf
+    v = float(w @ (d - mu) ** 2) / n
+    return mu, float(np.sqrt(v / (n - 1.0)))
+
+
+def beats_mean(model_errors, mean_errors, weights=None) -> bool:
+    r"""Is a chosen model better than predicting the training mean?  The paired rule.
+
+    ``model_errors`` and ``mean_errors`` are the out-of-sample errors of the
+    chosen model and of the training mean *on the same samples*: the squared
+    errors of the validation rows of one hold-out (``weights`` the row
+    weights), or the validation MSEs of the K folds.  The model is kept when
+    its mean error is below the mean predictor's by more than one standard
+    error of the paired difference (:func:`paired_difference`):
+
+    .. math::
+
+        \bar d + \mathrm{se}(\bar d) < 0, \qquad d_i = e_i - b_i .
+
+    Why paired and why a margin: the two errors share their rows, so the
+    noise of the rows cancels in :math:`d_i` and its standard error measures
+    only how much the two predictors disagree; and the chosen model's error
+    is the lowest of a grid of candidates scored on those same samples, an
+    optimistic estimate, while the mean predictor is a single candidate.  A
+    model that cannot show an advantage of one standard error has not shown
+    one at all (the one-standard-error rule of Hastie, Tibshirani & Friedman,
+    *The Elements of Statistical Learning*, 2nd ed., Sec. 7.10, applied to
+    the simplest model there is).  With fewer than two effective samples the
+    standard error is infinite and the mean is kept.
+
+    Examples
+    --------
+    >>> beats_mean([0.2, 0.3, 0.1, 0.2], [1.0, 1.2, 0.8, 1.1])
+    True
+    >>> beats_mean([0.9, 1.3, 0.7, 1.0], [1.0, 1.2, 0.8, 1.1])
+    False
+    """
+    mu, se = paired_difference(model_errors, mean_errors, weights)
+    return bool(mu + se < 0.0)
+
+
+def out_of_fold_errors(fit_predict, Y, w, splits):
+    r"""Per-row out-of-sample squared errors of a fitting procedure and of the training mean.
+
+    For every fold ``(train, test)`` of ``splits``, ``fit_predict(train,
+    test)`` fits on the rows ``train`` and returns predictions of the rows
+    ``test`` (shape ``(len(test), n_outputs)`` or ``(len(test),)``); the
+    mean predictor is the (weighted) mean of ``Y[train]``.  Returns
+    ``(model, mean)``, each ``(n_rows, n_outputs)``: :math:`|\hat y_i -
+    y_i|^2` for the fold in which row i is a test row (NaN for rows in no
+    test part), the inputs of :func:`beats_mean` row by row.  When
+    ``fit_predict`` runs a whole automatic choice (its grid search included)
+    on each fold, the errors are honest estimates of that procedure's error
+    on new rows, the choice being made without the row (nested
+    cross-validation).
+    """
+    Y = np.asarray(Y)
+    Y2 = Y.reshape(Y.shape[0], -1)
+    model = np.full(Y2.shape, np.nan)
+    mean = np.full(Y2.shape, np.nan)
+    for train, test in splits:
+        pred = np.asarray(fit_predict(train, test)).reshape(test.size, -1)
+        mu = np.average(Y2[train], axis=0, weights=None if w is None else w[train])
+        model[test] = np.abs(pred - Y2[test]) ** 2
+        mean[test] = np.abs(mu - Y2[test]) ** 2
+    return model, mean
+
+
+def nested_loses_to_mean(est, X, Y, w, rng):
+    r"""Which outputs of the default fit ``est`` lose to the training mean, by nested CV.
+
+    The estimator's whole fit (``type(est)(**est.get_params())``, its
+    automatic choice included, with ``_skip_mean_check`` set so that it does
+    not check itself again and ``verbose=0``) runs on each of
+    :data:`~rflite._core.folds.DEFAULT_FOLDS` folds over the distinct rows
+    of ``X`` (:func:`~rflite._core.folds.grouped_splits`, drawn from
+    ``rng``) and predicts the left-out rows; output k loses when these
+    out-of-sample errors do not beat those of the folds' training means by
+    one standard error of the paired difference, every row counted once
+    (:func:`out_of_fold_errors`, :func:`beats_mean`).  The choice is made
+    afresh without the rows it is judged on, so the comparison is between
+    what the procedure would give on new rows and what the mean would.
+
+    ``X``, ``Y`` (2-d) and ``w`` are the validated training data (zero
+    weights dropped).  Returns a boolean array (n_outputs,), or ``None``
+    when there are too few distinct rows for the folds or a fold is too
+    small for the fit (nothing is said then).
+    """
+    from rflite._core.folds import DEFAULT_FOLDS, grouped_splits
+
+    try:
+        splits = grouped_splits(X, DEFAULT_FOLDS, rng)
+    except ValueError:
+        return None
+    params = est.get_params(deep=False)
+    if "verbose" in params:
+        params["verbose"] = 0
+    one = getattr(est, "_one_d", True)
+    y_fit = Y[:, 0] if one else Y
+
+    def fit_predict(train, test):
+        import warnings
+
+        inner = type(est)(**params)
+        inner._skip_mean_check = True
+        with warnings.catch_warnings():
+            # the fit's own warnings were given by the fit on all rows
+            warnings.simplefilter("ignore")
+            inner.fit(X[train], y_fit[train], None if w is None else w[train])
+            return np.real(inner.predict(X[test]))
+
+    try:
+        model, mean = out_of_fold_errors(fit_predict, Y, w, splits)
+    except ValueError:
+        return None
+    return np.array([not beats_mean(model[:, k], mean[:, k], w) for k in range(Y.shape[1])])
+
+
 @dataclass
 class CVChoice:
     """The outcome of :func:`choose`.
@@ -64,6 +222,10 @@ class CVChoice:
     ok : ndarray of bool (n_grid,) or None
         The grid points the rule could choose from (finite mean error, and
         within the guard unless ``guarded``).
+    use_mean : bool
+        True when the chosen point failed :func:`beats_mean` against the
+        baseline (only asked for by ``choose(..., against_mean=True)``): the
+        model should be the training mean.
     """
 
     index: int
@@ -72,9 +234,11 @@ class CVChoice:
     best: int
     guarded: bool = False
     ok: np.ndarray | None = None
+    use_mean: bool = False
 
 
-def choose(scores, *, rule: str = "min", baseline=None, mean_factor: float = 10.0) -> CVChoice:
+def choose(scores, *, rule: str = "min", baseline=None, mean_factor: float = 10.0,
+           against_mean: bool = False) -> CVChoice:
     """Apply a selection rule to ``scores`` (n_folds x n_grid validation MSEs).
 
     Parameters
@@ -88,6 +252,11 @@ def choose(scores, *, rule: str = "min", baseline=None, mean_factor: float = 10.
         an error above ``mean_factor * baseline`` on some fold is excluded.
     mean_factor : float
         The guard's factor.
+    against_mean : bool
+        Also test the chosen point against the baseline with
+        :func:`beats_mean` on the per-fold errors (``choice.use_mean``).
+        One fold has no standard error: the plain comparison of the two
+        errors decides then.
     """
     S = np.asarray(scores, dtype=float)
     if S.ndim != 2 or S.size == 0:
@@ -101,7 +270,16 @@ def choose(scores, *, rule: str = "min", baseline=None, mean_factor: float = 10.
     if baseline is not None:
         base = np.asarray(baseline, dtype=float).reshape(-1, 1)
         ok &= np.all(S <= mean_factor * base, axis=0)
-    return _choose(mean, se, ok, rule)
+    choice = _choose(mean, se, ok, rule)
+    if against_mean:
+        if baseline is None:
+            raise ValueError("against_mean=True needs the baseline errors")
+        base = np.asarray(baseline, dtype=float).ravel()
+        if k > 1:
+            choice.use_mean = not beats_mean(S[:, choice.index], base)
+        else:
+            choice.use_mean = not float(S[0, choice.index]) < float(base[0])
+    return choice
 
 
 def choose_stats(mean, se, *, rule: str = "min") -> CVChoice:
@@ -173,24 +351,37 @@ HOLDOUT_FRACTION = 0.2
 class AutoChoice:
     """``_splits`` / ``_rule`` / ``_n_jobs`` of a default estimator's automatic choice.
 
-    One hold-out: :data:`HOLDOUT_FRACTION` of the *distinct* rows of ``X``
+    One hold-out, :data:`HOLDOUT_FRACTION` of the *distinct* rows of ``X``
     (:func:`rflite.ridge.row_folds`, so that integer weights equal repeated
-    rows), the ``"min"`` rule, serial.  ``_auto_hint`` says which parameters
-    to pass instead when there are too few distinct rows.
+    rows), when it holds at least :data:`MIN_HOLDOUT_ROWS` rows; otherwise
+    :data:`~rflite._core.folds.DEFAULT_FOLDS` folds of the same labels (the
+    hold-out is their first fold), so that every row validates once.  The
+    ``"min"`` rule, serial, and the chosen point must beat the training mean
+    (``_compare_with_mean``, :func:`beats_mean`).  ``_auto_hint`` says which
+    parameters to pass instead when there are too few distinct rows.
     """
 
     _auto_hint = "pass the parameters explicitly"
+    _compare_with_mean = True
 
     def _splits(self, X, Y, rng):
         from rflite._core.folds import row_folds
 
-        labels = row_folds(X, int(round(1.0 / HOLDOUT_FRACTION)), rng)
+        n_folds = int(round(1.0 / HOLDOUT_FRACTION))
+        labels = row_folds(X, n_folds, rng)
         test = np.flatnonzero(labels == 0)
         train = np.flatnonzero(labels != 0)
         if test.size == 0 or train.size == 0:
             raise ValueError("the automatic choice needs at least 2 distinct rows of X (got "
                              f"n_samples={len(X)}); {self._auto_hint}")
-        return [(train, test)]
+        if test.size >= MIN_HOLDOUT_ROWS:
+            return [(train, test)]
+        splits = []
+        for k in range(n_folds):
+            test = np.flatnonzero(labels == k)
+            if test.size:
+                splits.append((np.flatnonzero(labels != k), test))
+        return splits
 
     def _rule(self):
         return "min"
@@ -204,7 +395,11 @@ class CVSearch:
 
     ``cv=None`` is 5 folds over distinct rows (:func:`rflite.ridge.resolve_splits`);
     explicit pairs follow the zero-weight rows ``fit`` dropped (``self._kept``).
+    The chosen point is the model whatever the mean predictor scores
+    (``_compare_with_mean`` is False: the ``mean_factor`` guard only).
     """
+
+    _compare_with_mean = False
 
     def _splits(self, X, Y, rng):
         from rflite._core.folds import resolve_splits

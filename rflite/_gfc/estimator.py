@@ -17,6 +17,7 @@ import numpy as np
 
 from rflite._core.backend import is_dask_array
 from rflite._core.folds import _canonical_order, check_cv
+from rflite._core.selection import MIN_HOLDOUT_ROWS
 from rflite._core.validation import check_bool, check_choice, check_int
 from rflite._gfc.amplitudes import _fourier_map, gfc_design
 from rflite._gfc.passes import STOPPINGS, _bag_rngs, _check_splits, _gfc_fits, _intercept_only
@@ -37,7 +38,8 @@ NU_GRID_ESTIMATOR = np.logspace(-3, 5, 17)
 #: move: the sine column and its gradient vanish at w = 0.)
 GFC_INIT_SCALE = 0.1
 
-#: Share of the rows :class:`~rflite.greedy.GFCRegressor`'s guard against the mean holds out.
+#: Share of the rows :class:`~rflite.greedy.GFCRegressor`'s guard against the mean holds out
+#: (when that is at least :data:`~rflite._core.selection.MIN_HOLDOUT_ROWS` rows).
 GUARD_FRACTION = 0.2
 
 #: Fewest rows on which the guard runs: below, its hold-out (under 20 rows)
@@ -126,14 +128,17 @@ def _fit_gfc(est, X, y, sample_weight=None, *, executor=None):
     est.max_steps_ = min(max_steps, max(1, size // ROWS_PER_STEP))
     _, Yc, _, y_mean = est._center_and_weight(None, Y, None)
     ex = est.executor if executor is None else executor
-    guard = check_bool(est.mean_guard, "mean_guard") and m >= GUARD_MIN_ROWS
+    # the hold-out guard needs MIN_HOLDOUT_ROWS held-out rows; on fewer rows
+    # GFCRegressor.fit cross-validates the whole fit against the mean instead
+    guard = check_bool(est.mean_guard, "mean_guard") and m >= GUARD_MIN_ROWS and \
+        m * GUARD_FRACTION >= MIN_HOLDOUT_ROWS
     n_estimators = check_int(est.n_estimators, "n_estimators", minimum=1)
     bags, guarded, guard_mse = [], [], []
     for k in range(Yc.shape[1]):
         if guard:
-            mse = _guard_errors(est, X, Yc[:, k], splits is not None, ex, n_estimators)
-            guard_mse.append(mse)
-            if mse[0] >= mse[1]:
+            *mse, keep = _guard_errors(est, X, Yc[:, k], splits is not None, ex, n_estimators)
+            guard_mse.append(tuple(mse))
+            if not keep:
                 # the constructed features lose to the mean on held-out rows
                 bags.append([_intercept_only(X.shape[1], Yc[:, k])])
                 guarded.append(True)
@@ -194,7 +199,12 @@ def _store_bags(est, bags, guarded, guard, guard_mse, y_mean):
 
 
 def _guard_errors(est, X, y, use_cv, executor, n_estimators):
-    """``(gfc, mean)`` held-out MSEs of the guard: the bag of GFC fits on 80 % of the rows."""
+    """``(gfc, mean, keep)`` of the guard: held-out MSEs of the bag of GFC fits on 80 % of
+    the rows and of the training rows' mean, and whether the fit beats the mean on
+    those rows by one standard error of the paired difference of their row errors
+    (:func:`rflite._core.selection.beats_mean`)."""
+    from rflite._core.selection import beats_mean
+
     from rflite._core.folds import holdout_split
 
     rng = est._rng()
@@ -204,9 +214,11 @@ def _guard_errors(est, X, y, use_cv, executor, n_estimators):
                          **_guard_settings(est, tr.size, use_cv), executor=executor):
         a = np.concatenate([[res.intercept], res.coef_cos, res.coef_sin])
         pred += gfc_design(X[va], res.weights) @ a / n_estimators
-    out = (float(np.mean((pred - y[va]) ** 2)), float(np.mean((y[tr].mean() - y[va]) ** 2)))
-    est._report_guard(out)
-    return out
+    e_fit, e_mean = (pred - y[va]) ** 2, (y[tr].mean() - y[va]) ** 2
+    out = (float(np.mean(e_fit)), float(np.mean(e_mean)))
+    keep = beats_mean(e_fit, e_mean)
+    est._report_guard(out, keep)
+    return (*out, keep)
 
 
 def _guard_settings(est, m, use_cv, nu=None, eps=None):

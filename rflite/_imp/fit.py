@@ -22,8 +22,10 @@ from rflite._core.folds import kept_rows
 from rflite._core.linalg import ridge_fit
 from rflite._core.progress import Progress
 from rflite._core.random import spawn_streams
+from rflite._core.selection import beats_mean
 from rflite._core.validation import check_bool, check_choice, check_int, check_real
 from rflite._imp.guard import (_center_weight_like, _collapse_rows, _guarded_choice,
+                               _ridge_family,
                                _guarded_refit, _guarded_step_scores, _holdout_ridge_errors,
                                _row_error_moments, _target_stats, _warn_magnitude)
 from rflite._imp.path import _blas_threads, _shared_paths
@@ -104,7 +106,10 @@ def _fit_auto_q(est, X, y, sample_weight):
     for q in qs:
         with warnings.catch_warnings(record=True) as record:
             warnings.simplefilter("always")
-            fit = type(est)(**dict(params, q=q)).fit(X, y, sample_weight)
+            fit = type(est)(**dict(params, q=q))
+            # the candidates choose; est's own fit checks the choice once
+            fit._skip_mean_check = True
+            fit.fit(X, y, sample_weight)
         score = float(np.mean(fit.validation_mse_))
         scores.append(score if np.isfinite(score) else np.inf)
         progress.line(f"q={q} candidate", error=scores[-1])
@@ -115,6 +120,7 @@ def _fit_auto_q(est, X, y, sample_weight):
     for w in best[2]:
         warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     state = dict(best[1].__dict__)
+    state.pop("_skip_mean_check", None)
     state["q"], state["random_state"] = est.q, est.random_state
     # fitted attributes (scikit-learn's "name_") of an earlier fit that this
     # one does not set (feature_names_in_ after a DataFrame) must not
@@ -124,6 +130,33 @@ def _fit_auto_q(est, X, y, sample_weight):
         delattr(est, name)
     est.__dict__.update(state)
     est.q_scores_ = dict(zip(qs, scores))
+    return est
+
+
+def _check_against_mean(est, X, y, sample_weight):
+    r"""Nested cross-validation of the default fit against the training mean; returns ``est``.
+
+    The step, the penalty and q of the default are chosen on a hold-out of
+    ``validation_fraction`` of the rows: a few rows at small m (four of 40
+    at the default 0.1), too few for its error, the lowest of hundreds of
+    candidates, to say whether the chosen model beats the training mean.
+    So when the hold-out has fewer than
+    :data:`~rflite._core.selection.MIN_HOLDOUT_ROWS` rows, the whole fit
+    (its own hold-out choice included) is cross-validated against the mean
+    (:meth:`rflite._base.RandomFeatureModel._check_against_mean`) and an
+    output that loses becomes the training mean (``refit_ == "mean"``).
+    Applies to the guarded refits (``refit="auto"`` / ``"ridge"``) with an
+    intercept; the paper's ``refit="min_norm"`` is left as fitted.
+    """
+    one = getattr(est, "_one_d", True)
+    used = [est.refit_] if one else list(est.refit_)
+    if est.refit not in ("auto", "ridge") or not est.fit_intercept or all(
+            u == "mean" for u in used):
+        return est
+    lose = est._check_against_mean(X, y, sample_weight, float(est.validation_fraction))
+    if lose is not None and lose.any():
+        used = ["mean" if b else u for u, b in zip(used, lose)]
+        est.refit_ = used[0] if one else used
     return est
 
 
@@ -285,12 +318,37 @@ def _fit_choose(est, st, paths, refit, memos=None):
                                                      st.w_val))
             if chosen is not None:
                 bests[k], step_lams[k], mses[k] = chosen
-            # never worse than the mean: when no step beats predicting the
-            # training mean on the validation rows, the model is that mean
+            # the model only when it beats predicting the training mean on the
+            # validation rows by more than the standard error of the paired
+            # difference (beats_mean): its error is the lowest of many
+            # candidates scored on those rows, the mean's is one candidate's
             baseline = float(np.mean(Y_val[:, k] ** 2)) * val_scale
-            if est.fit_intercept and not mses[k] < baseline:
+            if est.fit_intercept and (chosen is None or not beats_mean(
+                    _validation_row_errors(st, paths[k], bests[k], step_lams[k], k),
+                    _unscaled(Y_val[:, k] ** 2, st.w_val), st.w_val)):
                 use_mean[k], mses[k] = True, baseline
     return bests, step_lams, mses, use_mean
+
+
+def _validation_row_errors(st, path, t, lam, k):
+    r"""Squared error of each validation row for output ``k`` of step ``t``'s chosen model.
+
+    The minimum-norm coefficients of the path (``lam`` None) or the ridge
+    fit :math:`\min_c \|A_{P_t} c - y\|^2 + \lambda \|c\|^2` on the
+    training part (``lam`` the chosen penalty): the model whose validation
+    error chose the step, row by row, per unit weight.
+    """
+    S = path.supports[t]
+    if lam is None:
+        pred = st.A_val[:, S] @ path.coefs[t]
+    else:
+        pred = _ridge_family(st.A_tr[:, S], st.Y_tr[:, k], st.A_val[:, S], [lam])[0][:, 0]
+    return _unscaled((pred - st.Y_val[:, k]) ** 2, st.w_val)
+
+
+def _unscaled(sq, w):
+    r"""Squared residuals of :math:`\sqrt{w}`-scaled rows back to per-row errors."""
+    return sq if w is None else sq / w
 
 
 def _fit_finish(est, st, paths, refit, chosen=None):

@@ -78,6 +78,7 @@ def test_not_fitted_and_bad_input(data):
         RandomFeatureRidge(10, lam=1e307).fit(X, y)
 
 
+@pytest.mark.slow(reason="fits every estimator once per random-state form")
 def test_every_sklearn_random_state_form(data):
     X, y, X_test, _ = data
     a = RandomFeatureRidge(50, q=2, random_state=np.random.RandomState(7)).fit(X, y)

@@ -411,6 +411,7 @@ REGRESSOR_GRIDS = {
 }
 
 
+@pytest.mark.slow(reason="scikit-learn GridSearchCV over a Pipeline: dozens of fits per estimator")
 @pytest.mark.parametrize("name", list(REGRESSOR_GRIDS))
 def test_pipeline_grid_search(name):
     from sklearn.model_selection import GridSearchCV
@@ -428,6 +429,7 @@ def test_pipeline_grid_search(name):
     assert np.isfinite(search.best_score_)
 
 
+@pytest.mark.slow(reason="scikit-learn GridSearchCV over a Pipeline: dozens of fits")
 def test_classifier_pipeline_grid_search():
     from sklearn.model_selection import GridSearchCV
     from sklearn.pipeline import Pipeline

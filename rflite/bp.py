@@ -624,11 +624,7 @@ class SRFERegressor(AutoChoice, RandomFeatureModel):
     def fit(self, X, y, sample_weight=None):
         """Draw the features, centre, choose ``eta`` if asked, solve SRFE; returns ``self``."""
         self._fit_once(X, y, sample_weight)
-        if (self._compare_with_mean and getattr(self, "cv_results_", None) is not None
-                and self.fit_intercept and not np.all(getattr(self, "mean_model_", True))):
-            # few rows: the whole choice is cross-validated against the mean
-            self._check_against_mean(X, y, sample_weight, HOLDOUT_FRACTION)
-        return self
+        return self._check_choice_against_mean(X, y, sample_weight)
 
     def _fit_once(self, X, y, sample_weight=None):
         """The fit of :meth:`fit` without the nested check against the mean."""

@@ -375,11 +375,7 @@ class HARFERegressor(AutoChoice, RandomFeatureModel):
         all rows.
         """
         self._fit_once(X, y, sample_weight)
-        if (self._compare_with_mean and getattr(self, "cv_results_", None) is not None
-                and self.fit_intercept and not np.all(getattr(self, "mean_model_", True))):
-            # few rows: the whole choice is cross-validated against the mean
-            self._check_against_mean(X, y, sample_weight, HOLDOUT_FRACTION)
-        return self
+        return self._check_choice_against_mean(X, y, sample_weight)
 
     def _fit_once(self, X, y, sample_weight=None):
         """The fit of :meth:`fit` without the nested check against the mean."""

@@ -361,6 +361,18 @@ class AutoChoice:
     parameters to pass instead when there are too few distinct rows.
     """
 
+    def _check_choice_against_mean(self, X, y, sample_weight):
+        """After an automatic choice on few rows, cross-validate it against the mean.
+
+        Runs :meth:`rflite._base.RandomFeatureModel._check_against_mean` when
+        the fit chose its parameters itself (``cv_results_``), fits an
+        intercept and kept a model; returns ``self``.
+        """
+        if (self._compare_with_mean and getattr(self, "cv_results_", None) is not None
+                and self.fit_intercept and not np.all(getattr(self, "mean_model_", True))):
+            self._check_against_mean(X, y, sample_weight, HOLDOUT_FRACTION)
+        return self
+
     _auto_hint = "pass the parameters explicitly"
     _compare_with_mean = True
 

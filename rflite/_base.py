@@ -14,7 +14,8 @@ from __future__ import annotations
 import numpy as np
 
 from rflite._core.backend import dask_backend, is_dask_array
-from rflite._core.validation import check_array, check_bool, check_sample_weight, check_targets
+from rflite._core.validation import (
+    check_array, check_bool, check_sample_weight, check_targets, repetition_counts)
 from rflite._core.memory import check_memory
 from rflite._core.random import check_rng
 from rflite._core.linalg import center_and_weight
@@ -217,31 +218,27 @@ class RandomFeatureModel(EstimatorMixin):
         return X, Y, w
 
     def _repeat_rows(self, X, Y, w):
-        """Integer ``sample_weight`` as repeated rows (for methods with internal randomness).
+        """``sample_weight`` as repeated rows (for methods with internal randomness).
 
         Methods whose fit splits or samples rows (GFC's folds and subsamples,
         ARFF's Metropolis sampler) cannot scale rows exactly; for them a row
-        of integer weight k is repeated k times, which *is* the repeated-rows
-        fit (with the copies adjacent).  Non-integer weights are refused
-        (``ValueError`` naming ``sample_weight``).
+        is repeated in proportion to its weight, by the smallest integers in
+        the weights' proportions (:func:`rflite._core.validation.repetition_counts`):
+        ``c * sample_weight`` gives the same fit as ``sample_weight``, and
+        integer weights with greatest common divisor 1 *are* the repeated-rows
+        fit (with the copies adjacent).  Weights in no integer proportion are
+        refused (``ValueError`` naming ``sample_weight``).
         """
         if w is None:
             return X, Y
-        k = np.rint(w)
-        if not np.array_equal(k, w):
-            raise ValueError(
-                f"{type(self).__name__} honours integer sample_weight only (a row of weight k "
-                f"is repeated k times); got non-integer weights such as "
-                f"{w[k != w][0]!r}"
-            )
-        # before the cast: weights like 1e9 (or 1e300, past int64) would
-        # otherwise fail inside NumPy's allocation or cast
+        k = repetition_counts(w, estimator=type(self).__name__)
+        # before the repeat: proportions like 1 : 1e9 would otherwise fail
+        # inside NumPy's allocation
         total = float(k.sum())
         check_memory((total, X.shape[1] + Y.shape[1]), np.float64,
                      f"X and y with every row repeated sample_weight times ({total:.4g} rows)",
                      f"{type(self).__name__} repeats rows of integer weight; use smaller "
                      "integer weights")
-        k = k.astype(np.int64)
         return np.repeat(X, k, axis=0), np.repeat(Y, k, axis=0)
 
     def _effective_q(self, d: int):

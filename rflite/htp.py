@@ -157,8 +157,8 @@ class HARFERegressor(AutoChoice, RandomFeatureModel):
     s : int or "auto", default "auto"
         Sparsity level (number of features kept), ``<= n_features``.
         ``"auto"``: chosen from ``round(f * m)`` for f in
-        :data:`S_FRACTIONS` (1/8, 1/4, 1/2 of the training rows m, the sum
-        of ``sample_weight`` when given), see "The default" below.
+        :data:`S_FRACTIONS` (1/8, 1/4, 1/2 of the training rows m), see
+        "The default" below.
     lam : float or "auto", default "auto"
         Ridge parameter :math:`\lambda` (the penalty is ``m * lam``).  HARFE's
         tables print :math:`m\lambda`: pass ``printed / m_train``.
@@ -246,11 +246,21 @@ class HARFERegressor(AutoChoice, RandomFeatureModel):
 
     Notes
     -----
+    **Rows and weights.**  The m of the penalty :math:`m\lambda` and of the
+    ``s`` fractions is the number of *distinct* training rows of ``X`` (with
+    positive weight); for data without repeated rows that is the paper's m.
     ``sample_weight`` (dense fits) scales the rows by :math:`\sqrt{w_i}`
-    after centring and uses the penalty :math:`\lambda \sum_i w_i` in place
-    of :math:`m\lambda`, so integer weights equal repeated rows and zero
-    weights dropped rows; the column normalisation uses the weighted norms.
-    Matrix-free fits accept only weights that are 0 or 1 (rows dropped).
+    after centring, and the column normalisation uses the weighted norms.
+    Why distinct rows: on unit-norm columns the solution of
+    :math:`\min \|Ac - y\|^2 + t\|c\|^2` does not change when every row's
+    weight is multiplied by a constant (the normalised columns are the same,
+    ``c`` and ``y`` scale together), so the model depends on the relative
+    weights only as long as the shift :math:`t = m\lambda` does not move with
+    them; counting distinct rows keeps ``t`` fixed under ``c * sample_weight``
+    *and* makes a row of integer weight k the same as k copies of it (a sum
+    of the weights would double ``t`` for ``2 * sample_weight``, the row
+    count would differ between the weights and the copies).  Zero weights
+    drop rows.  Matrix-free fits accept only weights that are 0 or 1.
 
     Examples
     --------
@@ -383,15 +393,18 @@ class HARFERegressor(AutoChoice, RandomFeatureModel):
 
         if is_dask_array(X):
             return self._fit_dask(X, y, sample_weight)
-        from rflite._core.folds import kept_rows
+        from rflite._core.folds import distinct_count, distinct_labels, kept_rows
 
         self._kept = kept_rows(sample_weight)
         X, Y, w = self._validate_fit(X, y, sample_weight)
         m = X.shape[0]
         n_features = check_int(self.n_features, "n_features", minimum=1)
         n_columns = n_features * (2 if self.activation == "fourier" else 1)
+        # the m of the penalty m * lam and of the s fractions counts distinct
+        # rows: a row of weight k, its k copies and c * w all give one model
+        groups = distinct_labels(X)
+        total = distinct_count(groups)
         # validate the solver's parameters before the (expensive) features
-        total = m if w is None else float(w.sum())
         search = self._search()
         self._check_s_lam(n_columns, total, search)
         check_real(self.mu, "mu", minimum=0.0, strict=True)
@@ -402,8 +415,6 @@ class HARFERegressor(AutoChoice, RandomFeatureModel):
         if search is not None:
             from rflite._core.parallel import check_executor
 
-            # relative grids scale with the weighted row count, so that integer
-            # weights give the grid of the repeated rows
             points, ss, lams = self._grid_points(search, total, n_columns)
             rule = self._rule()
             check_executor(self._n_jobs(), "n_jobs")
@@ -418,8 +429,8 @@ class HARFERegressor(AutoChoice, RandomFeatureModel):
         rng = self._rng()
         fmap = self._draw_features(X.shape[1], rng)
         if search is not None:
-            chosen = self._choose(fmap, X, Y, w, rng, points, rule, fit_intercept, normalize,
-                                  progress)
+            chosen = self._choose(fmap, X, Y, w, groups, rng, points, rule, fit_intercept,
+                                  normalize, progress)
             use_mean = self.__dict__.pop("_use_mean")
         else:
             use_mean = [False] * Y.shape[1]
@@ -451,7 +462,7 @@ class HARFERegressor(AutoChoice, RandomFeatureModel):
         supports, coefs, results = [], [], []
         for k in range(Yc.shape[1]):
             s, lam = chosen[k]
-            # the solver's penalty is A.shape[0] * lam: make it lam * sum(w)
+            # the solver's penalty is A.shape[0] * lam: make it lam * (distinct rows)
             lam_eff = lam * total / m
             if s >= n_columns:
                 # every column kept: HARFE's fixed point is the ridge solution
@@ -474,7 +485,8 @@ class HARFERegressor(AutoChoice, RandomFeatureModel):
         self.mean_model_ = use_mean[0] if one else np.array(use_mean)
         return self._finish(fmap, supports, coefs, a_mean, y_mean)
 
-    def _choose(self, fmap, X, Y, w, rng, points, rule, fit_intercept, normalize, progress):
+    def _choose(self, fmap, X, Y, w, groups, rng, points, rule, fit_intercept, normalize,
+                progress):
         """Score ``points`` on the splits, set ``cv_results_``; the chosen (s, lam) per output."""
         import functools
 
@@ -485,12 +497,13 @@ class HARFERegressor(AutoChoice, RandomFeatureModel):
         if check_bool(self.matrix_free, "matrix_free"):
             # the same choice through operators on the training rows (no m x N matrix)
             func = functools.partial(
-                _harfe_fold_scores_mf, fmap=fmap, X=X, Y=Y, points=points,
+                _harfe_fold_scores_mf, fmap=fmap, X=X, Y=Y, groups=groups, points=points,
                 fit_intercept=fit_intercept, normalize=normalize, mu=self.mu,
                 max_iter=self.max_iter, tol=self.tol)
         else:
             func = functools.partial(
-                _harfe_fold_scores, A=fmap.transform(X), Y=Y, w=w, points=points,
+                _harfe_fold_scores, A=fmap.transform(X), Y=Y, w=w, groups=groups,
+                points=points,
                 fit_intercept=fit_intercept, normalize=normalize, mu=self.mu,
                 max_iter=self.max_iter, tol=self.tol)
         scores = cross_validate_grid(func, splits, n_jobs=self._n_jobs(),

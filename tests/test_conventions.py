@@ -35,10 +35,6 @@ REGRESSORS = {
 }
 #: methods that scale rows by sqrt(w) (weights may be any non-negative reals)
 ROW_SCALED = {"ridge", "harfe", "srfe", "shrimp"}
-#: ... and whose fit is unchanged when all weights are multiplied by a constant
-#: (not HARFE: its gradient step mu is not scale-free, so repeating every row
-#: twice changes its fit too)
-SCALE_FREE = ROW_SCALED - {"harfe"}
 #: methods that fit each output independently (ARFF shares its frequencies)
 PER_OUTPUT = {"ridge", "harfe", "srfe", "shrimp", "gfc"}
 
@@ -94,10 +90,9 @@ def test_zero_weight_drops_rows(name):
     np.testing.assert_allclose(a, b, rtol=1e-8, atol=1e-8 * np.abs(b).max())
 
 
-@pytest.mark.parametrize("name", sorted(SCALE_FREE))
+@pytest.mark.parametrize("name", sorted(ROW_SCALED))
 def test_real_weights_are_scale_invariant(name):
-    # row scaling by sqrt(w) with penalties on sum(w): multiplying all weights
-    # by a constant leaves the model unchanged, for non-integer weights too.
+    # the model depends on the relative weights only, for non-integer weights too
     X, y = _data()
     w = np.random.default_rng(2).uniform(0.1, 2.0, size=len(y))
     est = REGRESSORS[name]()
@@ -108,11 +103,39 @@ def test_real_weights_are_scale_invariant(name):
     np.testing.assert_allclose(a, b, rtol=rtol, atol=rtol * np.abs(b).max())
 
 
-@pytest.mark.parametrize("name", ["arff", "gfc"])
-def test_non_integer_weights_refused_where_not_exact(name):
+@pytest.mark.parametrize("factor", [2.0, 0.5, 0.1])
+def test_constant_factor_on_weights_changes_nothing(name, factor):
+    # c * w and w: the same model for every estimator, the repeating ones too
     X, y = _data()
-    with pytest.raises(ValueError, match="sample_weight"):
-        REGRESSORS[name]().fit(X, y, sample_weight=np.full(len(y), 0.5))
+    w = _int_weights(len(y))
+    a = REGRESSORS[name]().fit(X, y, sample_weight=w).predict(X)
+    b = REGRESSORS[name]().fit(X, y, sample_weight=factor * w).predict(X)
+    rtol = 1e-5 if name == "shrimp" else 1e-8
+    np.testing.assert_allclose(b, a, rtol=rtol, atol=rtol * np.abs(a).max())
+
+
+@pytest.mark.parametrize("make", [
+    lambda: HARFERegressor(n_features=60, s=8, lam=1e-2, q=1, random_state=0),
+    lambda: HARFERegressor(n_features=60, q=1, random_state=0),
+], ids=["explicit", "auto"])
+def test_harfe_counts_distinct_rows(make):
+    # the penalty m * lam and the s fractions count distinct rows: doubling every
+    # weight, repeating every row twice and the plain fit are one model
+    X, y = _data()
+    plain = make().fit(X, y)
+    doubled = make().fit(X, y, sample_weight=np.full(len(y), 2.0))
+    copies = make().fit(np.repeat(X, 2, axis=0), np.repeat(y, 2))
+    for other in (doubled, copies):
+        assert other.s_ == plain.s_ and other.lam_ == pytest.approx(plain.lam_, rel=1e-12)
+        np.testing.assert_allclose(other.predict(X), plain.predict(X), rtol=1e-8, atol=1e-8)
+
+
+@pytest.mark.parametrize("name", ["arff", "gfc"])
+def test_weights_in_no_integer_proportion_refused_where_rows_are_repeated(name):
+    X, y = _data()
+    w = np.random.default_rng(3).uniform(0.5, 2.0, size=len(y))
+    with pytest.raises(ValueError, match="sample_weight.*integer proportion"):
+        REGRESSORS[name]().fit(X, y, sample_weight=w)
 
 
 @pytest.mark.parametrize("bad, match", [

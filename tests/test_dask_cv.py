@@ -57,6 +57,19 @@ def test_weighted_harfe_matches_in_memory(sync, data, rows, dask_w):
         assert rel(plain.coef_, ref.coef_) > 1e-6
 
 
+@pytest.mark.parametrize("rows", [60, 240])
+def test_harfe_on_dask_counts_distinct_rows_like_memory(sync, data, rows):
+    # c * w, repeated rows and the plain fit: one model on Dask, as in memory
+    X, y, _ = data
+    kw = dict(n_features=150, s=15, lam=1e-3, random_state=0)
+    ref = HARFERegressor(**kw).fit(X, y)
+    Xr, yr = np.repeat(X, 2, axis=0), np.repeat(y, 2)
+    for est in (HARFERegressor(**kw).fit(*to_dask(X, y, np.full(len(y), 0.3), rows)),
+                HARFERegressor(**kw).fit(*to_dask(Xr, yr, None, rows))):
+        np.testing.assert_array_equal(est.support_, ref.support_)
+        assert rel(est.coef_, ref.coef_) < RTOL
+
+
 def test_weighted_harfe_complex_features_and_2d_y(sync, data):
     X, y, w = data
     kw = dict(n_features=100, s=12, lam=1e-4, activation="exp", random_state=2)

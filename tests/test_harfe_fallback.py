@@ -87,7 +87,7 @@ def test_matrix_free_ridge_candidates_skipped_above_the_row_limit(monkeypatch):
     fmap = random_feature_map(3, 30, q=2, rng=0)
     points = [(5, 1e-3), (fmap.n_columns, 1e-2)]
     train, test = np.arange(45), np.arange(45, 60)
-    args = (train, test, fmap, X, Y, points, True, True, 0.1, 50, 1e-8)
+    args = (train, test, fmap, X, Y, np.arange(60), points, True, True, 0.1, 50, 1e-8)
     finite = htp._harfe_fold_scores_mf(*args)
     assert np.all(np.isfinite(finite))
     monkeypatch.setattr(_htp_select, "RIDGE_MAX_ROWS_MATRIX_FREE", 40)

@@ -54,10 +54,18 @@ def test_paired_difference_is_the_usual_standard_error_and_integer_weights_repea
     d = a - b
     mu, se = paired_difference(a, b)
     assert_allclose([mu, se], [d.mean(), d.std(ddof=1) / np.sqrt(d.size)], rtol=1e-12)
+    # a row of integer weight k counts as its k copies once identical rows are
+    # merged, and a constant factor on the weights changes nothing
     w = np.array([1.0, 2.0, 3.0] * 4)
     rep = np.repeat(np.arange(12), w.astype(int))
-    assert_allclose(paired_difference(a, b, w),
-                    [d[rep].mean(), d[rep].std(ddof=1) / np.sqrt(rep.size)], rtol=1e-12)
+    weighted = paired_difference(a, b, w, np.arange(12))
+    assert_allclose(paired_difference(a[rep], b[rep], None, rep), weighted, rtol=1e-12)
+    assert_allclose(paired_difference(a, b, 0.01 * w), weighted, rtol=1e-12)
+    # Kish's effective count: weights summing to 1 are not one sample
+    n = w.sum() ** 2 / (w @ w)
+    v = np.average((d - np.average(d, weights=w)) ** 2, weights=w)
+    assert_allclose(weighted[1], np.sqrt(v / (n - 1)), rtol=1e-12)
+    assert np.isfinite(paired_difference(a, b, w / w.sum())[1])
     # one sample: no standard error, and the mean is kept
     assert paired_difference([0.0], [1.0])[1] == np.inf
     assert not beats_mean([0.0], [1.0])

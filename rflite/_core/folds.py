@@ -210,6 +210,23 @@ def row_folds(X, n_folds, rng) -> np.ndarray:
     return (order[inv] % n_folds).astype(np.int64)
 
 
+def distinct_labels(X) -> np.ndarray:
+    """Label of each row of ``X`` among its distinct rows (equal rows, equal labels).
+
+    The labels index :func:`numpy.unique`'s sorted distinct rows, so they do
+    not depend on the row order; ``-0.0`` and ``0.0`` are one value.
+    """
+    X = np.asarray(X)
+    _, inv = np.unique(X.reshape(X.shape[0], -1) + 0.0, axis=0, return_inverse=True)
+    return inv.ravel().astype(np.int64)
+
+
+def distinct_count(labels, rows=None) -> int:
+    """The number of distinct rows among ``rows`` (all when None) of :func:`distinct_labels`."""
+    labels = np.asarray(labels)
+    return int(np.unique(labels if rows is None else labels[rows]).size)
+
+
 def grouped_splits(X, n_folds, rng) -> list[tuple[np.ndarray, np.ndarray]]:
     """``(train, test)`` pairs of :func:`row_folds` (fewer folds if there are few distinct rows)."""
     labels = row_folds(X, n_folds, rng)

@@ -58,18 +58,26 @@ def weighted_mse(y, pred, w=None) -> float:
 MIN_HOLDOUT_ROWS = 100
 
 
-def paired_difference(model_errors, mean_errors, weights=None):
+def paired_difference(model_errors, mean_errors, weights=None, groups=None):
     r"""Mean and standard error of the paired differences of two error samples.
 
     With :math:`d_i = e_i - b_i` (``model_errors`` minus ``mean_errors``, the
     same rows or folds) and weights :math:`w_i` (1 when ``None``):
     :math:`\bar d = \sum w_i d_i / \sum w_i`,
-    :math:`v = \sum w_i (d_i - \bar d)^2 / \sum w_i` and, with the weights
-    counted as frequencies (:math:`n = \sum w_i`, so that a row of integer
-    weight k is k copies of it, the library's convention for
-    ``sample_weight``), :math:`\mathrm{se} = \sqrt{v / (n - 1)}`:
-    ``std(d, ddof=1) / sqrt(n)`` for unit weights, ``inf`` below two
-    samples' weight.  Non-finite differences give ``(inf, inf)``.
+    :math:`v = \sum w_i (d_i - \bar d)^2 / \sum w_i` and, with Kish's
+    effective count :math:`n = (\sum w_i)^2 / \sum w_i^2`,
+    :math:`\mathrm{se} = \sqrt{v / (n - 1)}`: ``std(d, ddof=1) / sqrt(n)``
+    for unit weights, ``inf`` below two effective samples.  ``groups``
+    (labels of identical rows, :func:`rflite._core.folds.distinct_labels`)
+    first merges each group into one sample of its total weight and weighted
+    mean difference.
+
+    Why Kish's count over merged rows: the decision must depend on the
+    relative weights only (``c * sample_weight`` is the same fit; a count of
+    :math:`\sum w_i` would call weights summing to 1 a single sample), and
+    a row of integer weight k must count as its k copies do, which merging
+    identical rows makes one sample either way.  Non-finite differences give
+    ``(inf, inf)``.
 
     Returns
     -------
@@ -80,17 +88,24 @@ def paired_difference(model_errors, mean_errors, weights=None):
     if d.size == 0 or not np.all(np.isfinite(d)):
         return np.inf, np.inf
     w = np.ones_like(d) if weights is None else np.asarray(weights, dtype=float).ravel()
-    n = float(w.sum())
-    if not n > 0.0:
+    if groups is not None:
+        groups = np.asarray(groups).ravel()
+        wg = np.bincount(groups, weights=w)
+        keep = wg > 0
+        d = np.bincount(groups, weights=w * d)[keep] / wg[keep]
+        w = wg[keep]
+    total = float(w.sum())
+    if not total > 0.0:
         return np.inf, np.inf
-    mu = float(w @ d) / n
+    mu = float(w @ d) / total
+    n = total ** 2 / float(w @ w)
     if not n > 1.0:
         return mu, np.inf
-    v = float(w @ (d - mu) ** 2) / n
+    v = float(w @ (d - mu) ** 2) / total
     return mu, float(np.sqrt(v / (n - 1.0)))
 
 
-def beats_mean(model_errors, mean_errors, weights=None) -> bool:
+def beats_mean(model_errors, mean_errors, weights=None, groups=None) -> bool:
     r"""Is a chosen model better than predicting the training mean?  The paired rule.
 
     ``model_errors`` and ``mean_errors`` are the out-of-sample errors of the
@@ -122,7 +137,7 @@ def beats_mean(model_errors, mean_errors, weights=None) -> bool:
     >>> beats_mean([0.9, 1.3, 0.7, 1.0], [1.0, 1.2, 0.8, 1.1])
     False
     """
-    mu, se = paired_difference(model_errors, mean_errors, weights)
+    mu, se = paired_difference(model_errors, mean_errors, weights, groups)
     return bool(mu + se < 0.0)
 
 
@@ -173,7 +188,7 @@ def nested_loses_to_mean(est, X, Y, w, rng):
     when there are too few distinct rows for the folds or a fold is too
     small for the fit (nothing is said then).
     """
-    from rflite._core.folds import DEFAULT_FOLDS, grouped_splits
+    from rflite._core.folds import DEFAULT_FOLDS, distinct_labels, grouped_splits
 
     try:
         splits = grouped_splits(X, DEFAULT_FOLDS, rng)
@@ -200,7 +215,9 @@ def nested_loses_to_mean(est, X, Y, w, rng):
         model, mean = out_of_fold_errors(fit_predict, Y, w, splits)
     except ValueError:
         return None
-    return np.array([not beats_mean(model[:, k], mean[:, k], w) for k in range(Y.shape[1])])
+    groups = distinct_labels(X)
+    return np.array([not beats_mean(model[:, k], mean[:, k], w, groups)
+                     for k in range(Y.shape[1])])
 
 
 @dataclass

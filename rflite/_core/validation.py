@@ -277,6 +277,62 @@ def check_sample_weight(sample_weight, n_samples: int) -> np.ndarray | None:
     return w
 
 
+#: Largest denominator :func:`repetition_counts` tries when the weights are
+#: not integer multiples of their smallest one.
+MAX_WEIGHT_DENOMINATOR = 10**6
+
+
+def repetition_counts(w, *, estimator: str = "this estimator") -> np.ndarray:
+    r"""The smallest integers in the proportions of the positive weights ``w``.
+
+    Methods that realise ``sample_weight`` by repeating rows use these counts,
+    so that the fit depends on the *relative* weights only: ``c * w`` gives
+    the counts of ``w`` for every :math:`c > 0`, and integer weights whose
+    greatest common divisor is 1 (any weight equal to 1, or coprime weights)
+    are their own counts, so such weights equal repeated rows.  Weights that
+    are integers, or integer multiples of the smallest weight, are divided by
+    the greatest common divisor; otherwise each ratio :math:`w_i / \max w` is
+    written as a fraction with a denominator up to
+    :data:`MAX_WEIGHT_DENOMINATOR` (the distinct values only) and the counts
+    are the numerators over the least common denominator.
+
+    Raises
+    ------
+    ValueError
+        Naming ``sample_weight`` when a ratio is not such a fraction to 1e-14
+        (weights in no integer proportion, such as 1 and :math:`\sqrt 2`).
+    MemoryError
+        Naming ``sample_weight`` when a count reaches :math:`2^{53}`.
+    """
+    from fractions import Fraction
+
+    w = np.asarray(w, dtype=np.float64)
+    for base in (1.0, float(w.min())):
+        k = np.rint(w / base)
+        if np.allclose(k * base, w, rtol=1e-12, atol=0.0):
+            if k.max() >= 2.0**53:  # past exact integers: no machine holds the copies
+                raise MemoryError(
+                    f"{estimator} repeats rows in proportion to sample_weight; a ratio of "
+                    f"{k.max():.4g} between weights would need that many copies of a row")
+            k = k.astype(np.int64)
+            return k // np.gcd.reduce(k)
+    values, inverse = np.unique(w / w.max(), return_inverse=True)
+    fractions = [Fraction(float(v)).limit_denominator(MAX_WEIGHT_DENOMINATOR) for v in values]
+    bad = [v for v, f in zip(values, fractions) if abs(float(f) - v) > 1e-14 * v]
+    if bad:
+        raise ValueError(
+            f"{estimator} realises sample_weight by repeating rows, so the weights must be in "
+            f"integer proportion (ratios p / q with q <= {MAX_WEIGHT_DENOMINATOR}); the ratio "
+            f"{float(bad[0])!r} of a weight to the largest is not")
+    lcd = math.lcm(*[f.denominator for f in fractions])
+    numer = np.array([f.numerator * (lcd // f.denominator) for f in fractions], dtype=object)
+    numer = numer // math.gcd(*numer.tolist())
+    if max(numer) >= 2**53:
+        raise MemoryError(f"{estimator} repeats rows in proportion to sample_weight; these "
+                          f"proportions need {float(max(numer)):.4g} copies of a row")
+    return numer.astype(np.int64)[inverse.ravel()]
+
+
 def check_targets(X, y, *, estimator: str = "this estimator"):
     """Validate ``X`` (m x d) and a 1-d or 2-d real target together.
 

@@ -470,8 +470,8 @@ def choose_harfe(est, fmap, X, Y, W, folds, fold_ids, points, rule, fit_intercep
     (``normalize``), HARFE (:func:`rflite._dask.backend.harfe_dask`) on the
     training-rows operator (row weights ``w`` x 0/1: the validation rows
     count for nothing) at every grid point, warm-started along the grid
-    exactly like :func:`rflite.htp.harfe_grid` (penalty
-    :math:`\lambda \sum_{train} w`), and *one* pass scoring every grid point
+    exactly like :func:`rflite.htp.harfe_grid` (penalty :math:`\lambda` times the
+    fold's distinct training rows), and *one* pass scoring every grid point
     on the validation rows (weighted squared errors; the union of the
     supports, all coefficient vectors at once).  The rule and guard are
     :func:`rflite._core.selection.choose`'s, per output, as in memory.  Every HARFE
@@ -488,7 +488,11 @@ def choose_harfe(est, fmap, X, Y, W, folds, fold_ids, points, rule, fit_intercep
     if not fold_ids:
         raise ValueError("the automatic choice of s / lam needs at least 2 distinct rows "
                          "of X; pass s and lam explicitly")
+    from rflite._dask.split import distinct_rows
+
     m, k, n = X.shape[0], Y.shape[1], fmap.n_columns
+    # each fold's penalty: lam times its distinct training rows, as in memory
+    _, train_rows = distinct_rows(X, W, folds)
     passes = list(op0.pass_seconds)
     scores = np.empty((len(fold_ids), len(points), k))
     for i, f in enumerate(fold_ids):
@@ -502,7 +506,8 @@ def choose_harfe(est, fmap, X, Y, W, folds, fold_ids, points, rule, fit_intercep
         for t in range(k):
             prev = None
             for j, (s, lam) in enumerate(points):
-                res = harfe_dask(op, Yc[:, t], s=int(s), lam=lam * n_t / m, mu=est.mu,
+                res = harfe_dask(op, Yc[:, t], s=int(s), lam=lam * train_rows[f] / m,
+                                 mu=est.mu,
                                  max_iter=est.max_iter, tol=est.tol, c0=prev)
                 prev = res.coef
                 C[res.support, j * k + t] = res.coef[res.support] * scale[res.support]

@@ -208,7 +208,8 @@ def fit_harfe(est, X, y, sample_weight=None):
     then :func:`harfe_dask` per output.  ``sample_weight`` (NumPy or Dask,
     :func:`check_dask_weight`) centres with weighted means, scales the rows
     by :math:`\\sqrt{w}` inside every chunk task and makes the penalty
-    :math:`\\lambda \\sum_i w_i`, exactly as in memory.  ``matrix_free`` is
+    :math:`\\lambda` times the distinct kept rows
+    (:func:`rflite._dask.split.distinct_rows`), exactly as in memory.  ``matrix_free`` is
     irrelevant (Dask fits are always matrix-free).  With ``s`` / ``lam``
     ``"auto"`` (the defaults) or in :class:`rflite.htp.HARFECV` they are
     first chosen by :func:`rflite._dask.auto.choose_harfe` (hash folds of
@@ -218,28 +219,32 @@ def fit_harfe(est, X, y, sample_weight=None):
     """
     from rflite._htp.solver import _check_shift
 
+    from rflite._dask.split import distinct_rows
+
     X, Y, one_d, W, total = _prepare(est, X, y, sample_weight, weights=True)
     m = X.shape[0]
     n_features = check_int(est.n_features, "n_features", minimum=1)
     n_columns = n_features * (2 if est.activation == "fourier" else 1)
     search = est._search()
-    est._check_s_lam(n_columns, total, search)
+    # checked against m, an upper bound of the distinct rows, before any pass
+    est._check_s_lam(n_columns, m, search)
     check_real(est.mu, "mu", minimum=0.0, strict=True)
     check_int(est.max_iter, "max_iter", minimum=1)
     check_real(est.tol, "tol", minimum=0.0)
     normalize = check_bool(est.normalize, "normalize")
     check_bool(est.matrix_free, "matrix_free")
     fit_intercept = check_bool(est.fit_intercept, "fit_intercept")
+    # the m of m * lam and of the s fractions: distinct kept rows, as in memory
+    n_rows = distinct_rows(X, W)
     if search is not None:
-        # relative grids scale with the weighted row count, as in memory
         from rflite._core.parallel import check_executor
 
-        points, _, lams = est._grid_points(search, total, n_columns)
+        points, _, lams = est._grid_points(search, n_rows, n_columns)
         rule = est._rule()
         # validated as in memory; on Dask the folds' tasks run on the scheduler's workers
         check_executor(est._n_jobs(), "n_jobs")
         for lam0 in lams[:1]:
-            _check_shift(total, lam0, est.mu)
+            _check_shift(n_rows, lam0, est.mu)
         cv = getattr(est, "cv", None)
     rng = est._rng()
     fmap = est._draw_features(X.shape[1], rng)
@@ -259,15 +264,15 @@ def fit_harfe(est, X, y, sample_weight=None):
     est.s_ = chosen[0][0] if one_d else np.array([c[0] for c in chosen])
     est.lam_ = chosen[0][1] if one_d else np.array([c[1] for c in chosen])
     for _, lam in chosen:
-        _check_shift(total, lam, est.mu)
+        _check_shift(n_rows, lam, est.mu)
     passes = first.pass_seconds + passes
     op = DaskFeatureOperator(fmap, X, col_mean=a_mean, col_scale=scale, row_weight=W)
     Yc = _weighted_rows(Y - y_mean if fit_intercept else Y, W)
     supports, coefs, results = [], [], []
     for k in range(Y.shape[1]):
         s, lam = chosen[k]
-        # the solver's penalty is m * lam: make it lam * sum(w)
-        res = harfe_dask(op, Yc[:, k], s=s, lam=lam * total / m, mu=est.mu,
+        # the solver's penalty is m * lam: make it lam * (distinct kept rows)
+        res = harfe_dask(op, Yc[:, k], s=s, lam=lam * n_rows / m, mu=est.mu,
                          max_iter=est.max_iter, tol=est.tol)
         results.append(res)
         supports.append(res.support)

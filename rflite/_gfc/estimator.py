@@ -61,16 +61,18 @@ ROWS_PER_STEP = 2
 def _follow_splits(splits, w, order):
     """``(train, test)`` pairs over the given rows, mapped to the fitted rows.
 
-    The fit drops zero-weight rows, repeats a row of weight k k times
-    (adjacent) and then reorders the rows by ``order``; each copy of a row
-    stays in its row's part.  Folds left with an empty part are dropped.
+    The fit drops zero-weight rows, repeats each row by its count
+    (:func:`rflite._core.validation.repetition_counts`, copies adjacent) and
+    then reorders the rows by ``order``; each copy of a row stays in its
+    row's part.  Folds left with an empty part are dropped.
     """
-    n = len(w) if w is not None else None
+    from rflite._core.validation import repetition_counts
+
     if w is None:
         owner = np.arange(order.size)
     else:
         keep = w > 0
-        reps = np.rint(w[keep]).astype(np.int64)
+        reps = repetition_counts(w[keep])
         owner = np.repeat(np.flatnonzero(keep), reps)  # given row of every repeated row
     owner = owner[order]  # given row of every fitted row
     out = []

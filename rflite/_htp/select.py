@@ -132,14 +132,20 @@ def _apply(A, c):
     return A @ c if isinstance(A, np.ndarray) else np.asarray(A.matvec(c)).ravel()
 
 
-def _harfe_fold_scores(train, test, A, Y, w, points, fit_intercept, normalize, mu, max_iter,
-                       tol):
-    """Validation MSE of every grid point on one fold (module level: picklable)."""
+def _harfe_fold_scores(train, test, A, Y, w, groups, points, fit_intercept, normalize, mu,
+                       max_iter, tol):
+    """Validation MSE of every grid point on one fold (module level: picklable).
 
+    ``groups`` labels the distinct rows (:func:`rflite._core.folds.distinct_labels`):
+    the fold's penalty is ``lam`` times the distinct training rows, as the
+    full fit's.
+    """
+
+    from rflite._core.folds import distinct_count
     from rflite._core.selection import weighted_mse
 
     w_tr = None if w is None else w[train]
-    total = train.size if w_tr is None else float(w_tr.sum())
+    total = distinct_count(groups, train)
     At, Yc, a_mean, y_mean, scale = _prepare(
         A[train].copy(), Y[train], w_tr, fit_intercept=fit_intercept, normalize=normalize)
     points, dense = _split_points(points, A.shape[1])
@@ -170,11 +176,14 @@ def _harfe_fold_scores(train, test, A, Y, w, points, fit_intercept, normalize, m
     return scores
 
 
-def _harfe_fold_scores_mf(train, test, fmap, X, Y, points, fit_intercept, normalize, mu,
-                          max_iter, tol):
+def _harfe_fold_scores_mf(train, test, fmap, X, Y, groups, points, fit_intercept, normalize,
+                          mu, max_iter, tol):
     """:func:`_harfe_fold_scores` of a matrix-free fit (0/1 weights only: ``w`` is None)."""
 
+    from rflite._core.folds import distinct_count
     from rflite._core.selection import weighted_mse
+
+    total = distinct_count(groups, train)
 
     Xtr = X[train]
     if fit_intercept:
@@ -192,7 +201,7 @@ def _harfe_fold_scores_mf(train, test, fmap, X, Y, points, fit_intercept, normal
     Yc = Y[train] - y_mean
     points, dense = _split_points(points, fmap.n_columns)
     with _one_blas_thread():
-        results = harfe_grid(op, Yc, train.size, points, mu=mu, max_iter=max_iter, tol=tol)
+        results = harfe_grid(op, Yc, total, points, mu=mu, max_iter=max_iter, tol=tol)
     scores = []
     for i in range(len(points)):
         for k in range(Y.shape[1]):
@@ -212,7 +221,7 @@ def _harfe_fold_scores_mf(train, test, fmap, X, Y, points, fit_intercept, normal
             return scores
         with _one_blas_thread():
             K, Kte = _gram(op, test_columns)
-            preds = _dual_ridge(K, Kte, Yc, [train.size * lam for _, lam in dense])
+            preds = _dual_ridge(K, Kte, Yc, [total * lam for _, lam in dense])
         for P in preds:
             scores.extend(weighted_mse(Y[test, k], P[:, k] + y_mean[k])
                           for k in range(Y.shape[1]))

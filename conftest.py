@@ -79,3 +79,23 @@ def own_cluster():
     with _two_worker_cluster() as client:
         with client.as_current(), dask.config.set(scheduler=client):
             yield client
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "local_dask_fit: keep LOCAL_FIT_MAX_ROWS (small Dask fits run in memory)")
+
+
+@pytest.fixture(autouse=True)
+def _dask_fits_on_the_workers(request, monkeypatch):
+    """Dask fits in tests and benchmarks run on the workers, however few the rows.
+
+    A Dask ``X`` of at most ``rflite._core.backend.LOCAL_FIT_MAX_ROWS`` rows
+    is otherwise computed and fitted in memory, which would leave the
+    distributed fits untested on the small arrays the tests use; tests of
+    that seam itself are marked ``local_dask_fit``.
+    """
+    if request.node.get_closest_marker("local_dask_fit") is None:
+        import rflite._core.backend as backend
+
+        monkeypatch.setattr(backend, "LOCAL_FIT_MAX_ROWS", 0)

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from rflite._core.backend import dask_backend, is_dask_array
+from rflite._core.backend import dask_backend, is_dask_array, local_arrays
 from rflite._core.validation import (
-    check_array, check_bool, check_sample_weight, check_targets, repetition_counts)
+    check_array, check_bool, check_sample_weight, check_targets, relative_weights,
+    repetition_counts)
 from rflite._core.memory import check_memory
 from rflite._core.random import check_rng
 from rflite._core.linalg import center_and_weight
@@ -172,8 +173,15 @@ class RandomFeatureModel(EstimatorMixin):
 
         The one place an estimator reaches the backend for a fit
         (:mod:`rflite._core.backend`); the backend finds this estimator's
-        distributed fit by its class and returns ``self``.
+        distributed fit by its class and returns ``self``.  A small ``X``
+        (:data:`rflite._core.backend.LOCAL_FIT_MAX_ROWS` rows) is computed and
+        fitted in memory instead: the same model as the NumPy fit, without
+        the task graphs' overhead (``dask_passes_`` and ``dask_fit_seconds_``
+        are then not set).
         """
+        local = local_arrays(X, y, sample_weight)
+        if local is not None:
+            return type(self).fit(self, *local, **kwargs)
         return dask_backend().fit(self, X, y, sample_weight, **kwargs)
     def __sklearn_tags__(self):
         # only scikit-learn calls this, so importing it here adds no runtime dependency
@@ -195,7 +203,8 @@ class RandomFeatureModel(EstimatorMixin):
 
         Returns ``X`` (m x d), ``Y`` (m x n_targets) and the weights (None or
         positive, with the zero-weight rows removed from ``X``, ``Y`` and
-        ``w``: a zero weight is exactly a dropped row).  Sets ``self._one_d``
+        ``w``: a zero weight is exactly a dropped row; relative to the
+        smallest, :func:`rflite._core.validation.relative_weights`).  Sets ``self._one_d``
         so that :meth:`_finish` and ``predict`` return (n,) for a 1-d ``y``.
         """
         refuse_dask(self, X, y, sample_weight)
@@ -206,6 +215,7 @@ class RandomFeatureModel(EstimatorMixin):
             keep = w > 0
             if not keep.all():
                 X, Y, w = X[keep], Y[keep], w[keep]
+            w = relative_weights(w)  # c * sample_weight: the same bits
             if np.all(w == 1.0):
                 w = None
         self.n_features_in_ = X.shape[1]

@@ -98,9 +98,32 @@ def test_real_weights_are_scale_invariant(name):
     est = REGRESSORS[name]()
     a = est.fit(X, y, sample_weight=w).predict(X)
     b = est.fit(X, y, sample_weight=3.7 * w).predict(X)
-    # SHRIMP's minimum-norm interpolants are ill-conditioned (rounding ~1e-5 relative)
-    rtol = 1e-5 if name == "shrimp" else 1e-7
-    np.testing.assert_allclose(a, b, rtol=rtol, atol=rtol * np.abs(b).max())
+    # the fits see the same relative weights, bit for bit
+    np.testing.assert_array_equal(a, b)
+
+
+def test_relative_weights_remove_the_last_bits_of_a_factor():
+    from rflite._core.validation import relative_weights
+
+    w = np.random.default_rng(4).uniform(0.5, 2.0, 1000)
+    for c in (2.0, 3.7, 0.1, 1e-300 / 2.0 ** -1000):
+        np.testing.assert_array_equal(relative_weights(c * w), relative_weights(w))
+    k = np.array([0.0, 1.0, 2.0, 3.0, 7.0])
+    np.testing.assert_array_equal(relative_weights(k), k)  # integers with a 1: unchanged
+    np.testing.assert_allclose(relative_weights(w), w / w.min(), rtol=2.0 ** -30)
+
+
+def test_shrimp_default_with_real_weights_is_scale_free():
+    # the pruning path's choices turn on near-ties: before the weights were
+    # made relative, 2 * w (sqrt(2) rounding on every row) chose another step
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (300, 5))
+    y = np.sin(2 * X[:, 0]) + X[:, 1] * X[:, 2] + 0.1 * rng.standard_normal(300)
+    w = rng.uniform(0.5, 2.0, 300)
+    a = SHRIMPRegressor(random_state=0).fit(X, y, sample_weight=w)
+    b = SHRIMPRegressor(random_state=0).fit(X, y, sample_weight=2.0 * w)
+    assert a.best_step_ == b.best_step_
+    np.testing.assert_array_equal(a.predict(X), b.predict(X))
 
 
 @pytest.mark.parametrize("factor", [2.0, 0.5, 0.1])

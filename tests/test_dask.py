@@ -839,3 +839,51 @@ def test_gfc_transform_is_lazy(sync, data):
         np.testing.assert_array_equal(b.compute(), est.transform(a.compute()))
     with pytest.raises(ValueError, match="X has 3 features"):
         est.transform(_untouchable((100, 3), (50, 3)))
+
+
+# ------------------------------------------------ small Dask fits run in memory
+def _small_estimators():
+    from rflite.greedy import GFCRegressor
+    from rflite.htp import HARFECV
+    from rflite.imp import SHRIMPRegressor
+    from rflite.metropolis import ARFFRegressor
+
+    return {
+        "ridge": lambda: RandomFeatureRidge(n_features=100, random_state=0),
+        "harfe": lambda: HARFERegressor(n_features=150, random_state=0),
+        "harfecv": lambda: HARFECV(n_features=100, random_state=0),
+        "shrimp": lambda: SHRIMPRegressor(n_features=60, random_state=0),
+        "srfe": lambda: SRFERegressor(n_features=100, random_state=0),
+        "arff": lambda: ARFFRegressor(16, n_iter=20, random_state=0),
+        "gfc": lambda: GFCRegressor(max_steps=2, n_workers=2, random_state=0),
+    }
+
+
+@pytest.mark.local_dask_fit
+@pytest.mark.parametrize("name", list(_small_estimators()))
+def test_small_dask_fit_is_the_in_memory_fit(sync, name):
+    # the automatic choices included: the same seed gives the same model, bit for bit
+    X, y = make_friedman1(300, d=5, noise=0.5, rng=1)
+    w = np.random.default_rng(2).integers(1, 3, 300).astype(float)
+    make = _small_estimators()[name]
+    ref = make().fit(X, y, sample_weight=w)
+    est = make().fit(da.from_array(X, chunks=(70, -1)), da.from_array(y, chunks=70),
+                     sample_weight=da.from_array(w, chunks=70))
+    np.testing.assert_array_equal(est.coef_, ref.coef_)
+    np.testing.assert_array_equal(est.predict(X), ref.predict(X))
+    assert not hasattr(est, "dask_fit_seconds_")
+
+
+@pytest.mark.local_dask_fit
+def test_dask_fits_above_the_row_limit_run_on_the_workers(sync, monkeypatch):
+    import rflite._core.backend as backend
+
+    X, y = make_friedman1(240, d=5, noise=0.5, rng=1)
+    monkeypatch.setattr(backend, "LOCAL_FIT_MAX_ROWS", 239)
+    est = RandomFeatureRidge(n_features=50, lam=1e-3, random_state=0).fit(
+        da.from_array(X, chunks=(60, -1)), da.from_array(y, chunks=60))
+    assert est.dask_fit_seconds_ > 0
+    monkeypatch.setattr(backend, "LOCAL_FIT_MAX_ROWS", 240)
+    est = RandomFeatureRidge(n_features=50, lam=1e-3, random_state=0).fit(
+        da.from_array(X, chunks=(60, -1)), da.from_array(y, chunks=60))
+    assert not hasattr(est, "dask_fit_seconds_")

@@ -31,3 +31,32 @@ def is_dask_operator(A) -> bool:
 def dask_backend():
     """The Dask backend module (imported on first use)."""
     return importlib.import_module(DASK_BACKEND)
+
+
+#: A Dask fit whose ``X`` has at most this many rows computes ``X``, ``y`` and
+#: the weights and runs the in-memory fit (the same model, bit for bit).
+#: Below it a distributed fit costs what its task graphs cost -- each pass
+#: over the rows is milliseconds of scheduling against microseconds of
+#: arithmetic, and an automatic choice makes thousands of passes -- while
+#: the rows themselves are a few MB.  Read at call time; set it to 0 to run
+#: every Dask fit on the workers.
+LOCAL_FIT_MAX_ROWS = 10_000
+
+
+def local_arrays(X, y, sample_weight=None):
+    """``(X, y, sample_weight)`` computed to NumPy when a Dask fit is small, else None.
+
+    Small means ``X`` has known row chunks and at most
+    :data:`LOCAL_FIT_MAX_ROWS` rows; arrays that are not Dask arrays pass
+    through.  Input the Dask backend would refuse (unknown chunk sizes) is
+    left to it, so its errors stay the same.
+    """
+    rows = X.shape[0]
+    if not (isinstance(rows, int) and rows <= LOCAL_FIT_MAX_ROWS):
+        return None
+    import dask
+
+    parts = [a if is_dask_array(a) else None for a in (X, y, sample_weight)]
+    computed = iter(dask.compute(*[a for a in parts if a is not None]))
+    return tuple(next(computed) if p is not None else a
+                 for p, a in zip(parts, (X, y, sample_weight)))

@@ -27,7 +27,7 @@ import time
 import numpy as np
 
 from rflite._core.backend import is_dask_array  # noqa: F401 - re-exported to the backend
-from rflite._core.validation import check_array, check_int
+from rflite._core.validation import check_array, check_int, relative_weights
 
 
 
@@ -139,7 +139,7 @@ def check_dask_weight(sample_weight, X, name: str = "sample_weight"):
     if not is_dask_array(sample_weight):
         from rflite._core.validation import check_sample_weight
 
-        w = check_sample_weight(sample_weight, m)
+        w = relative_weights(check_sample_weight(sample_weight, m))
         # the in-memory fit's sum (over the kept rows, same order): relative
         # grids (lams / total) then agree to the last bit
         total = float(w[w > 0].sum())
@@ -161,14 +161,17 @@ def check_dask_weight(sample_weight, X, name: str = "sample_weight"):
         raise ValueError(f"{name} must be real numbers, got dtype {sample_weight.dtype}")
     W = sample_weight.astype(np.float64).reshape(m, 1)
     # the weights alone (m numbers, no features): errors before any long work
-    lo, finite, total = dask.compute(W.min(), da.isfinite(W).all(), W.sum())
+    lo, finite, total, lo_pos = dask.compute(W.min(), da.isfinite(W).all(), W.sum(),
+                                             da.where(W > 0, W, np.inf).min())
     if not finite:
         raise ValueError(f"{name} contains NaN or infinite values")
     if lo < 0:
         raise ValueError(f"Negative values in data passed to {name} (min {float(lo):g})")
     if not total > 0:
         raise ValueError(f"{name} must have a positive sum, got all zero weights")
-    return W, float(total)
+    # the in-memory fit's weights, chunk by chunk (relative to the smallest)
+    W = W.map_blocks(relative_weights, lo=float(lo_pos), dtype=np.float64)
+    return W, float(W.sum().compute())
 
 
 def _client():

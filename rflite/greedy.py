@@ -76,7 +76,8 @@ from rflite._gfc.descent import (  # noqa: F401 - the result type, fold_ids and 
 )
 from rflite._gfc.estimator import (  # noqa: F401 - the estimator's defaults re-exported
     GFC_INIT_SCALE, GUARD_FRACTION, GUARD_MIN_ROWS, NU_GRID_ESTIMATOR, ROWS_PER_STEP,
-    ROWS_PER_WORKER, _fit_gfc, _follow_splits, _guard_errors, _guard_settings, _store_bags,
+    ROWS_PER_WORKER, TARGET_GRID_BITS, _fit_gfc, _follow_splits, _guard_errors,
+    _guard_settings, _store_bags,
 )
 from rflite._gfc.kernels import _hyper_objective, _ridge_step
 from rflite._gfc.passes import (  # noqa: F401 - the result type, the passes re-exported
@@ -90,10 +91,10 @@ publish(__name__, DescentResult, fold_ids, GFCResult, gfc_design, ridge_cv)
 
 __all__ = [
     "LAM_INIT", "LAM_BOUNDS", "LBFGS_MAXITER", "NU_GRID", "BANDWIDTHS", "ETA_RELATIVE",
-    "ROWS_PER_WORKER", "ROWS_PER_STEP", "GFC_INIT_SCALE", "NU_GRID_ESTIMATOR", "MEASURES",
-    "STOPPINGS", "HyperObjective", "DescentResult", "GFCResult", "RFFResult", "hyper_objective",
-    "fold_ids", "greedy_descent", "gfc", "gfc_design", "ridge_cv", "rff_ridge_cv",
-    "GFCRegressor",
+    "ROWS_PER_WORKER", "ROWS_PER_STEP", "GFC_INIT_SCALE", "NU_GRID_ESTIMATOR",
+    "TARGET_GRID_BITS", "MEASURES", "STOPPINGS", "HyperObjective", "DescentResult", "GFCResult",
+    "RFFResult", "hyper_objective", "fold_ids", "greedy_descent", "gfc", "gfc_design",
+    "ridge_cv", "rff_ridge_cv", "GFCRegressor",
 ]
 
 #: Bandwidths :math:`\sigma` of the random-Fourier baselines, frequencies
@@ -310,6 +311,13 @@ def gfc(X, y, *, n_passes=1, max_steps=20, n_workers=5, nu=None, eta=None, eps=0
     The descents are tasks for ``executor`` with per-task seeds from
     :class:`numpy.random.SeedSequence` ``spawn`` and subsamples drawn here, so
     the result is bit-identical whatever executor runs them.
+
+    ``y`` is used as given, and the fit depends on its units: each greedy
+    step penalises the weight of the current model (no unit) and the new
+    feature's amplitudes (units of ``y``) with one :math:`\lambda`, searched
+    from :data:`LAM_INIT` within :data:`LAM_BOUNDS`.  :class:`GFCRegressor`
+    runs it on targets divided by their scale, which makes its model of
+    :math:`c\,y` (:math:`c > 0`) :math:`c` times its model of ``y``.
 
     Parameters
     ----------
@@ -551,21 +559,55 @@ class GFCRegressor(RandomFeatureModel):
     errors.
     ``mean_guard=False`` (what :func:`gfc` does) skips it.
 
+    The units of ``y``: every GFC fit (the guard's too) works on the
+    targets of one output, centred when ``fit_intercept``, divided by their
+    scale :math:`\\sigma`, their root mean square (once centred, the weighted
+    standard deviation of ``y``; 1 when every target is 0), and rounded to
+    multiples of :math:`2^{-24}` (:data:`TARGET_GRID_BITS`): :math:`z_i =
+    \\mathrm{round}(2^{24} (y_i - \\bar y) / \\sigma) / 2^{24}`.  The fitted
+    amplitudes and bias amplitude are multiplied back by :math:`\\sigma`
+    (the intercept is :math:`\\bar y + \\sigma a_0`), the errors by
+    :math:`\\sigma^2`.  So every tolerance of the fit is relative to the
+    scale of ``y``, and the model of :math:`c\\,y` for any :math:`c > 0` is
+    :math:`c` times the model of ``y``: the same spectra, ``nu_`` and
+    ``steps_``, and the predictions to rounding (on Dask as in memory).  On
+    ``y`` as given (what :func:`gfc` does) that fails because a greedy step
+    penalises the weight :math:`c_0` of the current model :math:`f`, which
+    has no unit, and the new feature's amplitudes :math:`c_1, c_2`, in units
+    of ``y``, with one :math:`\\lambda` (:func:`hyper_objective`) searched
+    from :data:`LAM_INIT` within :data:`LAM_BOUNDS`, fixed numbers: the
+    spectra found depend on the units.  The grid is there because the
+    descents amplify a change in the last bits of their targets as much as a
+    change of seed, and :math:`c\\,y / \\sigma(c\\,y)` differs from
+    :math:`y / \\sigma(y)` in such bits; on the grid they are equal, but for
+    a target within rounding of the midpoint between two grid points (odds
+    of about :math:`10^{-8}` per row).  The rounding moves a target by at
+    most :math:`2^{-25} \\sigma`, far below what the fit resolves; the
+    training and CV errors (``train_rmse``, ``cv_results_``) are those
+    against the rounded targets.  :math:`\\nu` (a penalty on the amplitudes
+    of the columns ``[1, cos, sin]``, which have no unit, against a squared
+    error in the same units as those amplitudes) and ``eps`` (a relative
+    improvement) have no unit; ``eta`` is an amplitude in units of ``y``
+    (the fit compares :math:`\\eta / \\sigma` with its amplitudes).
+
     A row-chunked Dask ``X`` fits on the cluster (:mod:`rflite._dask.gfc`:
     every descent a Dask task on its subsample, the amplitudes from one pass
     of per-fold Gram sums; no ``sample_weight`` or ``executor`` there).
 
     Reproducing the paper: :func:`gfc` with its defaults (the experiments in
     :mod:`rflite.experiments.gfc` call it); this class equals
-    ``gfc(X, y, nu_grid=NU_GRID_ESTIMATOR, init_scale=GFC_INIT_SCALE, stopping="cv", ...)``
-    on the rows in canonical order when ``n_estimators=1``, ``cv=None`` and
+    ``gfc(X, z, nu_grid=NU_GRID_ESTIMATOR, init_scale=GFC_INIT_SCALE, stopping="cv", ...)``
+    on the scaled targets ``z`` (above) and the rows in canonical order, its
+    amplitudes, bias amplitude and errors multiplied back by :math:`\\sigma`
+    (:math:`\\sigma^2`), when ``n_estimators=1``, ``cv=None`` and
     ``mean_guard=False`` (or when the guard keeps the features).
 
     Parameters
     ----------
     n_passes, max_steps, n_workers, nu, eta, eps, n_folds, subsample
         See :func:`gfc`; ``n_workers`` and ``max_steps`` are upper limits
-        (above).
+        (above).  ``eta`` is in units of ``y``; ``nu`` and ``eps`` have none
+        (above: the units of ``y``).
     stopping : {"cv", "eps"}, default "cv"
         ``"cv"``: how many greedy steps of every descent the amplitude fit
         keeps is chosen with :math:`\nu` by the same folds (``cv``;
@@ -606,7 +648,9 @@ class GFCRegressor(RandomFeatureModel):
     verbose : int, default 0
         ``>= 1``: one line per greedy step (worker, step, elapsed seconds,
         training MSE, the step's validation objective) and per pass (the
-        chosen :math:`\\nu` and its CV error) on stderr.
+        chosen :math:`\\nu` and its CV error) on stderr; these errors are
+        those of the scaled targets (in units of :math:`\\sigma^2`), the
+        guard's line is in units of ``y**2``.
     random_state : None, int, Generator, RandomState or SeedSequence
         See :func:`rflite._core.random.check_rng` (a negative seed is an error).
 
@@ -726,9 +770,10 @@ class GFCRegressor(RandomFeatureModel):
         (also the Dask fit); returns ``self``."""
         return _store_bags(self, bags, guarded, guard, guard_mse, y_mean)
 
-    def _guard_settings(self, m, use_cv, nu=None, eps=None):
-        """Keyword arguments of the guard's GFC fit on its ``m`` training rows (also on Dask)."""
-        return _guard_settings(self, m, use_cv, nu, eps)
+    def _guard_settings(self, m, use_cv, *, scale, nu=None, eps=None):
+        """Keyword arguments of the guard's GFC fit on its ``m`` training rows (also on Dask),
+        whose targets are divided by ``scale``."""
+        return _guard_settings(self, m, use_cv, scale=scale, nu=nu, eps=eps)
 
     def _report_guard(self, out, keep=None):
         # the guard's own greedy steps are not printed: one summary line

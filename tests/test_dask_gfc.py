@@ -105,6 +105,29 @@ def test_default_fit_matches_in_memory_to_the_descents_sensitivity(sync):
             _assert_same(est, first, coef_rtol=1e-8)
 
 
+@pytest.mark.usefixtures("sync")
+def test_default_fit_on_dask_predictions_scale_with_the_targets():
+    """On Dask too the default GFCRegressor fits ``a * y`` as ``a`` times its fit
+    of ``y`` (a > 0): the unit of the targets is the in-memory fit's (a peak and
+    an exact mean square, whatever the chunks), so the same spectra, nu and steps
+    and the predictions to rounding."""
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (150, 3))
+    y = np.sin(2 * X[:, 0]) + X[:, 1] * X[:, 2] + 0.1 * rng.standard_normal(150)
+    Xt = da.from_array(rng.uniform(-1, 1, (50, 3)), chunks=(20, -1))
+    kw = dict(n_workers=2, max_steps=4, random_state=0)
+    ref = GFCRegressor(**kw).fit(*_dask(X, y, 40))
+    want = ref.predict(Xt).compute()
+    for a in (1e-3, 2.0, 1e3):
+        est = GFCRegressor(**kw).fit(*_dask(X, a * y, 40))
+        np.testing.assert_array_equal(est.weights_, ref.weights_)
+        assert (est.nu_, est.steps_, est.guarded_) == (ref.nu_, ref.steps_, ref.guarded_)
+        np.testing.assert_allclose(est.predict(Xt).compute(), a * want, rtol=1e-10,
+                                   atol=1e-10 * a * np.abs(want).max())
+        np.testing.assert_allclose(est.guard_mse_, a ** 2 * np.array(ref.guard_mse_),
+                                   rtol=1e-10)
+
+
 def test_exact_means_do_not_depend_on_the_chunks(sync):
     """The centring mean and the starting model are correctly rounded means (integer
     parts per chunk), so the descents see the same targets whatever the chunking."""

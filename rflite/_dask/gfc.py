@@ -30,7 +30,12 @@ The descents amplify a last-bit change of their targets like a change of
 seed, so the centring mean and the starting model are correctly rounded
 means (:func:`exact_means`: integer parts per chunk, summed exactly) and
 the first pass's spectra do not depend on the chunking; later passes start
-from amplitudes equal to rounding (summed Gram matrices).  With the rows in
+from amplitudes equal to rounding (summed Gram matrices).  For the same
+reason the unit of the targets is the in-memory fit's to the bit (its peak,
+a maximum, and its mean square, a correctly rounded mean:
+:func:`_dask_target_scale`), and each chunk of the targets is divided by it
+and rounded to the grid by the in-memory function
+(:func:`rflite._gfc.estimator._scaled_targets`).  With the rows in
 the canonical order the in-memory fit sorts them into, an int ``cv``, m
 below the threshold and targets whose ``np.mean`` is exact, the fit is the
 in-memory one (the same subsamples, descents and folds; tests).
@@ -287,12 +292,14 @@ class _DaskGFCRun:
                          steps=self.steps)
 
 
-def _guard_errors(est, X, y, use_cv, nu, eps, n_estimators):
-    """:meth:`rflite.greedy.GFCRegressor._guard_errors` on Dask: ``(gfc, mean)`` held-out MSEs
-    of the bag of ``n_estimators`` fits on 80 % of the rows and of the mean."""
+def _guard_errors(est, X, y, use_cv, nu, eps, n_estimators, scale):
+    """:func:`rflite._gfc.estimator._guard_errors` on Dask: ``(gfc, mean)`` held-out MSEs
+    of the bag of ``n_estimators`` fits on 80 % of the rows and of the mean (``y``: the
+    targets divided by ``scale``; the MSEs multiplied back by ``scale**2``)."""
     import dask
 
     from rflite._dask.split import holdout_rows, take_rows
+    from rflite._gfc.estimator import _unscaled_errors
     from rflite.greedy import GUARD_FRACTION, _bag_rngs
 
     rng = est._rng()
@@ -301,14 +308,14 @@ def _guard_errors(est, X, y, use_cv, nu, eps, n_estimators):
     Xv, yv = take_rows(X, va), take_rows(y, va)[:, 0]
     pred = 0.0
     for res in _gfc_dask_fits(Xt, yt, _bag_rngs(rng, n_estimators),
-                              **est._guard_settings(tr.size, use_cv, nu, eps), est=est,
-                              progress=None):
+                              **est._guard_settings(tr.size, use_cv, scale=scale, nu=nu,
+                                                    eps=eps), est=est, progress=None):
         a = np.concatenate([[res.intercept], res.coef_cos, res.coef_sin]) / n_estimators
         pred = pred + Xv.map_blocks(_k_model, weights=res.weights, amps=a, drop_axis=1,
                                     dtype=np.float64, meta=np.empty(0),
                                     token="rflite-gfc-model")
-    out = tuple(float(v) for v in dask.compute(((pred - yv) ** 2).mean(),
-                                               ((yt[:, 0].mean() - yv) ** 2).mean()))
+    out = _unscaled_errors(dask.compute(((pred - yv) ** 2).mean(),
+                                        ((yt[:, 0].mean() - yv) ** 2).mean()), scale)
     est._report_guard(out)
     return out
 
@@ -319,6 +326,7 @@ def fit_gfc(est, X, y, sample_weight=None, executor=None):
     from rflite._core.folds import check_cv
     from rflite._dask.prepare import _prepare
     from rflite._core.validation import MAX_ABS, check_bool, check_choice, check_int, check_real
+    from rflite._gfc.estimator import _scaled_eta, _scaled_targets, _unscaled
     from rflite.greedy import (GFC_INIT_SCALE, GUARD_MIN_ROWS, NU_GRID_ESTIMATOR,
                                ROWS_PER_STEP, ROWS_PER_WORKER, STOPPINGS, _bag_rngs,
                                _intercept_only)
@@ -369,8 +377,11 @@ def fit_gfc(est, X, y, sample_weight=None, executor=None):
     bags, guarded, guard_mse = [], [], []
     for k in range(Yc.shape[1]):
         yk = Yc[:, k:k + 1]
+        # the in-memory fit's unit and targets, whatever the chunks
+        scale = _dask_target_scale(yk)
+        zk = yk.map_blocks(_scaled_targets, scale, dtype=np.float64)
         if guard:
-            mse = _guard_errors(est, X, yk, use_cv, nu, eps, n_estimators)
+            mse = _guard_errors(est, X, zk, use_cv, nu, eps, n_estimators, scale)
             guard_mse.append(mse)
             if mse[0] >= mse[1]:
                 yk_mean, yk_ss = float(exact_means(yk)[0]), float((yk ** 2).mean().compute())
@@ -378,13 +389,24 @@ def fit_gfc(est, X, y, sample_weight=None, executor=None):
                 guarded.append(True)
                 continue
         guarded.append(False)
-        bags.append(_gfc_dask_fits(
-            X, yk, _bag_rngs(est._rng(), n_estimators), n_passes=n_passes,
-            max_steps=est.max_steps_, n_workers=est.n_workers_, nu=nu, eta=est.eta, eps=eps,
-            n_folds=n_folds, subsample=est.subsample, cv=cv, nu_grid=NU_GRID_ESTIMATOR,
+        bags.append([_unscaled(res, scale) for res in _gfc_dask_fits(
+            X, zk, _bag_rngs(est._rng(), n_estimators), n_passes=n_passes,
+            max_steps=est.max_steps_, n_workers=est.n_workers_, nu=nu,
+            eta=_scaled_eta(est.eta, scale), eps=eps, n_folds=n_folds,
+            subsample=est.subsample, cv=cv, nu_grid=NU_GRID_ESTIMATOR,
             init_scale=GFC_INIT_SCALE, est=est, progress=Progress(est.verbose, "GFC"),
-            stopping=est.stopping))
+            stopping=est.stopping)])
     return est._store(bags, guarded, guard, guard_mse, y_mean)
+
+
+def _dask_target_scale(y) -> float:
+    """:func:`rflite._gfc.estimator._target_scale` of a Dask (m, 1) ``y``: the peak and
+    the correctly rounded mean square (:func:`exact_means`), the in-memory value."""
+    from rflite._gfc.estimator import _peak_squares, _target_scale
+
+    peak = float(abs(y).max().compute())
+    squares = y.map_blocks(_peak_squares, peak, dtype=np.float64)
+    return _target_scale(peak, float(exact_means(squares)[0]))
 
 
 def _intercept_only_moments(d, mean, mean_sq, intercept_only):

@@ -4,21 +4,25 @@ The estimator's defaults (:data:`NU_GRID_ESTIMATOR`, :data:`GFC_INIT_SCALE`,
 the sizes per worker and step), its rows (zero weights dropped, integer
 weights repeated, a canonical order, the folds of :math:`\nu` followed
 through all that: :func:`_follow_splits`), the guard against the mean
-(:func:`_guard_errors`) and the bag of fits per output (:func:`_fit_gfc`),
-stored as one feature map (:func:`_store_bags`).  :mod:`rflite.greedy`
-re-exports the constants.
+(:func:`_guard_errors`), the bag of fits per output (:func:`_fit_gfc`),
+stored as one feature map (:func:`_store_bags`), and the unit of ``y`` every
+fit works in (:func:`_target_scale`, :func:`_scaled_targets`,
+:func:`_unscaled`; the Dask fit uses the same functions).
+:mod:`rflite.greedy` re-exports the constants.
 """
 
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
 
 from rflite._core.backend import is_dask_array
 from rflite._core.folds import _canonical_order, check_cv
+from rflite._core.metrics import exact_sum_parts, exact_total
 from rflite._core.selection import MIN_HOLDOUT_ROWS
-from rflite._core.validation import check_bool, check_choice, check_int
+from rflite._core.validation import check_bool, check_choice, check_int, check_real
 from rflite._gfc.amplitudes import _fourier_map, gfc_design
 from rflite._gfc.passes import STOPPINGS, _bag_rngs, _check_splits, _gfc_fits, _intercept_only
 
@@ -57,6 +61,16 @@ ROWS_PER_WORKER = 50
 #: from 40 rows on.
 ROWS_PER_STEP = 2
 
+#: :class:`~rflite.greedy.GFCRegressor` fits the targets divided by their scale
+#: (:func:`_target_scale`) and rounded to multiples of ``2**-TARGET_GRID_BITS``
+#: (:func:`_scaled_targets`).  The descents amplify a change in the last bits
+#: of their targets as much as a change of seed, and ``c * y`` divided by its
+#: scale differs from ``y`` divided by its own in those bits; the grid makes
+#: the two equal (unless a value lies within rounding of the middle between
+#: two grid points: odds of about 1e-8 per row).  The rounding moves a target
+#: by at most ``2**-25`` of the scale, far below what a fit resolves.
+TARGET_GRID_BITS = 24
+
 
 def _follow_splits(splits, w, order):
     """``(train, test)`` pairs over the given rows, mapped to the fitted rows.
@@ -85,6 +99,58 @@ def _follow_splits(splits, w, order):
         raise ValueError(f"cv: no fold keeps rows of positive weight on both sides "
                          f"({n if n is not None else order.size} rows)")
     return out
+
+
+def _target_scale(peak, mean_square) -> float:
+    r"""The unit :math:`\sigma` of the targets (centred, when the intercept is fitted) of a fit.
+
+    :math:`\sigma = p \sqrt{\tfrac1m \sum_i (y_i / p)^2}`, the root mean
+    square of the targets (once centred, their weighted standard deviation:
+    the rows are repeated by their integer weights), from ``peak``
+    :math:`p = \max_i |y_i|` and ``mean_square``, the correctly rounded mean
+    of :func:`_peak_squares` (so that it does not depend on how the rows are
+    summed, in memory or in chunks; dividing by :math:`p` keeps tiny and huge
+    units from underflowing or overflowing); 1 when every target is 0.  For
+    :math:`c > 0`, :math:`\sigma(c y) = c\,\sigma(y)` up to rounding.
+    """
+    return peak * math.sqrt(mean_square) if peak > 0.0 else 1.0
+
+
+def _peak_squares(y, peak) -> np.ndarray:
+    """``(y / peak)**2``, whose mean :func:`_target_scale` takes (``y**2`` when ``peak`` is 0)."""
+    return (np.asarray(y, dtype=np.float64) / (peak if peak > 0.0 else 1.0)) ** 2
+
+
+def _in_memory_scale(y) -> float:
+    """:func:`_target_scale` of an in-memory 1-d ``y`` (its mean square from exact parts)."""
+    peak = float(np.max(np.abs(y)))
+    return _target_scale(peak, exact_total(exact_sum_parts(_peak_squares(y, peak)), y.size))
+
+
+def _scaled_targets(y, scale) -> np.ndarray:
+    """``y / scale`` rounded to multiples of ``2**-TARGET_GRID_BITS``: what a fit's
+    descents and amplitudes see (any block of rows: the Dask fit maps it over chunks)."""
+    grid = 2.0 ** TARGET_GRID_BITS
+    return np.rint(np.asarray(y, dtype=np.float64) / scale * grid) / grid
+
+
+def _scaled_eta(eta, scale):
+    """The cut-off ``eta`` (units of ``y``; None, the default) in the unit of the fit."""
+    return None if eta is None else check_real(eta, "eta", minimum=0.0) / scale
+
+
+def _unscaled(res, scale):
+    """A :class:`~rflite.greedy.GFCResult` fitted on ``y / scale``, in units of ``y``:
+    amplitudes, intercept and training RMSE times ``scale``, the CV errors times
+    ``scale**2`` (spectra, nu and steps have no unit)."""
+    return res._replace(intercept=res.intercept * scale, coef_cos=res.coef_cos * scale,
+                        coef_sin=res.coef_sin * scale, train_rmse=res.train_rmse * scale,
+                        cv_mse=None if res.cv_mse is None else res.cv_mse * scale ** 2)
+
+
+def _unscaled_errors(errors, scale) -> tuple:
+    """Mean squared errors of a fit on ``y / scale``, in units of ``y**2``."""
+    return tuple(float(e) * scale ** 2 for e in errors)
 
 
 def _fit_gfc(est, X, y, sample_weight=None, *, executor=None):
@@ -137,8 +203,11 @@ def _fit_gfc(est, X, y, sample_weight=None, *, executor=None):
     n_estimators = check_int(est.n_estimators, "n_estimators", minimum=1)
     bags, guarded, guard_mse = [], [], []
     for k in range(Yc.shape[1]):
+        # every fit works in the unit of this output (TARGET_GRID_BITS)
+        scale = _in_memory_scale(Yc[:, k])
+        z = _scaled_targets(Yc[:, k], scale)
         if guard:
-            *mse, keep = _guard_errors(est, X, Yc[:, k], splits is not None, ex, n_estimators)
+            *mse, keep = _guard_errors(est, X, z, splits is not None, ex, n_estimators, scale)
             guard_mse.append(tuple(mse))
             if not keep:
                 # the constructed features lose to the mean on held-out rows
@@ -146,12 +215,13 @@ def _fit_gfc(est, X, y, sample_weight=None, *, executor=None):
                 guarded.append(True)
                 continue
         guarded.append(False)
-        bags.append(_gfc_fits(
-            X, Yc[:, k], _bag_rngs(est._rng(), n_estimators), n_passes=est.n_passes,
+        bags.append([_unscaled(res, scale) for res in _gfc_fits(
+            X, z, _bag_rngs(est._rng(), n_estimators), n_passes=est.n_passes,
             max_steps=est.max_steps_, n_workers=est.n_workers_, nu=est.nu,
-            eta=est.eta, eps=est.eps, n_folds=est.n_folds, subsample=est.subsample,
-            cv=splits, nu_grid=NU_GRID_ESTIMATOR, init_scale=GFC_INIT_SCALE,
-            stopping=est.stopping, executor=ex, verbose=est.verbose))
+            eta=_scaled_eta(est.eta, scale), eps=est.eps, n_folds=est.n_folds,
+            subsample=est.subsample, cv=splits, nu_grid=NU_GRID_ESTIMATOR,
+            init_scale=GFC_INIT_SCALE, stopping=est.stopping, executor=ex,
+            verbose=est.verbose)])
     return _store_bags(est, bags, guarded, guard, guard_mse, y_mean)
 
 
@@ -200,11 +270,13 @@ def _store_bags(est, bags, guarded, guard, guard_mse, y_mean):
     return est
 
 
-def _guard_errors(est, X, y, use_cv, executor, n_estimators):
+def _guard_errors(est, X, y, use_cv, executor, n_estimators, scale):
     """``(gfc, mean, keep)`` of the guard: held-out MSEs of the bag of GFC fits on 80 % of
     the rows and of the training rows' mean, and whether the fit beats the mean on
     those rows by one standard error of the paired difference of their row errors
-    (:func:`rflite._core.selection.beats_mean`)."""
+    (:func:`rflite._core.selection.beats_mean`).  ``y``: the targets divided by
+    ``scale`` (:func:`_scaled_targets`); the MSEs are multiplied back to units of
+    the targets before scaling (``scale**2``)."""
     from rflite._core.selection import beats_mean
 
     from rflite._core.folds import holdout_split
@@ -213,23 +285,26 @@ def _guard_errors(est, X, y, use_cv, executor, n_estimators):
     tr, va = holdout_split(X.shape[0], GUARD_FRACTION, rng)
     pred = np.zeros(va.size)
     for res in _gfc_fits(X[tr], y[tr], _bag_rngs(rng, n_estimators),
-                         **_guard_settings(est, tr.size, use_cv), executor=executor):
+                         **_guard_settings(est, tr.size, use_cv, scale=scale),
+                         executor=executor):
         a = np.concatenate([[res.intercept], res.coef_cos, res.coef_sin])
         pred += gfc_design(X[va], res.weights) @ a / n_estimators
     e_fit, e_mean = (pred - y[va]) ** 2, (y[tr].mean() - y[va]) ** 2
-    out = (float(np.mean(e_fit)), float(np.mean(e_mean)))
+    out = _unscaled_errors((np.mean(e_fit), np.mean(e_mean)), scale)
     keep = beats_mean(e_fit, e_mean)
     est._report_guard(out, keep)
     return (*out, keep)
 
 
-def _guard_settings(est, m, use_cv, nu=None, eps=None):
-    """Keyword arguments of the guard's GFC fit on its ``m`` training rows (also on Dask)."""
+def _guard_settings(est, m, use_cv, *, scale, nu=None, eps=None):
+    """Keyword arguments of the guard's GFC fit on its ``m`` training rows (also on Dask),
+    whose targets are divided by ``scale``."""
     n_workers = min(est.n_workers_, max(1, m // ROWS_PER_WORKER))
     size = m // n_workers if est.subsample is None else min(int(est.subsample), m)
     return dict(n_passes=est.n_passes,
                 max_steps=min(est.max_steps_, max(1, size // ROWS_PER_STEP)),
-                n_workers=n_workers, nu=est.nu if nu is None else nu, eta=est.eta,
+                n_workers=n_workers, nu=est.nu if nu is None else nu,
+                eta=_scaled_eta(est.eta, scale),
                 eps=est.eps if eps is None else eps, n_folds=est.n_folds,
                 subsample=None if est.subsample is None else size,
                 cv=min(5, m) if use_cv else None, nu_grid=NU_GRID_ESTIMATOR,

@@ -1,17 +1,22 @@
 """Every default estimator in memory against Dask: the same model, and the time.
 
-``python benchmarks/backends.py [--rows M] [--cluster] [--only NAME,...]``
-fits ``Estimator(random_state=0)`` for each default and CV estimator on one
-problem, in memory and on a Dask array of the same rows (synchronous
-scheduler; with ``--cluster`` also a 2-process ``LocalCluster``), and prints
-one row per estimator and backend: fit seconds, whether the kept columns
-(``support_``) are the same, and the largest differences of the coefficients
-and of the predictions on the training rows.  The problem is
-``y = sin(2 x_0) + x_1 x_2`` plus noise on uniform inputs in [-1, 1]^5.
+``python benchmarks/backends.py [--rows M | --data NAME] [--cluster] [--on-workers]
+[--only NAME,...]`` fits ``Estimator(random_state=0)`` for each default and
+CV estimator on one problem, in memory and on a Dask array of the same rows
+(synchronous scheduler; with ``--cluster`` also a 2-process ``LocalCluster``),
+and prints one row per estimator and backend: fit seconds, whether the kept
+columns (``support_``) are the same, and the largest differences of the
+coefficients and of the predictions on the training rows.  The problem is
+``y = sin(2 x_0) + x_1 x_2`` plus noise on uniform inputs in [-1, 1]^5, or
+the training rows of a shared real set (``--data housing``; needs the
+data folder that :func:`rflite.datasets.load_uci` reads).
 
-The same seed is meant to give the same model on every backend; where a
-distributed fit still draws its own split (a hash of the rows instead of the
-in-memory random draw) the row says so through a different support.
+A Dask ``X`` of at most ``rflite._core.backend.LOCAL_FIT_MAX_ROWS`` rows is
+fitted in memory (the same model by construction); ``--on-workers`` sets
+the limit to 0, so that every fit runs the distributed code.  The same seed
+is meant to give the same model there too; where a distributed fit still
+draws its own split (a hash of the rows instead of the in-memory random
+draw) the row says so through a different support.
 """
 
 from __future__ import annotations
@@ -64,10 +69,22 @@ def main(argv=None) -> None:
     parser.add_argument("--rows", type=int, default=300)
     parser.add_argument("--cluster", action="store_true")
     parser.add_argument("--only", default="")
+    parser.add_argument("--data", default="")
+    parser.add_argument("--on-workers", action="store_true")
     args = parser.parse_args(argv)
-    X, y = problem(args.rows)
-    Xd = da.from_array(X, chunks=(max(1, args.rows // 3), -1))
-    yd = da.from_array(y, chunks=max(1, args.rows // 3))
+    if args.on_workers:
+        import rflite._core.backend as backend
+
+        backend.LOCAL_FIT_MAX_ROWS = 0
+    if args.data:
+        from rflite.datasets import load_uci
+
+        X, y = load_uci(args.data)[:2]
+    else:
+        X, y = problem(args.rows)
+    rows = max(1, X.shape[0] // 3)
+    Xd = da.from_array(X, chunks=(rows, -1))
+    yd = da.from_array(y, chunks=rows)
     backends = [("synchronous", lambda: dask.config.set(scheduler="synchronous"))]
     if args.cluster:
         from distributed import Client, LocalCluster

@@ -520,19 +520,14 @@ class GFCRegressor(RandomFeatureModel):
     :math:`\\nu` is chosen from the wider :data:`NU_GRID_ESTIMATOR`, and the
     model is the average of ``n_estimators = 5`` independent GFC fits (each
     with its own subsamples, starts and folds; bagging without resampling).
-    One fit's test error varies with the seed as much as between methods
-    (propulsion, ``load_uci`` split 0: 0.19 .. 1.9 x RidgeCV's test MSE over
-    eight seeds), because every spectrum is fitted on a subsample of
-    ``m / n_workers`` rows.  Test MSE over RidgeCV's of the default
-    estimator on the ``load_uci`` splits 0 / 1 / 2 (``random_state`` = the
-    split; one fit -> the mean of five): Friedman-1 (d = 20, 500 rows)
-    1.27 / 1.14 / 1.22 -> 0.98 / 1.00 / 0.99, airfoil 1.08 / 1.47 / 1.24 ->
-    0.93 / 0.99 / 1.01, ccpp 1.10 / 1.04 / 1.14 -> 0.96 / 0.94 / 0.94,
-    housing 1.05 / 0.99 / 1.32 -> 0.88 / 0.95 / 0.89, propulsion 0.22 / 1.25
-    / 1.83 -> 0.13 / 0.64 / 0.51, speech 0.60 / 0.67 / 0.74 -> 0.40 / 0.44 /
-    0.32, insulin (the guard's mean) 1.15 / 1.08 / 1.14 -> 1.15 (the mean) /
-    1.05 / 1.14.  The model keeps every fit's features (five times as many
-    columns) with its amplitudes divided by five; it costs five fits (and
+    One fit's test error varies with the seed as much as between methods,
+    because every spectrum is fitted on a subsample of ``m / n_workers``
+    rows; the mean of five fits with independent seeds has a fifth of the
+    seed's share of that variance, for five times the cost (the
+    ``defaults-real`` and ``compare`` experiments measure the default
+    against scikit-learn's ``RidgeCV`` on the shared real sets).  The model
+    keeps every fit's features (five times as many columns) with its
+    amplitudes divided by five; it costs five fits (and
     five in the guard), which run in lock step: each pass's descents of all
     the fits are one batch for ``executor`` (:func:`_gfc_fits`).
     ``n_estimators=1`` is one fit.

@@ -136,3 +136,26 @@ def test_results_folder_holds_only_results_files():
                    r"python benchmarks/results\.py \S+( \S+)?" if doc["experiment"] == "benchmarks"
                    else r"python -m rflite run [\w-]+( --quick)?( --seed \d+)?")
         assert re.fullmatch(command, doc["command"]), path
+
+
+def _square_or_stop(x):
+    if x == 3:
+        raise KeyboardInterrupt  # the run is interrupted at the fourth task
+    return [x * x, 0.5 * x]
+
+
+def test_an_interrupted_run_resumes_from_its_saved_tasks(tmp_path):
+    ctx = Context(out=tmp_path, results=tmp_path, quick=True)
+    keys = [f"t{x}" for x in range(6)]
+    with pytest.raises(KeyboardInterrupt):
+        ctx.map_resumable("demo", _square_or_stop, list(range(6)), keys)
+    saved = json.loads(ctx.partial_path("demo").read_text())
+    assert saved == {f"t{x}": [x * x, 0.5 * x] for x in range(3)}
+    # the rerun computes only the missing tasks (3 is now a valid input: 9 would
+    # show that the saved ones were recomputed with another function)
+    out = ctx.map_resumable("demo", lambda x: [x * x, 0.5 * x + (x < 3)], list(range(6)), keys)
+    assert out == [[x * x, 0.5 * x] for x in range(6)]
+    # a full run with the same name and seed does not see the quick one's tasks
+    assert not Context(out=tmp_path, results=tmp_path).partial_path("demo").exists()
+    ctx.finish_resumable("demo")
+    assert not ctx.partial_path("demo").exists()

@@ -282,7 +282,7 @@ def _pool_worker_init():
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def map_tasks(func, tasks, *, executor=None) -> list:
+def map_tasks(func, tasks, *, executor=None, on_result=None) -> list:
     """``[func(t) for t in tasks]``, possibly in parallel; results in task order.
 
     Parameters
@@ -294,6 +294,9 @@ def map_tasks(func, tasks, *, executor=None) -> list:
     executor : None, int or Executor
         See the module notes: ``None``/``1`` serial, ``n`` a local process pool,
         ``-1`` one process per CPU, or any object with ``submit``.
+    on_result : callable, optional
+        ``on_result(i, result)`` as each result is collected, in task order
+        (a long run can save its results as they come).
 
     Returns
     -------
@@ -302,12 +305,18 @@ def map_tasks(func, tasks, *, executor=None) -> list:
         a task is re-raised after the pending tasks are cancelled.
     """
     tasks = list(tasks)
+
+    def collect(i, result):
+        if on_result is not None:
+            on_result(i, result)
+        return result
+
     with executor_scope(executor, len(tasks)) as ex:
         if ex is None:
-            return [func(t) for t in tasks]
+            return [collect(i, func(t)) for i, t in enumerate(tasks)]
         futures = [ex.submit(func, t) for t in tasks]
         try:
-            return [fut.result() for fut in futures]
+            return [collect(i, fut.result()) for i, fut in enumerate(futures)]
         except BaseException:
             for fut in futures:
                 fut.cancel()

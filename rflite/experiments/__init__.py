@@ -78,6 +78,47 @@ class Context:
         """Progress and result lines go to standard output, flushed at once."""
         print(msg, flush=True)
 
+    def partial_path(self, name: str) -> Path:
+        """The file where experiment ``name`` keeps finished tasks of an unfinished run.
+
+        Hidden, beside the results files, and named after the mode and the
+        seed, so that a quick run never resumes a full one.
+        """
+        folder = Path(self.results if self.results is not None else self.out)
+        mode = "quick" if self.quick else "full"
+        return folder / f".{name}.{mode}.seed{self.seed}.partial.json"
+
+    def map_resumable(self, name: str, func, tasks, keys) -> list:
+        """:func:`rflite._core.parallel.map_tasks` that survives an interrupted run.
+
+        Each finished task's JSON-serialisable result is saved under its
+        ``keys`` entry in :meth:`partial_path` (atomically, as it arrives);
+        a later run of the same experiment, mode and seed runs only the
+        tasks not saved yet.  :meth:`finish_resumable` removes the file once
+        the experiment has written its results.
+        """
+        from rflite._core.parallel import map_tasks
+
+        path = self.partial_path(name)
+        done = json.loads(path.read_text()) if path.exists() else {}
+        keys = [str(k) for k in keys]
+        todo = [i for i, k in enumerate(keys) if k not in done]
+        if len(todo) < len(keys):
+            self.log(f"  resuming: {len(keys) - len(todo)} of {len(keys)} tasks from {path}")
+
+        def save(j, result):
+            done[keys[todo[j]]] = result
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with atomic_path(path) as tmp:
+                tmp.write_text(json.dumps(done))
+
+        map_tasks(func, [tasks[i] for i in todo], executor=self.jobs, on_result=save)
+        return [done[k] for k in keys]
+
+    def finish_resumable(self, name: str) -> None:
+        """Remove the saved tasks of experiment ``name`` (its results are written)."""
+        self.partial_path(name).unlink(missing_ok=True)
+
     def savefig(self, fig, name, **kwargs) -> Path:
         """Save a matplotlib figure as ``name`` (relative to ``ctx.out``) atomically.
 

@@ -163,16 +163,19 @@ def _realisation(seed_seq, make, target, n, n_test):
     return X, y, X_test, target(X_test), int(chain.generate_state(1)[0])
 
 
-def _sweep_runs(ctx, label, Ks, params, realisations):
+def _sweep_runs(ctx, name, label, Ks, params, realisations):
     """Mean and standard deviation over realisations of the error against K.
 
     Every (realisation, K) fit is one task for ``map_tasks`` (``--jobs``); each
     realisation has its own data and chain seed, as the paper's M-bar = 10
-    independent realisations do.
+    independent realisations do.  Finished fits are saved as they come
+    (:meth:`~rflite.experiments.Context.map_resumable`): an interrupted
+    full run resumes where it stopped.
     """
     tasks = [(K, dict(params, random_state=seed), X, y, Xt, yt)
              for X, y, Xt, yt, seed in realisations for K in Ks]
-    out = list(map_tasks(_fit_one, tasks, executor=ctx.jobs))
+    keys = [f"{label}/K={K}/run={r}" for r in range(len(realisations)) for K in Ks]
+    out = ctx.map_resumable(name, _fit_one, tasks, keys)
     errors = np.array([o[0] for o in out]).reshape(len(realisations), len(Ks))
     seconds = np.array([o[1] for o in out]).reshape(len(realisations), len(Ks))
     mean = errors.mean(axis=0)
@@ -221,7 +224,7 @@ def arff_case1(ctx):
     ctx.log(f"Case 1: N={n}, test {n_test} (paper 1e4 / 1e4), lambda=0.1; Alg. 1 M={m1} "
             f"(paper 1e3), {runs1} realisation(s); Alg. 2 M={m2} (paper 5000), {runs2}; "
             f"fixed N(0,1) RFF {runs1} (paper 10 each)")
-    results = {lab: _sweep_runs(ctx, lab, Ks, params, realisations[:r])
+    results = {lab: _sweep_runs(ctx, "arff-case1", lab, Ks, params, realisations[:r])
                for lab, (params, r) in makers.items()}
     _table(ctx, results, "Alg. 1 and 2 about -0.5 (Fig. 2); fixed N(0,1) RFF stalls")
     rff = results["rff"]
@@ -238,6 +241,7 @@ def arff_case1(ctx):
     _write_sweep(ctx, "arff-case1", results,
                  "Kammonen et al. 2020, Fig. 2: slope about -0.5 for Alg. 1 and 2; fixed N(0,1) "
                  "random Fourier features stall")
+    ctx.finish_resumable("arff-case1")
     return results
 
 
@@ -270,13 +274,15 @@ def arff_case2(ctx):
     }
     ctx.log(f"Case 2: d={d}, N={n}, test {n_test} (paper 1e4 / 1e4), M={m1} (paper 2500), "
             f"delta=2.4^2/(10d), m={REFIT_CASE2} (paper 25), {runs} realisation(s) (paper 10)")
-    results = {lab: _sweep_runs(ctx, lab, Ks, mk, realisations) for lab, mk in makers.items()}
+    results = {lab: _sweep_runs(ctx, "arff-case2", lab, Ks, mk, realisations)
+               for lab, mk in makers.items()}
     _table(ctx, results, "Alg. 1 about -0.5 (Fig. 3)")
     path = ctx.out / "arff_case2.png"
     _plot_vs_K(results, path, "Case 2: Si(x1/a) exp(-|x|^2/2), d = 5, a = 0.1")
     ctx.log(f"figure: {path}")
     _write_sweep(ctx, "arff-case2", results,
                  "Kammonen et al. 2020, Fig. 3: slope about -0.5 for Alg. 1")
+    ctx.finish_resumable("arff-case2")
     return results
 
 

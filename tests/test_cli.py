@@ -177,7 +177,8 @@ def _reads_ctx_jobs(module, func, seen=None) -> bool:
     seen.add(func.__name__)
     tree = ast.parse(inspect.getsource(func))
     for node in ast.walk(tree):
-        if isinstance(node, ast.Attribute) and node.attr == "jobs":
+        # Context.map_resumable runs its tasks on ctx.jobs
+        if isinstance(node, ast.Attribute) and node.attr in ("jobs", "map_resumable"):
             return True
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
             callee = getattr(module, node.func.id, None)

@@ -503,9 +503,10 @@ class GFCRegressor(RandomFeatureModel):
 
     The rows are put in a canonical (lexicographic) order before the random
     subsamples and folds are drawn, so that the descents do not depend on
-    the order of the rows and integer ``sample_weight`` (a row of weight k is
-    repeated k times, zero drops it; non-integer weights raise
-    ``ValueError``) gives the repeated rows.  The whole fit has both
+    the order of the rows and ``sample_weight`` gives the repeated rows (each
+    row repeated by the smallest integers in the weights' proportions, so
+    ``c * sample_weight`` is the same fit; zero drops a row; weights in no
+    integer proportion raise ``ValueError``).  The whole fit has both
     properties exactly when the choice of :math:`\nu` has them too: with
     ``cv=None`` (folds drawn on the canonical rows) or ``nu`` given.  An int
     ``cv`` (the default 5: scikit-learn's unshuffled ``KFold``) or a splitter

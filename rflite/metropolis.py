@@ -419,10 +419,13 @@ class ARFFRegressor(_ARFFBase):
     behaviour of this class (the experiments in
     :mod:`rflite.experiments.metropolis` do this).
 
-    ``sample_weight``: zero-weight rows are dropped and a row of integer
-    weight k is repeated k times (the Metropolis sampler, the validation split
-    and the standardisation then see exactly the repeated-rows data);
-    non-integer weights raise ``ValueError``.  ``feature_names_in_`` /
+    ``sample_weight``: zero-weight rows are dropped and each row is repeated
+    by the smallest integers in the weights' proportions
+    (:func:`rflite._core.validation.repetition_counts`; the Metropolis
+    sampler, the validation split and the standardisation then see exactly
+    the repeated-rows data), so ``c * sample_weight`` is the same fit and
+    integer weights with greatest common divisor 1 are the repeated rows;
+    weights in no integer proportion raise ``ValueError``.  ``feature_names_in_`` /
     ``n_features_in_`` as in scikit-learn.
 
     Parameters
@@ -579,8 +582,8 @@ class ARFFClassifier(_ARFFBase):
     def fit(self, X, y, sample_weight=None):
         """One-hot encode ``y``, standardise ``X``, fit; returns ``self``.
 
-        ``sample_weight``: zero weights drop rows, integer weights repeat
-        them, non-integer weights raise ``ValueError`` (as the regressor).
+        ``sample_weight``: zero weights drop rows, the others repeat them in
+        proportion (as the regressor).
         """
         from rflite._core.estimator import feature_names as _feature_names
 

@@ -119,6 +119,8 @@ class RandomFeatureModel(EstimatorMixin):
     #: ``predict`` evaluates every column of ``feature_map_`` (``coef_`` has a
     #: row per column) rather than the columns of ``support_``.
     _predicts_all_columns = False
+    #: ``fit`` realises ``sample_weight`` by repeating rows (:meth:`_repeat_rows`).
+    _weights_as_rows = False
 
 
     def _check_against_mean(self, X, y, sample_weight, share):
@@ -141,6 +143,11 @@ class RandomFeatureModel(EstimatorMixin):
         X, Y, w = self._validate_fit(X, y, sample_weight)
         if np.unique(X, axis=0).shape[0] * share >= MIN_HOLDOUT_ROWS:
             return None
+        if self._weights_as_rows and w is not None:
+            # the folds' fits must see the rows the fit saw: a fold's weights
+            # alone would be reduced by their own common divisor
+            X, Y = self._repeat_rows(X, Y, w)
+            w = None
         lose = nested_loses_to_mean(self, X, Y, w, self._rng())
         if lose is not None and lose.any():
             self._outputs_to_mean(lose, np.average(Y, axis=0, weights=w))

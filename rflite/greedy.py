@@ -696,6 +696,8 @@ class GFCRegressor(RandomFeatureModel):
     True
     """
 
+    _weights_as_rows = True
+
     def __init__(self, *, n_passes=1, max_steps=20, n_workers=5, n_estimators=5, nu=None,
                  eta=None, eps=0.01, stopping="cv", n_folds=5, subsample=None, cv=5,
                  executor=None, fit_intercept=True, mean_guard=True, verbose=0,

@@ -350,3 +350,17 @@ def test_matrix_free_centres_like_dense(cls, kw):
     with pytest.raises(ValueError, match="sample_weight"):
         cls(random_state=0, matrix_free=True, **kw).fit(
             X, y, sample_weight=np.linspace(0.5, 2.0, len(y)))
+
+
+@pytest.mark.parametrize("make", [lambda: ARFFRegressor(random_state=0),
+                                  lambda: GFCRegressor(max_steps=2, random_state=0)],
+                         ids=["arff", "gfc"])
+def test_default_checked_against_the_mean_on_repeated_rows(make):
+    # the nested check's folds hold weights whose common divisor exceeds 1 (a
+    # fold without the weight-1 row): they must still be fitted as the rows
+    rng = np.random.RandomState(42)
+    X, y = rng.rand(15, 30), rng.randint(0, 3, size=15).astype(float)
+    sw = rng.randint(0, 5, size=15).astype(float)
+    a = make().fit(X, y, sample_weight=sw)
+    b = make().fit(X.repeat(sw.astype(int), axis=0), y.repeat(sw.astype(int)))
+    np.testing.assert_allclose(a.predict(X), b.predict(X), rtol=1e-8, atol=1e-8)

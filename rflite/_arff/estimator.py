@@ -58,6 +58,7 @@ class _ARFFBase(RandomFeatureModel):
     _validation_part = "real"
 
     _predicts_all_columns = True
+    _weights_as_rows = True
 
     def __init__(self, n_features=128, *, n_iter=1000, method="metropolis", scale=1.0,
                  delta=None, gamma=None, lam="auto", refit_every=10,

@@ -222,7 +222,10 @@ class RandomFeatureModel(EstimatorMixin):
             keep = w > 0
             if not keep.all():
                 X, Y, w = X[keep], Y[keep], w[keep]
-            w = relative_weights(w)  # c * sample_weight: the same bits
+            if not self._weights_as_rows:
+                # c * sample_weight: the same bits (repeated rows get the same
+                # integer counts from the weights as given, repetition_counts)
+                w = relative_weights(w)
             if np.all(w == 1.0):
                 w = None
         self.n_features_in_ = X.shape[1]

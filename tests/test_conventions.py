@@ -364,3 +364,15 @@ def test_default_checked_against_the_mean_on_repeated_rows(make):
     a = make().fit(X, y, sample_weight=sw)
     b = make().fit(X.repeat(sw.astype(int), axis=0), y.repeat(sw.astype(int)))
     np.testing.assert_allclose(a.predict(X), b.predict(X), rtol=1e-8, atol=1e-8)
+
+
+@pytest.mark.parametrize("name", ["arff", "gfc"])
+def test_weights_in_a_proportion_without_a_unit_weight_repeat_rows(name):
+    # 3 : 7 has no weight 1: the counts are the weights, for 0.1 * w too
+    X, y = _data()
+    w = np.where(np.arange(len(y)) % 2, 3.0, 7.0)
+    k = w.astype(int)
+    b = REGRESSORS[name]().fit(np.repeat(X, k, axis=0), np.repeat(y, k)).predict(X)
+    for c in (1.0, 0.1):
+        a = REGRESSORS[name]().fit(X, y, sample_weight=c * w).predict(X)
+        np.testing.assert_allclose(a, b, rtol=1e-8, atol=1e-8 * np.abs(b).max())

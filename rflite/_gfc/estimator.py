@@ -80,13 +80,13 @@ def _follow_splits(splits, w, order):
     then reorders the rows by ``order``; each copy of a row stays in its
     row's part.  Folds left with an empty part are dropped.
     """
-    from rflite._core.validation import relative_weights, repetition_counts
+    from rflite._core.validation import repetition_counts
 
     if w is None:
         owner = np.arange(order.size)
     else:
         keep = w > 0
-        reps = repetition_counts(relative_weights(w[keep]))  # the fit's own counts
+        reps = repetition_counts(w[keep])  # the fit's own counts
         owner = np.repeat(np.flatnonzero(keep), reps)  # given row of every repeated row
     owner = owner[order]  # given row of every fitted row
     out = []

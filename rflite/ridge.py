@@ -257,8 +257,8 @@ class RandomFeatureRidge(RandomFeatureModel):
         eigendecomposition per fold and factor, module notes); with a float
         ``lam`` it is 1 (no search, the paper settings).  The choice is
         ``scale_``; ``scale=1.0`` keeps the weights as drawn.  Dask input
-        (:mod:`rflite._dask.backend`) does not search it yet: ``"auto"`` uses the
-        weights as drawn there (``scale_ = 1``), a float is applied.
+        (:mod:`rflite._dask.backend`) makes the same search on the same folds,
+        one pass of fold statistics per factor.
     q : int or None, default 2
         Nonzeros per weight vector (None: dense).  Dense N(0, 1) weights on
         more than a few standardised inputs give features of very high

@@ -65,26 +65,6 @@ def sorted_rows(X, y):
     return np.ascontiguousarray(key[:, :-1]), np.ascontiguousarray(key[:, -1])
 
 
-class FixedSplits:
-    """A splitter yielding given ``(train, test)`` pairs (the Dask fits' hash folds)."""
-
-    def __init__(self, splits):
-        self.splits = splits
-
-    def split(self, X, y=None, groups=None):
-        return iter(self.splits)
-
-    def get_n_splits(self, X=None, y=None, groups=None):
-        return len(self.splits)
-
-
-def dask_folds(est, d, X, n_folds=5):
-    """The folds of the Dask ``"auto"`` choice of ``est`` (stream after the features)."""
-    rng = est._rng()
-    est._draw_features(d, rng)
-    return _dask._RowSplit(rng, d, n_folds).splits(X)
-
-
 # ------------------------------------------------------------- import policy
 @pytest.mark.slow(reason="runs in a subprocess")
 def test_import_rflite_does_not_import_dask():
@@ -476,70 +456,92 @@ def test_predict_checks_X(sync, data):
 
 
 # ------------------------------------------------ default (self-tuning) estimators
-def test_row_split_labels_follow_the_rows_not_the_chunks():
-    """Hash labels: the same for equal rows, whatever the chunking or row order."""
+@pytest.mark.parametrize("rows", [7, 70, 300])
+def test_default_folds_on_dask_are_the_in_memory_folds(sync, rows):
+    """row_folds of the kept rows, whatever the chunking and the row order."""
+    from rflite._core.folds import row_folds
+    from rflite._dask.split import distinct_row_folds, fold_label_array
+
     X, _ = make_friedman1(300, d=5, rng=1)
     X[10] = X[200]
-    split = _dask._RowSplit(np.random.default_rng(3), 5, 5)
-    lab = split.labels(X)
-    assert lab[10] == lab[200]
-    np.testing.assert_array_equal(np.concatenate([split.labels(X[:7]), split.labels(X[7:])]),
-                                  lab)
+    X[11, 0] = -0.0
+    X[12] = X[11]
+    X[12, 0] = 0.0
+    w = np.ones(300)
+    w[[3, 40]] = 0.0
+    for weights in (None, w):
+        kept = slice(None) if weights is None else weights > 0
+        ref = row_folds(X[kept], 5, np.random.default_rng(3))
+        Wd = None if weights is None else da.from_array(weights.reshape(-1, 1), chunks=(rows, 1))
+        found, labels = distinct_row_folds(da.from_array(X, chunks=(rows, 5)), Wd, 5,
+                                           np.random.default_rng(3))
+        lab = fold_label_array(da.from_array(X, chunks=(rows, 5)), found, labels, 5).compute()
+        np.testing.assert_array_equal(lab[kept, 0], ref)
+        if weights is not None:
+            # a dropped row belongs to no fold
+            assert set(lab[~kept, 0]) == {5}
+        assert lab[10, 0] == lab[200, 0] and lab[11, 0] == lab[12, 0]
     perm = np.random.default_rng(0).permutation(300)
-    np.testing.assert_array_equal(split.labels(X[perm]), lab[perm])
-    assert set(np.bincount(lab, minlength=5)) and np.bincount(lab).min() > 30
-    # a -0.0 projection labels like 0.0
-    Z = np.zeros((2, 5))
-    Z[1, 0] = -0.0
-    assert split.labels(Z)[0] == split.labels(Z)[1]
+    found, labels = distinct_row_folds(da.from_array(X[perm], chunks=(rows, 5)), None, 5,
+                                       np.random.default_rng(3))
+    lab = fold_label_array(da.from_array(X[perm], chunks=(rows, 5)), found, labels, 5)
+    np.testing.assert_array_equal(lab.compute()[:, 0], row_folds(X, 5, np.random.default_rng(3))[perm])
 
 
 @pytest.mark.parametrize("rows", [70, 240])
-def test_default_ridge_chooses_lam_like_in_memory(sync, data, rows):
-    """lam="auto" on Dask = RandomFeatureRidgeCV in memory with the same (hash) folds."""
-    from rflite.ridge import LAMBDA_GRID, RandomFeatureRidgeCV
-
+def test_default_ridge_chooses_scale_and_lam_like_in_memory(sync, data, rows):
+    """scale="auto", lam="auto" on Dask: the in-memory default's folds, grid and choice."""
     X, y = data
     est = RandomFeatureRidge(n_features=60, random_state=0).fit(*to_dask(X, y, rows))
-    folds = dask_folds(RandomFeatureRidge(n_features=60, random_state=0), X.shape[1], X)
-    assert len(folds) == 5
-    ref = RandomFeatureRidgeCV(n_features=60, lams=LAMBDA_GRID, scales=[1.0], cv=FixedSplits(folds),
-                               random_state=0).fit(X, y)
-    assert est.lam_ == ref.lam_
-    # the chosen lam is small here (coefficients ~1e2): the solve's condition number
-    # times the rounding of the differently ordered sums, ~1e-10
+    ref = RandomFeatureRidge(n_features=60, random_state=0).fit(X, y)
+    assert (est.scale_, est.lam_, est.mean_model_) == (ref.scale_, ref.lam_, ref.mean_model_)
+    # the chosen lam is small here (coefficients ~1e2, an intercept ~1e2 that
+    # cancels them): the solve's condition number times the rounding of the
+    # differently ordered sums, ~1e-10 in the coefficients and the predictions
     assert rel(est.coef_, ref.coef_) < 1e-8
-    assert abs(est.intercept_ - ref.intercept_) < 1e-8 * abs(ref.intercept_)
+    assert rel(np.asarray(est.predict(X)), ref.predict(X)) < 1e-8
     # the errors come from Gram statistics (differences): agreement to ~1e-6 relative
+    np.testing.assert_array_equal(est.cv_results_["scale"], ref.cv_results_["scale"])
     np.testing.assert_allclose(est.cv_results_["mean_test_mse"],
                                ref.cv_results_["mean_test_mse"], rtol=1e-5)
     np.testing.assert_array_equal(est.cv_results_["rank_test_mse"][:1],
                                   ref.cv_results_["rank_test_mse"][:1])
-    assert [k for k, _ in est.dask_passes_] == ["first", "group_stats", "full_gram"]
-    # 2-d y: one lam per output, as in memory
-    Y = np.column_stack([y, np.sin(X[:, 0])])
+    kinds = [k for k, _ in est.dask_passes_]
+    assert kinds[0] == "first" and kinds[-1] == "full_gram"
+    assert kinds.count("group_stats") == 4  # one per factor of SCALE_GRID
+    # 2-d y whose outputs choose different factors: one (scale, lam) per output
+    Y = np.column_stack([y, np.sin(10 * X[:, 0])])
     est2 = RandomFeatureRidge(n_features=60, random_state=0).fit(
         da.from_array(X, chunks=(rows, -1)), da.from_array(Y, chunks=(rows, 2)))
-    ref2 = RandomFeatureRidgeCV(n_features=60, lams=LAMBDA_GRID, scales=[1.0], cv=FixedSplits(folds),
-                                random_state=0).fit(X, Y)
+    ref2 = RandomFeatureRidge(n_features=60, random_state=0).fit(X, Y)
+    np.testing.assert_array_equal(est2.scale_, ref2.scale_)
+    assert len(set(ref2.scale_)) == 2
     np.testing.assert_array_equal(est2.lam_, ref2.lam_)
+    np.testing.assert_array_equal(est2.support_, ref2.support_)
     assert rel(est2.coef_, ref2.coef_) < 1e-8
+    assert rel(np.asarray(est2.predict(X)), ref2.predict(X)) < 1e-8
 
 
-def test_default_harfe_chooses_s_and_lam_like_in_memory(sync, data):
-    """s="auto", lam="auto" on Dask = HARFECV in memory with the same hold-out rows."""
-    from rflite.htp import HARFECV
+def test_default_ridge_on_noise_is_the_mean_on_dask(sync):
+    """The in-memory test against the training mean runs on Dask too (``mean_model_``)."""
+    rng = np.random.default_rng(0)
+    X, y = rng.uniform(-1, 1, (300, 3)), rng.normal(size=300)
+    ref = RandomFeatureRidge(n_features=40, random_state=0).fit(X, y)
+    est = RandomFeatureRidge(n_features=40, random_state=0).fit(*to_dask(X, y, 70))
+    assert ref.mean_model_ and est.mean_model_
+    np.testing.assert_allclose(np.asarray(est.predict(X)), ref.predict(X), atol=1e-14)
 
-    X, y = data
+
+def test_default_harfe_chooses_s_and_lam_like_in_memory(sync):
+    """s="auto", lam="auto" on Dask: the in-memory hold-out (a fifth of the distinct
+    rows, 100 here), grid and choice."""
+    X, y = make_friedman1(500, d=6, noise=0.1, rng=0)
     est = HARFERegressor(n_features=80, random_state=0).fit(*to_dask(X, y, 70))
-    hold = dask_folds(HARFERegressor(n_features=80, random_state=0), X.shape[1], X)[:1]
+    ref = HARFERegressor(n_features=80, random_state=0).fit(X, y)
     res = est.cv_results_
-    ref = HARFECV(n_features=80, ss=np.unique(res["s"]), lams=np.unique(res["lam"]),
-                  cv=FixedSplits(hold), random_state=0).fit(X, y)
-    # the grid is the in-memory default's (fractions of m, shifts / m)
-    mem = HARFERegressor(n_features=80, random_state=0).fit(X, y)
-    np.testing.assert_array_equal(res["s"], mem.cv_results_["s"])
-    np.testing.assert_array_equal(res["lam"], mem.cv_results_["lam"])
+    assert [k for k in res if k.startswith("split")] == ["split0_test_mse"]
+    np.testing.assert_array_equal(res["s"], ref.cv_results_["s"])
+    np.testing.assert_array_equal(res["lam"], ref.cv_results_["lam"])
     assert (est.s_, est.lam_) == (ref.s_, ref.lam_)
     np.testing.assert_array_equal(est.support_, ref.support_)
     assert rel(est.coef_, ref.coef_) < RTOL
@@ -664,14 +666,10 @@ def test_cluster_matches_in_memory_and_sync(on_cluster, data):
     s_est = SHRIMPRegressor(**kws).fit(*to_dask(Xs, ys, 70))
     np.testing.assert_array_equal(s_est.support_, s_ref.support_)
     assert rel(s_est.coef_, s_ref.coef_) < 1e-9
-    # ridge lam="auto" on the cluster: the in-memory choice with the same folds
-    from rflite.ridge import LAMBDA_GRID, RandomFeatureRidgeCV
-
+    # ridge scale="auto", lam="auto" on the cluster: the in-memory choice
     r = RandomFeatureRidge(n_features=50, random_state=0).fit(Xd, yd)
-    folds = dask_folds(RandomFeatureRidge(n_features=50, random_state=0), X.shape[1], X)
-    r_ref = RandomFeatureRidgeCV(n_features=50, lams=LAMBDA_GRID, scales=[1.0], cv=FixedSplits(folds),
-                                 random_state=0).fit(X, y)
-    assert r.lam_ == r_ref.lam_
+    r_ref = RandomFeatureRidge(n_features=50, random_state=0).fit(X, y)
+    assert (r.scale_, r.lam_) == (r_ref.scale_, r_ref.lam_)
     assert rel(r.coef_, r_ref.coef_) < 1e-8
     # the complex features on the cluster
     kw["activation"] = "exp"

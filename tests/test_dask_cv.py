@@ -115,18 +115,12 @@ def test_weights_of_one_equal_no_weights(sync, data):
 
 
 def test_weighted_auto_choices_match_in_memory_with_the_same_folds(sync, data):
-    """lam="auto" (hash folds) with weights = RandomFeatureRidgeCV in memory on those folds."""
+    """scale="auto", lam="auto" with weights (some zero): the in-memory folds and choice."""
     X, y, w = data
-    w = np.where(w == 0, 0.5, w)  # positive: the hash folds index all rows
+    assert np.any(w == 0)
     est = RandomFeatureRidge(n_features=60, random_state=0).fit(*to_dask(X, y, w, 70))
-    rng = RandomFeatureRidge(n_features=60, random_state=0)._rng()
-    RandomFeatureRidge(n_features=60, random_state=0)._draw_features(6, rng)
-    folds = _dask._RowSplit(rng, 6, 5).splits(X)
-    from rflite.ridge import LAMBDA_GRID
-
-    ref = RandomFeatureRidgeCV(n_features=60, scales=[1.0], lams=LAMBDA_GRID, cv=folds,
-                               random_state=0).fit(X, y, sample_weight=w)
-    assert est.lam_ == ref.lam_
+    ref = RandomFeatureRidge(n_features=60, random_state=0).fit(X, y, sample_weight=w)
+    assert (est.scale_, est.lam_) == (ref.scale_, ref.lam_)
     np.testing.assert_allclose(est.cv_results_["mean_test_mse"],
                                ref.cv_results_["mean_test_mse"], rtol=1e-5)
     assert rel(est.coef_, ref.coef_) < 1e-8
@@ -341,9 +335,9 @@ def test_harfecv_default_grid_with_numpy_weights_is_bitwise_the_in_memory_grid(s
     assert est.lam_ == ref.lam_
 
 
-def test_ridge_weight_scale_on_dask_is_applied_or_refused(sync):
-    """A float ``scale`` is applied on Dask as in memory; a ``scales`` grid is refused
-    (the search is in-memory only) instead of being silently ignored."""
+def test_ridge_weight_scale_on_dask_is_applied_or_searched(sync):
+    """A float ``scale`` is applied on Dask as in memory; a ``scales`` grid is searched
+    on the same folds with the same choice."""
     from rflite.ridge import RandomFeatureRidge, RandomFeatureRidgeCV
 
     rng = np.random.default_rng(3)
@@ -354,5 +348,11 @@ def test_ridge_weight_scale_on_dask_is_applied_or_refused(sync):
     est = RandomFeatureRidge(n_features=30, scale=0.5, lam=1e-3, random_state=0).fit(Xd, yd)
     assert est.scale_ == 0.5
     np.testing.assert_allclose(est.coef_, ref.coef_, rtol=1e-9, atol=1e-12)
-    with pytest.raises(ValueError, match="scales="):
-        RandomFeatureRidgeCV(n_features=20, scales=[0.5, 1.0], cv=3).fit(Xd, yd)
+    kw = dict(n_features=20, scales=[0.5, 1.0, 3.0], cv=3, random_state=0)
+    ref = RandomFeatureRidgeCV(**kw).fit(X, y)
+    est = RandomFeatureRidgeCV(**kw).fit(Xd, yd)
+    assert (est.scale_, est.lam_) == (ref.scale_, ref.lam_)
+    np.testing.assert_array_equal(est.cv_results_["scale"], ref.cv_results_["scale"])
+    np.testing.assert_allclose(est.cv_results_["mean_test_mse"],
+                               ref.cv_results_["mean_test_mse"], rtol=1e-6)
+    assert rel(est.coef_, ref.coef_) < 1e-8

@@ -99,18 +99,17 @@ def test_srfecv_on_dask_chooses_like_in_memory(data, weighted, rows, sync):
 
 
 @pytest.mark.slow(reason="eta search on Dask and in memory, over 10 s")
-def test_default_srfe_chooses_eta_like_in_memory_on_the_hash_holdout(data, sync):
-    """eta="auto" on Dask holds out the hash fifth of the rows (as HARFE's default);
-    SRFECV in memory given that split makes the same choice."""
-    from test_dask import FixedSplits, dask_folds
-
+def test_default_srfe_chooses_eta_like_in_memory(data, sync):
+    """eta="auto" on Dask validates on the in-memory folds of the distinct rows
+    (here all five: a fifth is under MIN_HOLDOUT_ROWS rows) and chooses alike."""
     X, y, _ = data
     est = SRFERegressor(n_features=60, random_state=0).fit(*to_dask(X, y, None, 70)[:2])
-    hold = dask_folds(SRFERegressor(n_features=60, random_state=0), X.shape[1], X)[:1]
-    ref = SRFECV(n_features=60, cv=FixedSplits(hold), random_state=0).fit(X, y)
+    ref = SRFERegressor(n_features=60, random_state=0).fit(X, y)
+    assert len([k for k in ref.cv_results_ if k.startswith("split")]) == 5
     assert est.eta_ == pytest.approx(ref.eta_, rel=1e-12)
     np.testing.assert_allclose(est.cv_results_["mean_test_mse"],
                                ref.cv_results_["mean_test_mse"], rtol=1e-8)
+    assert not ref.mean_model_
     np.testing.assert_array_equal(est.support_, ref.support_)
     assert rel(est.coef_, ref.coef_) <= 1e-8
 

@@ -182,32 +182,80 @@ def holdout_size(n: int, fraction: float) -> int:
 DEFAULT_FOLDS = 5
 
 
+def splitmix64(h):
+    """The splitmix64 finaliser of a uint64 array (Steele, Lea & Flood, 2014): a bijective mix."""
+    with np.errstate(over="ignore"):
+        h = (h ^ (h >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        h = (h ^ (h >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        return h ^ (h >> np.uint64(31))
+
+
+def row_hashes(X) -> np.ndarray:
+    """A 64-bit hash of each row's values (equal rows, equal hashes; ``-0.0`` is ``0.0``).
+
+    splitmix64 chained over the columns in a fixed order, so a row's hash
+    does not depend on the other rows (or, on Dask, on its chunk).  Two
+    different rows share a hash with probability about :math:`2^{-64}`:
+    among :math:`10^7` rows the chance of any collision is about
+    :math:`m^2 / 2^{65} \\approx 3 \\cdot 10^{-6}`.
+    """
+    bits = np.ascontiguousarray(np.asarray(X, dtype=np.float64) + 0.0).view(np.uint64)
+    h = np.full(bits.shape[0], np.uint64(0x9E3779B97F4A7C15))
+    for j in range(bits.shape[1]):
+        h = splitmix64(h ^ bits[:, j])
+    return h
+
+
+def row_projection(X, g) -> np.ndarray:
+    """:math:`v_i = \\langle x_i, g\\rangle`, summed column by column in a fixed order.
+
+    Not a BLAS product: a row's ``v`` is then bitwise the same whatever the
+    other rows are (BLAS blocks by the row count), so equal rows project
+    equally and a chunk of a Dask array gives its rows the in-memory values.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    v = np.zeros(X.shape[0])
+    for j in range(X.shape[1]):
+        v += X[:, j] * g[j]
+    return v
+
+
+def distinct_fold_labels(v, h, n_folds: int, rng) -> np.ndarray:
+    """Fold labels of distinct rows from their projections ``v`` and hashes ``h``.
+
+    The rows are ranked by ``(v, h)`` (the hash breaks ties of the
+    projection) and dealt round-robin to the folds in a random order drawn
+    from ``rng``: ``perm[rank] % n_folds``.  The rule of :func:`row_folds`,
+    shared with the Dask backend, which finds ``v`` and ``h`` chunk by chunk.
+    """
+    rank = np.lexsort((h, v))
+    position = np.empty_like(rank)
+    position[rank] = np.arange(rank.size)
+    order = rng.permutation(rank.size)
+    return (order[position] % n_folds).astype(np.int64)
+
+
 def row_folds(X, n_folds, rng) -> np.ndarray:
     """Fold label (0 .. n_folds-1) of each row, the same for identical rows.
 
-    The distinct rows of ``X`` (:func:`numpy.unique`, ordered by a random
-    projection drawn from ``rng``) are dealt round-robin to the folds in a
-    random order drawn from ``rng``; repeated rows follow their first copy.  So the folds
-    do not depend on the row order and a row of integer ``sample_weight`` k
-    behaves like k copies of it, which K-fold over row positions cannot do.
+    The distinct rows of ``X`` are ranked by a random projection drawn from
+    ``rng`` (:func:`row_projection`; ties by :func:`row_hashes`) and dealt
+    round-robin to the folds in a random order drawn from ``rng``
+    (:func:`distinct_fold_labels`); repeated rows follow their first copy.
+    So the folds do not depend on the row order, a row of integer
+    ``sample_weight`` k behaves like k copies of it, which K-fold over row
+    positions cannot do, and the folds are balanced to one distinct row.
+    The Dask backend computes the same labels without gathering the rows.
     """
-    X = np.asarray(X, dtype=float)
+    X = np.asarray(X, dtype=float) + 0.0
     n_folds = check_int(n_folds, "n_folds", minimum=1)
     rng = check_rng(rng)
     g = rng.standard_normal(X.shape[1])
-    v = X @ g
-    # the distinct rows themselves, in the order of their projections: copies
-    # of a row can project to values a rounding apart (BLAS blocks differ with
-    # the row count), which must neither split them nor reorder the rows, or
-    # repeated rows and integer weights would get different folds
     _, first, inv = np.unique(X, axis=0, return_index=True, return_inverse=True)
-    inv = inv.ravel()
-    rank = np.argsort(v[first], kind="stable")
-    relabel = np.empty_like(rank)
-    relabel[rank] = np.arange(rank.size)
-    first, inv = first[rank], relabel[inv]
-    order = rng.permutation(first.size)
-    return (order[inv] % n_folds).astype(np.int64)
+    distinct = X[first]
+    labels = distinct_fold_labels(row_projection(distinct, g), row_hashes(distinct),
+                                  n_folds, rng)
+    return labels[inv.ravel()]
 
 
 def distinct_labels(X) -> np.ndarray:

@@ -9,8 +9,9 @@ Folds (:func:`make_folds`, :class:`_Folds`)
     Every row carries a *group* label (a Dask int array with ``X``'s row
     chunks) and a small table says, per group and fold, whether its rows are
     training rows, validation rows or neither.  ``cv=None`` (the ``"auto"``
-    choices): 5 groups from a hash of the row values (:class:`_RowSplit`),
-    group f validating fold f.  An int or a splitter ``cv`` (the CV
+    choices): the in-memory :func:`rflite._core.folds.row_folds` of the
+    distinct kept rows (:func:`rflite._dask.split.distinct_row_folds`), group
+    f validating fold f and group 5 the rows of zero weight.  An int or a splitter ``cv`` (the CV
     estimators): the in-memory folds -- :func:`rflite.ridge.resolve_splits`
     on the row count (an int K is scikit-learn's unshuffled ``KFold(K)``,
     contiguous blocks of rows), after dropping the zero-weight rows exactly
@@ -39,59 +40,9 @@ import numbers
 import numpy as np
 
 from rflite._dask.operator import DaskFeatureOperator
-from rflite._dask.split import splitmix64
+from rflite._dask.split import distinct_row_folds, fold_label_array
 from rflite._dask.htp import harfe_dask
 from rflite._core.linalg import shifted_eigenvalues
-
-
-class _RowSplit:
-    r"""Fold labels of rows from a deterministic hash of their values (the ``"auto"`` choices).
-
-    The in-memory choice deals the *distinct* rows of ``X`` to folds in a
-    random order (:func:`rflite.ridge.row_folds`), which needs a global
-    ``unique`` over all m rows.  On Dask every chunk labels its own rows:
-    :math:`v_i = \langle x_i, g\rangle` with ``g`` standard normal (drawn from
-    the estimator's stream right after the features, like ``row_folds``), and
-    the label is a 64-bit hash (splitmix64) of the bits of :math:`v_i` mixed
-    with a seed drawn from the same stream, modulo the number of folds.  As in
-    memory, equal rows get equal labels (integer ``sample_weight`` would equal
-    repeated rows) and the labels do not depend on the row order; unlike in
-    memory they also do not depend on the chunking or on the other rows, and
-    the folds are equal in size only on average (multinomial).  :meth:`labels`
-    on a NumPy ``X`` gives the same labels, so an in-memory fit with these
-    folds (:class:`rflite.ridge.RandomFeatureRidgeCV` or
-    :class:`rflite.htp.HARFECV` with ``cv`` yielding them) reproduces the Dask
-    choice.  The projection is summed column by column in a fixed order, so
-    that a row's ``v`` is bitwise the same whatever chunk it lies in.
-    """
-
-    def __init__(self, rng, d, n_folds):
-        self.g = rng.standard_normal(d)
-        self.seed = np.uint64(rng.integers(0, 2**63, dtype=np.int64))
-        self.n_folds = int(n_folds)
-
-    def labels(self, Xb):
-        Xb = np.asarray(Xb, dtype=np.float64)
-        v = np.zeros(Xb.shape[0])
-        for j in range(Xb.shape[1]):  # fixed order: independent of the chunking
-            v += Xb[:, j] * self.g[j]
-        v += 0.0  # -0.0 -> 0.0: equal values, equal bits
-        h = splitmix64(v.view(np.uint64) ^ self.seed)
-        return (h % np.uint64(self.n_folds)).astype(np.int64)
-
-    def splits(self, X):
-        """``(train, test)`` index pairs of an in-memory ``X`` (empty folds skipped)."""
-        lab = self.labels(X)
-        out = []
-        for f in range(self.n_folds):
-            te, tr = np.flatnonzero(lab == f), np.flatnonzero(lab != f)
-            if te.size and tr.size:
-                out.append((tr, te))
-        return out
-
-
-def _k_hash_labels(Xb, split):
-    return split.labels(Xb).reshape(-1, 1)
 
 
 def _k_lookup(Lb, table):
@@ -106,10 +57,26 @@ class _Folds:
     validate it, 0 when fold f does not use them.
     """
 
-    def __init__(self, labels, member):
+    def __init__(self, labels, member, distinct=None):
         self.labels = labels
         self.member = np.asarray(member, dtype=np.int8)
         self.n_groups, self.n_folds = self.member.shape
+        #: for the default folds, ``(DistinctRows, group of each)``: the counts
+        #: HARFE's penalty needs come without another pass
+        self.distinct = distinct
+
+    def distinct_counts(self):
+        """Distinct kept rows in all, per fold in its training part, and rows per fold's test part.
+
+        Only for the default folds (``distinct`` set); ``None`` otherwise.
+        """
+        if self.distinct is None:
+            return None
+        rows, groups = self.distinct
+        test = self.member[groups] == 2  # (distinct rows, folds)
+        train_distinct = (self.member[groups] == 1).sum(axis=0)
+        test_rows = (test * rows.copies[:, None]).sum(axis=0)
+        return rows.size, train_distinct.astype(np.int64), test_rows.astype(np.int64)
 
     def weight(self, W, fold, part):
         """Row weights of fold ``fold``'s training (``part=1``) or validation (2) rows (lazy)."""
@@ -128,8 +95,11 @@ class _Folds:
 def make_folds(cv, X, y, W, rng, est, n_folds=None):
     """The :class:`_Folds` of ``cv`` for a Dask ``X`` (module notes).
 
-    ``cv=None``: :class:`_RowSplit` hash labels (drawn from ``rng``, the
-    estimator's stream after the features, as in memory).  Otherwise the
+    ``cv=None``: the in-memory default, :func:`rflite._core.folds.row_folds`
+    over the kept rows (drawn from ``rng``, the estimator's stream after the
+    features, as in memory), found by
+    :func:`rflite._dask.split.distinct_row_folds`; a row of zero weight
+    belongs to no fold.  Otherwise the
     in-memory folds of ``cv`` over the rows with positive weight
     (:func:`rflite.ridge.resolve_splits`); a splitter sees an all-zero
     stand-in of ``X`` with the right shape (the in-memory splitters read
@@ -143,11 +113,9 @@ def make_folds(cv, X, y, W, rng, est, n_folds=None):
     m, d = X.shape
     if cv is None:
         K = DEFAULT_FOLDS if n_folds is None else n_folds
-        split = _RowSplit(rng, d, K)
-        labels = da.map_blocks(_k_hash_labels, X, split=split, chunks=(X.chunks[0], (1,)),
-                               dtype=np.int64, meta=np.empty((0, 0), np.int64),
-                               token="rflite-hash-labels")
-        return _Folds(labels, np.where(np.eye(K, dtype=bool), 2, 1))
+        rows, groups = distinct_row_folds(X, W, K, rng)
+        member = np.vstack([np.where(np.eye(K, dtype=bool), 2, 1), np.zeros((1, K))])
+        return _Folds(fold_label_array(X, rows, groups, missing=K), member, (rows, groups))
     kfold = _contiguous_kfold(cv)
     if kfold is not None:
         return _kfold_folds(kfold, X, W)
@@ -181,6 +149,25 @@ def make_folds(cv, X, y, W, rng, est, n_folds=None):
         member, inv = np.unique(M, axis=0, return_inverse=True)
     labels = da.from_array(inv.reshape(m, 1).astype(np.int64), chunks=(X.chunks[0], (1,)))
     return _Folds(labels, member)
+
+
+def default_fold_ids(est, folds):
+    """The folds a choice validates on, as :class:`rflite._core.selection.AutoChoice` does.
+
+    A CV estimator (it has ``cv``): every fold.  A default estimator on the
+    default folds: fold 0, a fifth of the distinct rows, when it holds at
+    least :data:`~rflite._core.selection.MIN_HOLDOUT_ROWS` rows; otherwise
+    every fold with a row, so that every row validates once.
+    """
+    from rflite._core.selection import MIN_HOLDOUT_ROWS
+
+    counts = folds.distinct_counts()
+    if hasattr(est, "cv") or counts is None:
+        return list(range(folds.n_folds))
+    test_rows = counts[2]
+    if test_rows[0] >= MIN_HOLDOUT_ROWS:
+        return [0]
+    return [f for f in range(test_rows.size) if test_rows[f] > 0]
 
 
 def _contiguous_kfold(cv):
@@ -331,7 +318,7 @@ def check_finite_stats(st):
 
 
 def _usable_folds(folds, st, fold_ids):
-    """Folds with positive training and validation weight (hash folds may be empty)."""
+    """Folds with positive training and validation weight (few distinct rows leave some empty)."""
     return [f for f in fold_ids
             if folds.sums(st["w"], f, 1) > 0 and folds.sums(st["w"], f, 2) > 0]
 
@@ -374,36 +361,24 @@ def _check_auto_input(est, fmap, what):
                          f"{est.activation!r}; {fix}")
 
 
-def choose_ridge_lam(est, fmap, X, Y, W, folds, grid, rule, fit_intercept):
-    r"""``lam_`` of ridge on Dask: K-fold validation errors from one pass of group statistics.
+def _against_mean(est, fit_intercept) -> bool:
+    """Whether a choice must also beat the training mean (``_compare_with_mean``, as in memory)."""
+    return bool(getattr(est, "_compare_with_mean", False) and fit_intercept)
 
-    One pass (:func:`group_stats`) accumulates per group the weighted row
-    count, the column sums, :math:`\sum w y`, :math:`\sum w y^2`, the
-    uncentred Gram :math:`A_g^T W_g A_g` and :math:`A_g^T W_g Y_g` (G N x N
-    partial Gram matrices per task, G = 5 for the K-fold partitions).  On
-    the client, fold f's training (validation) statistics are the sums over
-    its training (validation) groups; they are centred with the training
-    means by rank-one corrections, the centred training Gram is
-    diagonalised once and the validation error of every ``lam`` (penalty
-    :math:`\lambda \sum_{train} w`, as in memory) is
-    :math:`\|\tilde Y\|_W^2 - 2\,\mathrm{tr}(C^T \tilde A^T W \tilde Y) +
-    \mathrm{tr}(C^T \tilde A^T W \tilde A C)` with the validation rows
-    centred by the training means, divided by the validation weight.  The
-    rule and the predict-the-mean guard are :func:`rflite._core.selection.choose`'s, per
-    output, as in memory.  Errors computed as these differences lose about
-    :math:`10^{-16}\|y\|^2` absolutely, which matters only for
-    near-interpolating fits of noise-free data.  Returns ``(lams, passes)``.
+
+def _ridge_scores(st, folds, fold_ids, grid, fit_intercept):
+    r"""Validation MSEs (len(fold_ids), len(grid), k) of ridge from a pass of group statistics.
+
+    Fold f's training (validation) statistics are the sums over its training
+    (validation) groups; they are centred with the training means by
+    rank-one corrections, the centred training Gram is diagonalised once and
+    the validation error of every ``lam`` (penalty :math:`\lambda
+    \sum_{train} w`, as in memory) is :math:`\|\tilde Y\|_W^2 - 2\,
+    \mathrm{tr}(C^T \tilde A^T W \tilde Y) + \mathrm{tr}(C^T \tilde A^T W
+    \tilde A C)` with the validation rows centred by the training means,
+    divided by the validation weight.
     """
-    from rflite._core.selection import choose
-    from rflite.ridge import cv_results_per_output
-
-    # the CV class has no lam (it searches lams): name what the user can change
-    _check_auto_input(est, fmap, "the lams search" if hasattr(est, "lams") else "lam='auto'")
-    st, op = group_stats(fmap, X, Y, W, folds, with_features=True, gram=True)
-    n, k = fmap.n_columns, Y.shape[1]
-    fold_ids = _usable_folds(folds, st, range(folds.n_folds))
-    if not fold_ids:
-        raise ValueError("lam='auto' needs at least 2 distinct rows of X (a validation split)")
+    n, k = st["a"].shape[1], st["y"].shape[1]
     scores = np.empty((len(fold_ids), len(grid), k))
     for i, f in enumerate(fold_ids):
         n_t, n_v = folds.sums(st["w"], f, 1), folds.sums(st["w"], f, 2)
@@ -429,10 +404,60 @@ def choose_ridge_lam(est, fmap, X, Y, W, folds, grid, rule, fit_intercept):
             Z = b / shifted_eigenvalues(e, n_t * lam)[:, None]
             sse = yy - 2 * np.einsum("ij,ij->j", Z, h) + np.einsum("ij,ij->j", Z, H @ Z)
             scores[i, j] = np.maximum(sse, 0.0) / n_v
-    base = _baselines(folds, st, fold_ids)
-    choices = [choose(scores[:, :, t], rule=rule, baseline=base[:, t]) for t in range(k)]
-    est.cv_results_ = cv_results_per_output({"lam": np.asarray(grid)}, scores, choices)
-    return [float(grid[c.index]) for c in choices], op.pass_seconds
+    return scores
+
+
+def choose_ridge(est, fmap, X, Y, W, folds, grid, scales, rule, fit_intercept):
+    r"""``scale_`` and ``lam_`` of ridge on Dask: the in-memory joint choice from group statistics.
+
+    ``scales`` is a grid to search jointly with ``grid`` or one float factor.
+    Per weight factor (:func:`rflite.ridge.scaled_map`) one
+    pass (:func:`group_stats`) accumulates per group the weighted row count,
+    the column sums, :math:`\sum w y`, :math:`\sum w y^2`, the uncentred
+    Gram :math:`A_g^T W_g A_g` and :math:`A_g^T W_g Y_g` (G N x N partial
+    Gram matrices per task); :func:`_ridge_scores` scores every ``lam``
+    from them.  The grid is scale-major, as
+    :func:`rflite.ridge.select_scale_and_lambda`'s, and the rule, the
+    predict-the-mean guard and the test against the mean are
+    :func:`rflite._core.selection.choose`'s, per output, as in memory.
+    Errors computed as these differences lose about
+    :math:`10^{-16}\|y\|^2` absolutely, which matters only for
+    near-interpolating fits of noise-free data.  Returns ``(factors, lams,
+    use_mean, passes)``, one of each per output.
+    """
+    from rflite._core.selection import choose
+    from rflite.ridge import cv_results_per_output, scaled_map
+
+    # the CV class has no lam (it searches lams): name what the user can change
+    _check_auto_input(est, fmap, "the lams search" if hasattr(est, "lams") else "lam='auto'")
+    searched = not isinstance(scales, float)
+    scales = np.atleast_1d(np.asarray(scales, dtype=float))
+    blocks, passes, fold_ids, base = [], [], None, None
+    for factor in scales:
+        st, op = group_stats(scaled_map(fmap, float(factor)), X, Y, W, folds,
+                             with_features=True, gram=True)
+        passes += op.pass_seconds
+        if fold_ids is None:
+            fold_ids = _usable_folds(folds, st, range(folds.n_folds))
+            if not fold_ids:
+                raise ValueError("lam='auto' needs at least 2 distinct rows of X "
+                                 "(a validation split)")
+            base = _baselines(folds, st, fold_ids)
+        blocks.append(_ridge_scores(st, folds, fold_ids, grid, fit_intercept))
+    scores = np.concatenate(blocks, axis=1)
+    against = _against_mean(est, fit_intercept)
+    choices = [choose(scores[:, :, t], rule=rule, baseline=base[:, t], against_mean=against)
+               for t in range(Y.shape[1])]
+    n_lam = len(grid)
+    if not searched:
+        est.cv_results_ = cv_results_per_output({"lam": np.asarray(grid)}, scores, choices)
+    else:
+        est.cv_results_ = cv_results_per_output(
+            {"scale": np.repeat(scales, n_lam), "lam": np.tile(grid, len(scales))},
+            scores, choices)
+    factors = [float(scales[c.index // n_lam]) for c in choices]
+    lams = [float(grid[c.index % n_lam]) for c in choices]
+    return factors, lams, [bool(c.use_mean) for c in choices], passes
 
 
 def fold_setup(fmap, X, W, folds, st, f, k, fit_intercept, normalize, passes):
@@ -461,7 +486,8 @@ def fold_setup(fmap, X, W, folds, st, f, k, fit_intercept, normalize, passes):
     return n_t, n_v, W_t, W_v, a_mean, y_mean, scale, op
 
 
-def choose_harfe(est, fmap, X, Y, W, folds, fold_ids, points, rule, fit_intercept, normalize):
+def choose_harfe(est, fmap, X, Y, W, folds, fold_ids, train_rows, points, rule, fit_intercept,
+                 normalize):
     r"""``s_`` / ``lam_`` of HARFE on Dask: the in-memory fold scores, distributed.
 
     One pass of group statistics (:func:`group_stats`) gives every fold's
@@ -471,14 +497,16 @@ def choose_harfe(est, fmap, X, Y, W, folds, fold_ids, points, rule, fit_intercep
     training-rows operator (row weights ``w`` x 0/1: the validation rows
     count for nothing) at every grid point, warm-started along the grid
     exactly like :func:`rflite.htp.harfe_grid` (penalty :math:`\lambda` times the
-    fold's distinct training rows), and *one* pass scoring every grid point
+    fold's distinct training rows, ``train_rows[f]``), and *one* pass scoring every grid point
     on the validation rows (weighted squared errors; the union of the
     supports, all coefficient vectors at once).  The rule and guard are
     :func:`rflite._core.selection.choose`'s, per output, as in memory.  Every HARFE
     iteration is two passes, so the grid (15 points by default) costs about
     15 x (iterations) x 2 passes per fold: on a cluster pass explicit ``s``
-    and ``lam`` when that is too slow.  Returns ``(chosen, passes)`` with
-    ``chosen`` one ``(s, lam)`` per output.
+    and ``lam`` when that is too slow.  Returns ``(chosen, use_mean,
+    passes)`` with ``chosen`` one ``(s, lam)`` per output and ``use_mean``
+    whether that output's choice lost to the training mean (tested as in
+    memory when the estimator compares with the mean and fits an intercept).
     """
     from rflite._core.selection import choose
     from rflite.ridge import cv_results_per_output
@@ -488,11 +516,7 @@ def choose_harfe(est, fmap, X, Y, W, folds, fold_ids, points, rule, fit_intercep
     if not fold_ids:
         raise ValueError("the automatic choice of s / lam needs at least 2 distinct rows "
                          "of X; pass s and lam explicitly")
-    from rflite._dask.split import distinct_rows
-
     m, k, n = X.shape[0], Y.shape[1], fmap.n_columns
-    # each fold's penalty: lam times its distinct training rows, as in memory
-    _, train_rows = distinct_rows(X, W, folds)
     passes = list(op0.pass_seconds)
     scores = np.empty((len(fold_ids), len(points), k))
     for i, f in enumerate(fold_ids):
@@ -522,8 +546,11 @@ def choose_harfe(est, fmap, X, Y, W, folds, fold_ids, points, rule, fit_intercep
         passes += plain.pass_seconds
         scores[i] = sse.reshape(len(points), k) / n_v
     base = _baselines(folds, st, fold_ids)
-    choices = [choose(scores[:, :, t], rule=rule, baseline=base[:, t]) for t in range(k)]
+    against = _against_mean(est, fit_intercept)
+    choices = [choose(scores[:, :, t], rule=rule, baseline=base[:, t], against_mean=against)
+               for t in range(k)]
     est.cv_results_ = cv_results_per_output(
         {"s": np.array([p[0] for p in points]), "lam": np.array([p[1] for p in points])},
         scores, choices)
-    return [(int(points[c.index][0]), float(points[c.index][1])) for c in choices], passes
+    chosen = [(int(points[c.index][0]), float(points[c.index][1])) for c in choices]
+    return chosen, [bool(c.use_mean) for c in choices], passes

@@ -68,7 +68,7 @@ input too, in the spirit of the in-memory choice:
 
 * ``RandomFeatureRidge(lam="auto")`` (and ``RandomFeatureRidgeCV`` with
   ``cv=None``): 5-fold validation over the same grid with the same rule, from
-  *one* extra pass of per-fold sufficient statistics (:func:`choose_ridge_lam`).
+  *one* extra pass of per-fold sufficient statistics per weight factor (:func:`choose_ridge`).
 * ``HARFERegressor(s="auto", lam="auto")``: the in-memory grid (s as
   fractions of m, shifts / m), scored on a hold-out fifth of the rows,
   warm-started along the grid, one validation pass for the whole grid per
@@ -80,12 +80,12 @@ input too, in the spirit of the in-memory choice:
   ``refit="auto"`` / ``"ridge"`` choice runs on the TSQR factors
   (:func:`fit_shrimp`).
 
-With ``cv=None`` the folds are not the in-memory ones:
-:func:`rflite.ridge.row_folds` needs a global ``unique`` over the m rows,
-so on Dask each row's fold is a hash of its values (:class:`_RowSplit`:
-equal rows share a fold, independent of the chunking and the row order).
-With those folds passed to the in-memory CV estimator the choices are
-identical (tests).  SHRIMP's split is the in-memory one when the rows are
+With ``cv=None`` the folds are the in-memory ones,
+:func:`rflite._core.folds.row_folds`: one pass gathers each distinct row's
+hash and random projection (24 bytes a distinct row) on the client, which
+deals them to the folds by the in-memory rule; every chunk then looks its
+rows up (:func:`rflite._dask.split.distinct_row_folds`), so the same seed
+chooses the same ``lam`` / ``s`` on both backends.  SHRIMP's split is the in-memory one when the rows are
 distinct and sorted (the in-memory fit sorts its distinct rows first; on
 Dask the client draws a permutation of the m rows; past
 :data:`rflite._dask.split.CLIENT_SPLIT_MAX_ROWS` rows a keyed bijection of
@@ -193,7 +193,7 @@ __all__ = [
     "as_linear_operator",
     "fit_shrimp",
     "SPLIT_EVERY",
-    "choose_ridge_lam",
+    "choose_ridge",
     "choose_harfe",
 ]
 
@@ -212,8 +212,9 @@ def fit_harfe(est, X, y, sample_weight=None):
     (:func:`rflite._dask.split.distinct_rows`), exactly as in memory.  ``matrix_free`` is
     irrelevant (Dask fits are always matrix-free).  With ``s`` / ``lam``
     ``"auto"`` (the defaults) or in :class:`rflite.htp.HARFECV` they are
-    first chosen by :func:`rflite._dask.auto.choose_harfe` (hash folds of
-    the rows for ``cv=None``, the in-memory folds of an int or splitter
+    first chosen by :func:`rflite._dask.auto.choose_harfe` on the in-memory
+    folds (:func:`rflite._core.folds.row_folds` over the distinct rows for
+    ``cv=None``, :func:`rflite._dask.auto.default_fold_ids`; those of an int or splitter
     ``cv``); ``s_``, ``lam_`` and ``cv_results_`` are set as in memory (per
     output for a 2-d ``y``).
     """
@@ -234,30 +235,37 @@ def fit_harfe(est, X, y, sample_weight=None):
     normalize = check_bool(est.normalize, "normalize")
     check_bool(est.matrix_free, "matrix_free")
     fit_intercept = check_bool(est.fit_intercept, "fit_intercept")
-    # the m of m * lam and of the s fractions: distinct kept rows, as in memory
-    n_rows = distinct_rows(X, W)
-    if search is not None:
-        from rflite._core.parallel import check_executor
-
-        points, _, lams = est._grid_points(search, n_rows, n_columns)
-        rule = est._rule()
-        # validated as in memory; on Dask the folds' tasks run on the scheduler's workers
-        check_executor(est._n_jobs(), "n_jobs")
-        for lam0 in lams[:1]:
-            _check_shift(n_rows, lam0, est.mu)
-        cv = getattr(est, "cv", None)
     rng = est._rng()
     fmap = est._draw_features(X.shape[1], rng)
     t0 = time.perf_counter()
+    # the m of m * lam and of the s fractions: distinct kept rows, as in memory;
+    # the default folds count them in the pass that labels the rows
+    if search is not None:
+        from rflite._core.parallel import check_executor
+
+        # validated as in memory; on Dask the folds' tasks run on the scheduler's workers
+        check_executor(est._n_jobs(), "n_jobs")
+        folds = make_folds(getattr(est, "cv", None), X, y, W, rng, est)
+        counts = folds.distinct_counts()
+        if counts is None:
+            n_rows, train_rows = distinct_rows(X, W, folds)
+            fold_ids = list(range(folds.n_folds))
+        else:
+            n_rows, train_rows, _ = counts
+            fold_ids = default_fold_ids(est, folds)
+        points, _, lams = est._grid_points(search, n_rows, n_columns)
+        for lam0 in lams[:1]:
+            _check_shift(n_rows, lam0, est.mu)
+    else:
+        n_rows = distinct_rows(X, W)
     y_mean, a_mean, scale, first = _centring(fmap, X, Y, W, total, fit_intercept, normalize)
     passes = []
     if search is not None:
-        # HARFECV: every fold; HARFERegressor: the hold-out (hash label 0, a fifth)
-        folds = make_folds(cv, X, y, W, rng, est)
-        fold_ids = list(range(folds.n_folds)) if hasattr(est, "cv") else [0]
-        chosen, passes = choose_harfe(est, fmap, X, Y, W, folds, fold_ids, points, rule,
-                                      fit_intercept, normalize)
+        chosen, use_mean, passes = choose_harfe(est, fmap, X, Y, W, folds, fold_ids,
+                                                train_rows, points, est._rule(),
+                                                fit_intercept, normalize)
     else:
+        use_mean = [False] * Y.shape[1]
         chosen = [(int(est.s), float(est.lam))] * Y.shape[1]
         if hasattr(est, "cv_results_"):
             del est.cv_results_
@@ -284,6 +292,9 @@ def fit_harfe(est, X, y, sample_weight=None):
     est.residuals_ = results[0].residuals if one_d else [r.residuals for r in results]
     est.dask_passes_ = passes
     est.dask_fit_seconds_ = time.perf_counter() - t0
+    # an output whose choice lost to the training mean is that mean, as in memory
+    coefs = [np.zeros_like(c) if u else c for c, u in zip(coefs, use_mean)]
+    est.mean_model_ = use_mean[0] if one_d else np.array(use_mean)
     return est._finish(fmap, supports, coefs, a_mean, y_mean)
 
 
@@ -299,9 +310,12 @@ def fit_ridge(est, X, y, sample_weight=None):
     ``W`` the ``sample_weight``, identity without).  Every task holds an
     N x N partial Gram matrix, so this suits N up to a few thousand.
     ``lam="auto"`` (the default) and :class:`rflite.ridge.RandomFeatureRidgeCV`
-    first choose ``lam_`` by :func:`rflite._dask.auto.choose_ridge_lam` (one
-    more pass of per-fold Gram matrices; hash folds for ``cv=None``, the
-    in-memory folds of an int or splitter ``cv``).
+    first choose ``scale_`` and ``lam_`` by
+    :func:`rflite._dask.auto.choose_ridge` (one more pass of per-fold Gram
+    matrices per weight factor, and one for the means of the chosen
+    factor's columns; the in-memory folds: :func:`rflite._core.folds.row_folds`
+    for ``cv=None``, those of an int or splitter ``cv``), with the
+    in-memory test against the training mean (``mean_model_``).
     """
     from rflite._core.selection import check_grid
 
@@ -321,58 +335,75 @@ def fit_ridge(est, X, y, sample_weight=None):
         raise ValueError(f"lam={lam:g} overflows float64 in the penalty m * lam "
                          f"(m={total:g}); lam must be far smaller")
     fit_intercept = check_bool(est.fit_intercept, "fit_intercept")
-    factor = _dask_weight_scale(est)
+    scales = _ridge_scales(est, grid)
     rng = est._rng()
-    fmap = est._draw_features(X.shape[1], rng)
-    if factor != 1.0:
-        from rflite.ridge import scaled_map
-
-        fmap = scaled_map(fmap, factor)
+    base = est._draw_features(X.shape[1], rng)
     t0 = time.perf_counter()
     # validation (NaN / inf named) before anything else, then the means of all rows
+    fmap = _scaled(base, scales) if isinstance(scales, float) else base
     y_mean, a_mean, first = _first_pass(fmap, X, Y, fit_intercept, W)
-    passes = []
+    passes = list(first.pass_seconds)
     lams = [lam] * Y.shape[1]
+    factors = [scales] * Y.shape[1]
+    use_mean = [False] * Y.shape[1]
     if grid is not None:
         folds = make_folds(est._cv(), X, y, W, rng, est)
-        lams, passes = choose_ridge_lam(est, fmap, X, Y, W, folds, grid, rule, fit_intercept)
+        factors, lams, use_mean, more = choose_ridge(est, base, X, Y, W, folds, grid, scales,
+                                                     rule, fit_intercept)
+        passes += more
     elif hasattr(est, "cv_results_"):
         del est.cv_results_
     est.lam_ = lams[0] if one_d else np.array(lams)
-    est.scale_ = factor if one_d else np.full(len(lams), factor)
+    est.scale_ = factors[0] if one_d else np.array(factors)
+    est.mean_model_ = use_mean[0] if one_d else np.array(use_mean)
+    out_cols = None
+    if not isinstance(scales, float):
+        from rflite.ridge import stacked_map
+
+        # outputs choosing different factors: one map with a block per factor
+        distinct = sorted(set(factors))
+        fmap, blocks = stacked_map(base, distinct)
+        out_cols = [blocks[distinct.index(f)] for f in factors]
+        if distinct != [1.0]:
+            # the means of the chosen map's columns: one more pass
+            y_mean, a_mean, again = _first_pass(fmap, X, Y, fit_intercept, W)
+            passes += again.pass_seconds
     if not fit_intercept:
         y_mean = np.zeros(Y.shape[1])
     op = DaskFeatureOperator(fmap, X, col_mean=a_mean, row_weight=W)
     G, B = op.full_gram(_weighted_rows(Y - y_mean if fit_intercept else Y, W))
-    # one Gram for every output; one solve per distinct lam
-    C = np.column_stack([ridge_solve(G, B[:, [t]], total * lams[t]).ravel()
-                         for t in range(B.shape[1])])
-    est.dask_passes_ = first.pass_seconds + passes + op.pass_seconds
+    cols = [np.arange(fmap.n_columns)] * Y.shape[1] if out_cols is None else out_cols
+    # one Gram for every output; one solve per output on its columns
+    C = [np.zeros(cols[t].size) if use_mean[t] else
+         ridge_solve(G[np.ix_(cols[t], cols[t])], B[cols[t]][:, [t]], total * lams[t]).ravel()
+         for t in range(B.shape[1])]
+    est.dask_passes_ = passes + op.pass_seconds
     est.dask_fit_seconds_ = time.perf_counter() - t0
-    cols = np.arange(fmap.n_columns)
-    return est._finish(fmap, [cols] * C.shape[1], list(C.T), a_mean, y_mean)
+    return est._finish(fmap, cols, C, a_mean, y_mean)
 
 
-def _dask_weight_scale(est) -> float:
-    """The weight factor of a ridge fit on Dask: a float ``scale``, else 1.
+def _scaled(fmap, factor: float):
+    """``fmap`` with its weights times ``factor`` (itself for 1)."""
+    from rflite.ridge import scaled_map
 
-    The in-memory ``scale="auto"`` / ``scales`` search is not implemented on
-    Dask: ``"auto"`` (the default) uses the weights as drawn, documented; an
-    explicit grid other than ``[1.0]`` is refused rather than ignored.
+    return fmap if factor == 1.0 else scaled_map(fmap, factor)
+
+
+def _ridge_scales(est, grid):
+    """The weight factors of a ridge fit, checked as in memory: a float, or a 1-d grid to search.
+
+    ``scale="auto"`` searches :data:`rflite.ridge.SCALE_GRID` jointly with
+    ``lam`` when ``lam`` is searched, else it is 1.
     """
-    scale = getattr(est, "scale", "auto")
-    if hasattr(est, "scales"):
-        if est.scales is None:
-            return 1.0
-        grid = np.asarray(est.scales, dtype=float).ravel()
-        if grid.size == 1 and grid[0] > 0:
-            return float(grid[0])
-        raise ValueError(f"scales={est.scales!r}: the weight-scale search is not available on "
-                         "Dask arrays yet; pass one factor, e.g. scales=[1.0]")
-    if isinstance(scale, str):
-        est._scales()  # validates the string ("auto")
-        return 1.0
-    return float(est._scales())
+    from rflite._core.selection import check_grid
+
+    scales = est._scales()
+    if isinstance(scales, float):
+        return scales
+    out = check_grid(scales, "scales", order="ascending")
+    if np.any(out <= 0):
+        raise ValueError(f"scales must be > 0, got {est._scales()!r}")
+    return out
 
 
 # ---------------------------------------------------------------- prediction
@@ -430,7 +461,7 @@ def transform(est, X, n_cols, dtype=np.float64):
 from rflite._dask.htp import (  # noqa: E402
     _GramCache, _y_stats, as_linear_operator, harfe_dask)
 from rflite._dask.auto import (  # noqa: E402
-    _Folds, _RowSplit, choose_harfe, choose_ridge_lam, group_stats, make_folds)
+    _Folds, choose_harfe, choose_ridge, default_fold_ids, group_stats, make_folds)
 from rflite._dask.shrimp import (  # noqa: E402
     _k_qr, _k_qr_combine, _k_split_sums, _qr_r, _tsqr, fit_shrimp)
 

@@ -160,9 +160,8 @@ def fit_shrimpcv(est, X, y, sample_weight=None):
                           else _auto_n_features(m, d, q))
         fmaps.append(_shrimp_map(est, d, q, s_))
     grid = est._grid(fmaps, rates)
-    # the in-memory folds; None: 5 groups by a hash of the row values drawn
-    # from the stream after the features (in memory: the distinct rows dealt
-    # to 5 folds from the same stream, other folds of the same kind)
+    # the in-memory folds (None: row_folds of the distinct rows, drawn from
+    # the stream after the features, as in memory)
     folds = make_folds(est.cv, X, y, W, rng, est)
     W1 = da.ones((m, 1), chunks=(X.chunks[0], (1,))) if W is None else W
     passes, per_map, stats = [], [], []

@@ -26,6 +26,7 @@ import math
 
 import numpy as np
 
+from rflite._core.folds import distinct_fold_labels, row_hashes, row_projection, splitmix64
 from rflite._dask.operator import SPLIT_EVERY
 
 #: Up to this many rows the client draws the in-memory permutation (8 bytes a row),
@@ -36,14 +37,6 @@ CLIENT_SPLIT_MAX_ROWS = 1 << 22
 HISTOGRAM_BINS = 1 << 16
 
 _FEISTEL_ROUNDS = 6
-
-
-def splitmix64(h):
-    """The splitmix64 finaliser of a uint64 array (Steele, Lea & Flood, 2014): a bijective mix."""
-    with np.errstate(over="ignore"):
-        h = (h ^ (h >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-        h = (h ^ (h >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-        return h ^ (h >> np.uint64(31))
 
 
 class FeistelPermutation:
@@ -225,21 +218,6 @@ def take_rows(A, rows):
                          meta=np.empty((0,) * A.ndim, A.dtype), token="rflite-take-rows")
 
 
-def row_hashes(Xb) -> np.ndarray:
-    """A 64-bit hash of each row's values (equal rows, equal hashes; ``-0.0`` is ``0.0``).
-
-    splitmix64 chained over the columns in a fixed order, so a row's hash
-    does not depend on its chunk.  Two different rows share a hash with
-    probability about :math:`2^{-64}`: among :math:`10^7` rows the chance of
-    any collision is about :math:`m^2 / 2^{65} \\approx 3 \\cdot 10^{-6}`.
-    """
-    bits = np.ascontiguousarray(np.asarray(Xb, dtype=np.float64) + 0.0).view(np.uint64)
-    h = np.full(bits.shape[0], np.uint64(0x9E3779B97F4A7C15))
-    for j in range(bits.shape[1]):
-        h = splitmix64(h ^ bits[:, j])
-    return h
-
-
 def _distinct_pairs(Xb, Wb, Lb):
     """The distinct ``(row hash, group label)`` pairs of a chunk's kept rows (an (n, 2) uint64)."""
     h = row_hashes(Xb)
@@ -277,3 +255,81 @@ def distinct_rows(X, W=None, folds=None):
     per_fold = np.array([np.unique(pairs[folds.member[groups, f] == 1, 0]).size
                          for f in range(folds.n_folds)], dtype=np.int64)
     return total, per_fold
+
+
+def _distinct_keys(Xb, Wb, g):
+    """A chunk's distinct kept rows: hashes (sorted), projections on ``g`` and copies."""
+    X = np.asarray(Xb, dtype=np.float64) + 0.0
+    if Wb is not None:
+        X = X[np.asarray(Wb)[:, 0] > 0]
+    h, first, copies = np.unique(row_hashes(X), return_index=True, return_counts=True)
+    return h, row_projection(X[first], g), copies
+
+
+class DistinctRows:
+    """The distinct kept rows of a Dask ``X`` on the client: 24 bytes each.
+
+    ``hashes`` (sorted, :func:`rflite._core.folds.row_hashes`), their
+    projections ``v`` on the Gaussian vector of :func:`distinct_row_folds`,
+    and ``copies``, the kept rows equal to each.
+    """
+
+    def __init__(self, hashes, v, copies):
+        self.hashes, self.v, self.copies = hashes, v, copies
+
+    @property
+    def size(self) -> int:
+        return int(self.hashes.size)
+
+
+def distinct_row_folds(X, W, n_folds: int, rng):
+    """:func:`rflite._core.folds.row_folds` of the kept rows of a Dask ``X``: ``(rows, labels)``.
+
+    Draws ``g`` from ``rng`` as the in-memory rule does; one pass sends each
+    chunk's distinct kept rows (:func:`row_hashes`, :func:`row_projection`,
+    copies: 24 bytes a distinct row) to the client, which merges them and
+    deals them to the folds with the in-memory rule
+    (:func:`rflite._core.folds.distinct_fold_labels`, drawing its order
+    from ``rng`` next).  Returns the :class:`DistinctRows` and the fold of
+    each: the labels of an in-memory fit on the same rows, whatever the
+    chunking and row order.  Rows of zero weight take no part (as ``fit``
+    drops them); the client holds O(distinct rows) numbers, which is what
+    labelling the distinct rows needs.
+    """
+    import dask
+
+    g = rng.standard_normal(X.shape[1])
+    rows = X.to_delayed().ravel()
+    ws = [None] * len(rows) if W is None else W.to_delayed().ravel()
+    parts = dask.compute(*[dask.delayed(_distinct_keys)(x, w, g) for x, w in zip(rows, ws)])
+    h = np.concatenate([p[0] for p in parts])
+    v = np.concatenate([p[1] for p in parts])
+    c = np.concatenate([p[2] for p in parts])
+    hashes, first, inv = np.unique(h, return_index=True, return_inverse=True)
+    copies = np.bincount(inv.ravel(), weights=c, minlength=hashes.size).astype(np.int64)
+    distinct = DistinctRows(hashes, v[first], copies)
+    return distinct, distinct_fold_labels(distinct.v, hashes, n_folds, rng)
+
+
+def _k_fold_lookup(Xb, table, missing):
+    """Fold label of every row of a chunk: its distinct row's, ``missing`` for a row not kept."""
+    hashes, labels = table
+    h = row_hashes(Xb)
+    pos = np.minimum(np.searchsorted(hashes, h), hashes.size - 1)
+    found = hashes[pos] == h
+    return np.where(found, labels[pos], missing).astype(np.int64).reshape(-1, 1)
+
+
+def fold_label_array(X, distinct: DistinctRows, labels, missing: int):
+    """Lazy (m, 1) int Dask array with ``X``'s row chunks: each row's label from its hash.
+
+    The table (hashes and labels of the distinct rows) enters the graph
+    once, as one key, and every chunk looks its rows up in it.
+    """
+    import dask
+    import dask.array as da
+
+    table = dask.delayed((distinct.hashes, np.asarray(labels, dtype=np.int64)), pure=True)
+    return da.map_blocks(_k_fold_lookup, X, table, missing=int(missing),
+                         chunks=(X.chunks[0], (1,)), dtype=np.int64,
+                         meta=np.empty((0, 0), np.int64), token="rflite-fold-labels")

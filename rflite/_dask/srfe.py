@@ -25,11 +25,10 @@ as in memory (:func:`_choose_eta`): one homotopy path per output and fold
 weights ``w`` x 0/1), every grid point reached scored on the fold's
 validation rows by one pass, the in-memory rule and guard, and the final
 fit by the same path on all rows (:func:`rflite.bp._srfe_by_path`).  The
-folds of ``SRFECV(cv=...)`` are the in-memory ones; ``SRFERegressor``'s
-hold-out is a fifth of the rows by a hash of their values
-(:class:`rflite._dask.auto._RowSplit`, as HARFE's Dask default), not the
-in-memory random fifth, so its choice equals that of an in-memory
-``SRFECV`` given those folds.  Each homotopy breakpoint is a pass: pass
+folds of ``SRFECV(cv=...)`` are the in-memory ones, and so is ``SRFERegressor``'s
+hold-out: a fifth of the distinct rows (:func:`rflite._core.folds.row_folds`,
+all five fifths on few rows; :func:`rflite._dask.auto.default_fold_ids`),
+as HARFE's default.  Each homotopy breakpoint is a pass: pass
 ``eta`` on large data.
 """
 
@@ -120,7 +119,8 @@ def _choose_eta(est, fmap, X, y, Y, W, rng, grid, is_fraction, s_grid, rule, fit
     import dask.array as da
 
     from rflite._core.selection import choose
-    from rflite._dask.auto import _baselines, _usable_folds, fold_setup, group_stats, make_folds
+    from rflite._dask.auto import (
+        _baselines, _usable_folds, default_fold_ids, fold_setup, group_stats, make_folds)
     from rflite.bp import _path_scores
     from rflite.ridge import cv_results_per_output
 
@@ -128,8 +128,7 @@ def _choose_eta(est, fmap, X, y, Y, W, rng, grid, is_fraction, s_grid, rule, fit
     folds = make_folds(getattr(est, "cv", None), X, y, W, rng, est)
     st, op0 = group_stats(fmap, X, Y, W, folds, with_features=fit_intercept)
     passes += op0.pass_seconds
-    # SRFECV: every fold; SRFERegressor: the hold-out (hash label 0, a fifth of the rows)
-    fold_ids = _usable_folds(folds, st, range(folds.n_folds) if hasattr(est, "cv") else [0])
+    fold_ids = _usable_folds(folds, st, default_fold_ids(est, folds))
     if not fold_ids:
         raise ValueError("the automatic choice of eta needs at least 2 distinct rows of X; "
                          "pass eta explicitly")

@@ -15,8 +15,8 @@ A Dask ``X`` of at most ``rflite._core.backend.LOCAL_FIT_MAX_ROWS`` rows is
 fitted in memory (the same model by construction); ``--on-workers`` sets
 the limit to 0, so that every fit runs the distributed code.  The same seed
 is meant to give the same model there too; where a distributed fit still
-draws its own split (a hash of the rows instead of the in-memory random
-draw) the row says so through a different support.
+makes a choice of its own (SHRIMP's, ARFF's and GFC's hold-outs) the row
+says so through a different support or a large prediction difference.
 """
 
 from __future__ import annotations

@@ -681,6 +681,7 @@ def test_cluster_matches_in_memory_and_sync(on_cluster, data):
 
 # ------------------------------------------------------------- experiment
 @pytest.mark.slow(reason="starts or uses a LocalCluster; experiment in its quick form")
+@pytest.mark.local_dask_fit  # as a user runs it: the experiment itself fits on the workers
 def test_scale_experiment_quick(tmp_path, cluster_client, monkeypatch, capsys):
     """The registered ``scale`` experiment, on the module's cluster given by address."""
     from rflite.experiments import Context, registry, run_experiment
@@ -706,6 +707,7 @@ def test_scale_experiment_quick(tmp_path, cluster_client, monkeypatch, capsys):
 
 
 @pytest.mark.slow(reason="starts or uses a LocalCluster; experiment in its quick form")
+@pytest.mark.local_dask_fit  # as a user runs it: the experiment itself fits on the workers
 def test_scale_wide_experiment_quick(tmp_path, cluster_client, monkeypatch):
     """``scale-wide``: the HARFE rows only, at the quick shape, with its own JSON."""
     from rflite.experiments import Context, registry, run_experiment

@@ -10,6 +10,7 @@ first use, so ``import rflite`` never imports Dask.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import sys
 
@@ -41,6 +42,22 @@ def dask_backend():
 #: the rows themselves are a few MB.  Read at call time; set it to 0 to run
 #: every Dask fit on the workers.
 LOCAL_FIT_MAX_ROWS = 10_000
+
+
+@contextlib.contextmanager
+def fits_on_workers():
+    """Within the block every Dask fit runs the distributed code, whatever its size.
+
+    Sets :data:`LOCAL_FIT_MAX_ROWS` to 0 and restores it on exit: for
+    measuring the distributed fits themselves (their passes and memory)
+    on rows that would otherwise be fitted in memory.
+    """
+    global LOCAL_FIT_MAX_ROWS
+    previous, LOCAL_FIT_MAX_ROWS = LOCAL_FIT_MAX_ROWS, 0
+    try:
+        yield
+    finally:
+        LOCAL_FIT_MAX_ROWS = previous
 
 
 def local_arrays(X, y, sample_weight=None):

@@ -525,8 +525,8 @@ class RandomFeatureRidgeCV(CVSearch, RandomFeatureRidge):
         Factors of the drawn weights searched jointly with ``lams`` (default
         :data:`SCALE_GRID`, 0.25 ... 2; module notes); ``scales=[1.0]``
         chooses ``lam`` alone.  Give them smallest first
-        (ties go to the smoother features).  On Dask arrays only one factor
-        is accepted (``None`` means 1 there): the search is in-memory only.
+        (ties go to the smoother features).  Dask arrays make the same
+        search on the same folds (one pass of fold statistics per factor).
     cv : None, int or splitter, default None
         ``None``: 5 folds over the distinct rows (:func:`row_folds`, seeded by
         ``random_state``; integer weights equal repeated rows).  An int K is

@@ -114,6 +114,18 @@ def test_default_srfe_chooses_eta_like_in_memory(data, sync):
     assert rel(est.coef_, ref.coef_) <= 1e-8
 
 
+def test_default_srfe_on_noise_is_the_mean_on_dask(sync):
+    """The in-memory test against the training mean runs on Dask too (``mean_model_``)."""
+    rng = np.random.default_rng(0)
+    X, y = rng.uniform(-1, 1, (600, 2)), rng.normal(size=600)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = SRFERegressor(n_features=20, random_state=0).fit(X, y)
+        est = SRFERegressor(n_features=20, random_state=0).fit(*to_dask(X, y, None, 100)[:2])
+    assert ref.mean_model_ and est.mean_model_
+    np.testing.assert_allclose(np.asarray(est.predict(X)), ref.predict(X), atol=1e-14)
+
+
 def test_srfe_bad_dask_input_is_named(data, sync):
     X, y, _ = data
     with pytest.raises(ValueError, match="X"):

@@ -11,7 +11,9 @@ Folds (:func:`make_folds`, :class:`_Folds`)
     training rows, validation rows or neither.  ``cv=None`` (the ``"auto"``
     choices): the in-memory :func:`rflite._core.folds.row_folds` of the
     distinct kept rows (:func:`rflite._dask.split.distinct_row_folds`), group
-    f validating fold f and group 5 the rows of zero weight.  An int or a splitter ``cv`` (the CV
+    f validating fold f (a row of zero weight takes the fold of the kept row
+    it equals, else group 5, in no fold: its weight makes it count for
+    nothing either way).  An int or a splitter ``cv`` (the CV
     estimators): the in-memory folds -- :func:`rflite.ridge.resolve_splits`
     on the row count (an int K is scikit-learn's unshuffled ``KFold(K)``,
     contiguous blocks of rows), after dropping the zero-weight rows exactly
@@ -65,9 +67,11 @@ class _Folds:
         #: HARFE's penalty needs come without another pass
         self.distinct = distinct
 
-    def distinct_counts(self):
-        """Distinct kept rows in all, per fold in its training part, and rows per fold's test part.
+    def fold_counts(self):
+        """``(distinct rows, distinct training rows per fold, test rows per fold)``.
 
+        The first two count distinct kept rows (HARFE's penalty); the test
+        rows count copies (the hold-out rule of :func:`default_fold_ids`).
         Only for the default folds (``distinct`` set); ``None`` otherwise.
         """
         if self.distinct is None:
@@ -114,7 +118,9 @@ def make_folds(cv, X, y, W, rng, est, n_folds=None):
     if cv is None:
         K = DEFAULT_FOLDS if n_folds is None else n_folds
         rows, groups = distinct_row_folds(X, W, K, rng)
-        member = np.vstack([np.where(np.eye(K, dtype=bool), 2, 1), np.zeros((1, K))])
+        member = np.where(np.eye(K, dtype=bool), 2, 1)
+        if W is not None:  # group K: rows of zero weight equal to no kept row
+            member = np.vstack([member, np.zeros((1, K))])
         return _Folds(fold_label_array(X, rows, groups, missing=K), member, (rows, groups))
     kfold = _contiguous_kfold(cv)
     if kfold is not None:
@@ -161,7 +167,7 @@ def default_fold_ids(est, folds):
     """
     from rflite._core.selection import MIN_HOLDOUT_ROWS
 
-    counts = folds.distinct_counts()
+    counts = folds.fold_counts()
     if hasattr(est, "cv") or counts is None:
         return list(range(folds.n_folds))
     test_rows = counts[2]

@@ -246,7 +246,7 @@ def fit_harfe(est, X, y, sample_weight=None):
         # validated as in memory; on Dask the folds' tasks run on the scheduler's workers
         check_executor(est._n_jobs(), "n_jobs")
         folds = make_folds(getattr(est, "cv", None), X, y, W, rng, est)
-        counts = folds.distinct_counts()
+        counts = folds.fold_counts()
         if counts is None:
             n_rows, train_rows = distinct_rows(X, W, folds)
             fold_ids = list(range(folds.n_folds))

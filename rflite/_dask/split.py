@@ -292,9 +292,9 @@ def distinct_row_folds(X, W, n_folds: int, rng):
     (:func:`rflite._core.folds.distinct_fold_labels`, drawing its order
     from ``rng`` next).  Returns the :class:`DistinctRows` and the fold of
     each: the labels of an in-memory fit on the same rows, whatever the
-    chunking and row order.  Rows of zero weight take no part (as ``fit``
-    drops them); the client holds O(distinct rows) numbers, which is what
-    labelling the distinct rows needs.
+    chunking and row order.  Rows of zero weight take no part in the
+    dealing (as ``fit`` drops them); the client holds O(distinct rows)
+    numbers, which is what labelling the distinct rows needs.
     """
     import dask
 
@@ -321,15 +321,20 @@ def _k_fold_lookup(Xb, table, missing):
 
 
 def fold_label_array(X, distinct: DistinctRows, labels, missing: int):
-    """Lazy (m, 1) int Dask array with ``X``'s row chunks: each row's label from its hash.
+    """(m, 1) int Dask array with ``X``'s row chunks: each row's label from its hash.
 
-    The table (hashes and labels of the distinct rows) enters the graph
-    once, as one key, and every chunk looks its rows up in it.
+    The table (hashes and labels of the distinct rows, 16 bytes each) is
+    sent once and every chunk looks its rows up in it; the labels are then
+    persisted (8 bytes a row, on the workers under a distributed client), so
+    the many passes of a choice refer to them by key instead of carrying the
+    table in every graph.
     """
-    import dask
     import dask.array as da
 
-    table = dask.delayed((distinct.hashes, np.asarray(labels, dtype=np.int64)), pure=True)
-    return da.map_blocks(_k_fold_lookup, X, table, missing=int(missing),
-                         chunks=(X.chunks[0], (1,)), dtype=np.int64,
-                         meta=np.empty((0, 0), np.int64), token="rflite-fold-labels")
+    from rflite._dask.operator import _broadcast
+
+    table, _ = _broadcast((distinct.hashes, np.asarray(labels, dtype=np.int64)))
+    labels = da.map_blocks(_k_fold_lookup, X, table, missing=int(missing),
+                           chunks=(X.chunks[0], (1,)), dtype=np.int64,
+                           meta=np.empty((0, 0), np.int64), token="rflite-fold-labels")
+    return labels.persist()

@@ -71,9 +71,10 @@ def fit_srfe(est, X, y, sample_weight=None):
     t0 = time.perf_counter()
     y_mean, a_mean, scale, first = _centring(fmap, X, Y, W, total, fit_intercept, normalize)
     passes = list(first.pass_seconds)
+    use_mean = [False] * Y.shape[1]
     if search is not None:
-        chosen = _choose_eta(est, fmap, X, y, Y, W, rng, grid, is_fraction, s_grid, rule,
-                             fit_intercept, normalize, passes)
+        chosen, use_mean = _choose_eta(est, fmap, X, y, Y, W, rng, grid, is_fraction, s_grid,
+                                       rule, fit_intercept, normalize, passes)
     else:
         chosen = [(eta, est.s)] * Y.shape[1]
         if hasattr(est, "cv_results_"):
@@ -106,12 +107,18 @@ def fit_srfe(est, X, y, sample_weight=None):
     est.n_iter_ = results[0].bpdn.n_iter if one_d else [r.bpdn.n_iter for r in results]
     est.dask_passes_ = passes + op.pass_seconds
     est.dask_fit_seconds_ = time.perf_counter() - t0
+    # an output whose choice lost to the training mean is that mean, as in memory
+    coefs = [np.zeros_like(c) if u else c for c, u in zip(coefs, use_mean)]
+    est.mean_model_ = use_mean[0] if one_d else np.array(use_mean)
     return est._finish(fmap, supports, coefs, a_mean, y_mean)
 
 
 def _choose_eta(est, fmap, X, y, Y, W, rng, grid, is_fraction, s_grid, rule, fit_intercept,
                 normalize, passes):
-    """``[(eta, s)]`` per output by the in-memory fold scores, distributed (module notes).
+    """``([(eta, s)], use_mean)`` per output by the in-memory fold scores, distributed (module notes).
+
+    ``use_mean[t]``: output t's choice lost to the training mean (tested as
+    in memory when the estimator compares with the mean and fits an intercept).
 
     Sets ``cv_results_`` as :meth:`rflite.bp.SRFERegressor._choose`; appends
     the passes' ``(kind, seconds)`` to ``passes``.
@@ -120,7 +127,8 @@ def _choose_eta(est, fmap, X, y, Y, W, rng, grid, is_fraction, s_grid, rule, fit
 
     from rflite._core.selection import choose
     from rflite._dask.auto import (
-        _baselines, _usable_folds, default_fold_ids, fold_setup, group_stats, make_folds)
+        _against_mean, _baselines, _usable_folds, default_fold_ids, fold_setup, group_stats,
+        make_folds)
     from rflite.bp import _path_scores
     from rflite.ridge import cv_results_per_output
 
@@ -157,11 +165,13 @@ def _choose_eta(est, fmap, X, y, Y, W, rng, grid, is_fraction, s_grid, rule, fit
         passes += op.pass_seconds
     S = np.asarray(scores, dtype=float).reshape(len(fold_ids), len(points), k)
     base = _baselines(folds, st, fold_ids)
-    choices = [choose(S[:, :, t], rule=rule, baseline=base[:, t]) for t in range(k)]
+    against = _against_mean(est, fit_intercept)
+    choices = [choose(S[:, :, t], rule=rule, baseline=base[:, t], against_mean=against)
+               for t in range(k)]
     eta_col = np.array([etas[p[0]] for p in points])
     res_grid = {"eta": eta_col[:, 0] if eta_col.shape[1] == 1 else eta_col}
     if any(s is not None for s in s_grid):
         res_grid["s"] = np.array([-1 if p[1] is None else p[1] for p in points])
     est.cv_results_ = cv_results_per_output(res_grid, S, choices)
-    return [(float(etas[points[c.index][0], t]), points[c.index][1])
-            for t, c in enumerate(choices)]
+    return ([(float(etas[points[c.index][0], t]), points[c.index][1])
+             for t, c in enumerate(choices)], [bool(c.use_mean) for c in choices])

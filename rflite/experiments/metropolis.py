@@ -191,7 +191,7 @@ def _sweep_runs(ctx, name, label, Ks, params, realisations):
 @register(
     "arff-case1",
     "adaptive RFF, Si(x/a)exp(-x^2/2), a=1e-3, d=1: error vs K, Alg. 1/2 vs fixed RFF",
-    "~50 min with --jobs 2, paper sizes (quick ~5 s)",
+    "~100 min with --jobs 2 (about 3.3 h of fits; Alg. 2 at K = 256 about 10 min a fit), paper sizes (quick ~5 s); resumable",
 )
 def arff_case1(ctx):
     """Generalisation error against K (paper Sec. 5 Case 1, Fig. 2).

@@ -368,6 +368,16 @@ class RandomFeatureRidge(RandomFeatureModel):
             return SCALE_GRID if self._grid() is not None else 1.0
         return check_real(self.scale, "scale", minimum=0.0, strict=True)
 
+    def _checked_scales(self):
+        """:meth:`_scales` validated: one float factor, or an ascending grid of factors > 0."""
+        scales = self._scales()
+        if isinstance(scales, float):
+            return scales
+        grid = check_grid(scales, "scales", order="ascending")
+        if np.any(grid <= 0):
+            raise ValueError(f"scales must be > 0, got {scales!r}")
+        return grid
+
     def _rule(self):
         return "min"
 
@@ -412,11 +422,7 @@ class RandomFeatureRidge(RandomFeatureModel):
         check_int(self.n_features, "n_features", minimum=1)
         grid = self._grid()
         lam = None if grid is not None else self._check_lam()
-        scales = self._scales()
-        if not isinstance(scales, float):
-            scales = check_grid(scales, "scales", order="ascending")
-            if np.any(scales <= 0):
-                raise ValueError(f"scales must be > 0, got {self._scales()!r}")
+        scales = self._checked_scales()
         if grid is not None:
             from rflite._core.parallel import check_executor
 

@@ -365,6 +365,18 @@ def cross_validate_grid(fold_scores, splits, *, n_jobs=None, progress=None) -> n
 HOLDOUT_FRACTION = 0.2
 
 
+def auto_fold_ids(test_rows) -> list:
+    """The folds a default estimator's choice validates on, from each fold's test-row count.
+
+    Fold 0 alone when it holds at least :data:`MIN_HOLDOUT_ROWS` rows;
+    otherwise every fold with a row, so that every row validates once.  The
+    rule of :class:`AutoChoice`, shared with the Dask backend.
+    """
+    if test_rows[0] >= MIN_HOLDOUT_ROWS:
+        return [0]
+    return [f for f in range(len(test_rows)) if test_rows[f] > 0]
+
+
 class AutoChoice:
     """``_splits`` / ``_rule`` / ``_n_jobs`` of a default estimator's automatic choice.
 
@@ -403,14 +415,8 @@ class AutoChoice:
         if test.size == 0 or train.size == 0:
             raise ValueError("the automatic choice needs at least 2 distinct rows of X (got "
                              f"n_samples={len(X)}); {self._auto_hint}")
-        if test.size >= MIN_HOLDOUT_ROWS:
-            return [(train, test)]
-        splits = []
-        for k in range(n_folds):
-            test = np.flatnonzero(labels == k)
-            if test.size:
-                splits.append((np.flatnonzero(labels != k), test))
-        return splits
+        folds = auto_fold_ids(np.bincount(labels, minlength=n_folds))
+        return [(np.flatnonzero(labels != k), np.flatnonzero(labels == k)) for k in folds]
 
     def _rule(self):
         return "min"

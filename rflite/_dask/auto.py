@@ -161,19 +161,15 @@ def default_fold_ids(est, folds):
     """The folds a choice validates on, as :class:`rflite._core.selection.AutoChoice` does.
 
     A CV estimator (it has ``cv``): every fold.  A default estimator on the
-    default folds: fold 0, a fifth of the distinct rows, when it holds at
-    least :data:`~rflite._core.selection.MIN_HOLDOUT_ROWS` rows; otherwise
-    every fold with a row, so that every row validates once.
+    default folds: :func:`rflite._core.selection.auto_fold_ids` of their
+    test-row counts.
     """
-    from rflite._core.selection import MIN_HOLDOUT_ROWS
+    from rflite._core.selection import auto_fold_ids
 
     counts = folds.fold_counts()
     if hasattr(est, "cv") or counts is None:
         return list(range(folds.n_folds))
-    test_rows = counts[2]
-    if test_rows[0] >= MIN_HOLDOUT_ROWS:
-        return [0]
-    return [f for f in range(test_rows.size) if test_rows[f] > 0]
+    return auto_fold_ids(counts[2])
 
 
 def _contiguous_kfold(cv):

@@ -318,6 +318,7 @@ def fit_ridge(est, X, y, sample_weight=None):
     in-memory test against the training mean (``mean_model_``).
     """
     from rflite._core.selection import check_grid
+    from rflite.ridge import scaled_map, stacked_map
 
     X, Y, one_d, W, total = _prepare(est, X, y, sample_weight, weights=True)
     check_int(est.n_features, "n_features", minimum=1)
@@ -335,12 +336,12 @@ def fit_ridge(est, X, y, sample_weight=None):
         raise ValueError(f"lam={lam:g} overflows float64 in the penalty m * lam "
                          f"(m={total:g}); lam must be far smaller")
     fit_intercept = check_bool(est.fit_intercept, "fit_intercept")
-    scales = _ridge_scales(est, grid)
+    scales = est._checked_scales()
     rng = est._rng()
     base = est._draw_features(X.shape[1], rng)
     t0 = time.perf_counter()
     # validation (NaN / inf named) before anything else, then the means of all rows
-    fmap = _scaled(base, scales) if isinstance(scales, float) else base
+    fmap = scaled_map(base, scales) if isinstance(scales, float) else base
     y_mean, a_mean, first = _first_pass(fmap, X, Y, fit_intercept, W)
     passes = list(first.pass_seconds)
     lams = [lam] * Y.shape[1]
@@ -358,8 +359,6 @@ def fit_ridge(est, X, y, sample_weight=None):
     est.mean_model_ = use_mean[0] if one_d else np.array(use_mean)
     out_cols = None
     if not isinstance(scales, float):
-        from rflite.ridge import stacked_map
-
         # outputs choosing different factors: one map with a block per factor
         distinct = sorted(set(factors))
         fmap, blocks = stacked_map(base, distinct)
@@ -380,30 +379,6 @@ def fit_ridge(est, X, y, sample_weight=None):
     est.dask_passes_ = passes + op.pass_seconds
     est.dask_fit_seconds_ = time.perf_counter() - t0
     return est._finish(fmap, cols, C, a_mean, y_mean)
-
-
-def _scaled(fmap, factor: float):
-    """``fmap`` with its weights times ``factor`` (itself for 1)."""
-    from rflite.ridge import scaled_map
-
-    return fmap if factor == 1.0 else scaled_map(fmap, factor)
-
-
-def _ridge_scales(est, grid):
-    """The weight factors of a ridge fit, checked as in memory: a float, or a 1-d grid to search.
-
-    ``scale="auto"`` searches :data:`rflite.ridge.SCALE_GRID` jointly with
-    ``lam`` when ``lam`` is searched, else it is 1.
-    """
-    from rflite._core.selection import check_grid
-
-    scales = est._scales()
-    if isinstance(scales, float):
-        return scales
-    out = check_grid(scales, "scales", order="ascending")
-    if np.any(out <= 0):
-        raise ValueError(f"scales must be > 0, got {est._scales()!r}")
-    return out
 
 
 # ---------------------------------------------------------------- prediction

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from rflite._core.backend import dask_backend, is_dask_array, local_arrays
+from rflite._core.backend import dask_backend, fitted_locally, is_dask_array, local_arrays
 from rflite._core.validation import (
     check_array, check_bool, check_sample_weight, check_targets, relative_weights,
     repetition_counts)
@@ -133,13 +133,22 @@ class RandomFeatureModel(EstimatorMixin):
         (:func:`rflite._core.selection.nested_loses_to_mean`, five more
         fits) and each output that loses becomes the training mean
         (:meth:`_outputs_to_mean`).  Returns the mask, or ``None`` when
-        nothing was checked (a larger hold-out, Dask input, or one of the
-        check's own fits).
+        nothing was checked (a larger hold-out, or one of the check's own
+        fits).  On Dask input the check runs on the client, as
+        in memory, when it applies
+        (:func:`rflite._dask.backend.mean_check_arrays`).
         """
         from rflite._core.selection import MIN_HOLDOUT_ROWS, nested_loses_to_mean
 
-        if getattr(self, "_skip_mean_check", False) or is_dask_array(X):
+        if getattr(self, "_skip_mean_check", False):
             return None
+        if is_dask_array(X):
+            if fitted_locally(X):
+                return None  # the fit ran in memory, its check included
+            local = dask_backend().mean_check_arrays(X, y, sample_weight, share)
+            if local is None:
+                return None
+            X, y, sample_weight = local
         X, Y, w = self._validate_fit(X, y, sample_weight)
         if np.unique(X, axis=0).shape[0] * share >= MIN_HOLDOUT_ROWS:
             return None

@@ -511,8 +511,8 @@ class SHRIMPRegressor(RandomFeatureModel):
     def fit(self, X, y, sample_weight=None):
         """Draw the features, run the path, select the step, refit; returns ``self``."""
         if is_dask_array(X) and not isinstance(self.q, str):
-            return self._fit_dask(X, y, sample_weight)
-        if isinstance(self.q, str):
+            self._fit_dask(X, y, sample_weight)
+        elif isinstance(self.q, str):
             _fit_auto_q(self, X, y, sample_weight)
         else:
             Xv, Y, w, frac, refit = _fit_setup(self, X, y, sample_weight)
@@ -520,7 +520,7 @@ class SHRIMPRegressor(RandomFeatureModel):
             # environment asks for: the model must not depend on the thread count
             with _blas_threads(Xv.shape[0]):
                 _fit_one(self, Xv, Y, w, frac, refit, _distinct_row_split)
-        if is_dask_array(X) or getattr(self, "_skip_mean_check", False):
+        if getattr(self, "_skip_mean_check", False):
             return self
         # a small hold-out: the fit's choice is checked against the mean by K folds
         return _check_against_mean(self, X, y, sample_weight)

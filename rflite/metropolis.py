@@ -523,8 +523,16 @@ class ARFFRegressor(_ARFFBase):
     def fit(self, X, y, sample_weight=None):
         """Standardise, sample the frequencies, solve the amplitudes; returns ``self``."""
         if is_dask_array(X):
-            return self._fit_dask(X, y, sample_weight)
-        X_in = X
+            self._fit_dask(X, y, sample_weight)
+        else:
+            self._fit_in_memory(X, y, sample_weight)
+        if check_bool(self.early_stopping, "early_stopping") and self.fit_intercept:
+            # few validation rows: the whole fit is cross-validated against the mean
+            self._check_against_mean(X, y, sample_weight, float(self.validation_fraction))
+        return self
+
+    def _fit_in_memory(self, X, y, sample_weight):
+        """:meth:`fit` on NumPy input, without the nested check against the mean."""
         X, Y, w = self._validate_fit(X, y, sample_weight)
         X, Y = self._repeat_rows(X, Y, w)
         one_d = self._one_d
@@ -536,10 +544,6 @@ class ARFFRegressor(_ARFFBase):
             self.coef_ = self.coef_[:, 0]
             self.intercept_ = float(self.intercept_[0])
         self.mean_model_ = False if one_d else np.zeros(Y.shape[1], dtype=bool)
-        if check_bool(self.early_stopping, "early_stopping") and self.fit_intercept:
-            # few validation rows: the whole fit is cross-validated against the mean
-            self._check_against_mean(X_in, y, sample_weight, float(self.validation_fraction))
-        return self
 
     def predict(self, X) -> np.ndarray:
         """Real predictions :math:`\\mathrm{Re} f(x)` on the original scale, (m,) or (m, p).

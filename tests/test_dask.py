@@ -58,9 +58,8 @@ def to_dask(X, y, rows):
 
 
 def sorted_rows(X, y):
-    """The distinct rows of ``(X, y)`` in ``np.unique`` order: SHRIMP's in-memory fit
-    sorts its rows first (``imp._collapse_rows``), the Dask fit keeps the given order,
-    so on sorted distinct rows the two draw the same validation split."""
+    """The distinct rows of ``(X, y)`` in ``np.unique`` order, the order SHRIMP's fits
+    sort their rows into (``imp._collapse_rows``; on Dask ``canonical_rows``)."""
     key = np.unique(np.column_stack([X, y]), axis=0)
     return np.ascontiguousarray(key[:, :-1]), np.ascontiguousarray(key[:, -1])
 
@@ -312,9 +311,11 @@ def test_weighted_shrimp_matches_in_memory(sync, rows, refit, dask_w):
     np.testing.assert_array_equal(est.validation_indices_, ref.validation_indices_)
     if refit == "auto":
         # rule="1se_ridge": one pass for the validation rows' error moments
-        # (here it moves the penalty 10x, in both fits alike)
+        # (here it moves the penalty 10x, in both fits alike), one for the
+        # paired test against the mean
         assert [k for k, _ in est.dask_passes_] == ["split_sums", "tsqr",
-                                                    "val_error_moments", "tsqr"]
+                                                    "val_error_moments", "paired_moments",
+                                                    "tsqr"]
     # and the weights matter: the unweighted fit differs
     plain = SHRIMPRegressor(**kw).fit(Xd, yd)
     assert rel(plain.path_.val_mse, est.path_.val_mse) > 1e-3
@@ -574,22 +575,54 @@ def test_default_shrimp_resolves_its_defaults_like_in_memory(sync):
 
 
 def test_default_shrimp_n_features_none(sync):
-    """n_features=None: the in-memory N; the over-parameterised path (4m columns for m
-    rows) is determined only to its condition number times the rounding, so the Dask
-    and in-memory paths may prune differently: compare the quality, not the support."""
+    """n_features=None: the in-memory N on the distinct rows; the over-parameterised
+    path (4m columns for m rows) has fewer training rows than columns, so the Dask
+    fit runs the in-memory fit on the rows computed to the client: the same model
+    bit for bit, on shuffled rows with copies and zero weights too."""
     from rflite.imp import SHRIMPRegressor
 
-    X, y = sorted_rows(*make_friedman1(150, d=5, noise=0.3, rng=2))
-    Xt, yt = make_friedman1(500, d=5, rng=3)
+    X, y = make_friedman1(150, d=5, noise=0.3, rng=2)
+    X, y = np.vstack([X, X[:20]]), np.concatenate([y, y[:20]])  # 20 rows twice
+    perm = np.random.default_rng(4).permutation(X.shape[0])
+    X, y = X[perm], y[perm]
+    w = np.ones(X.shape[0])
+    w[:5] = 0.0
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        ref = SHRIMPRegressor(random_state=0).fit(X, y)
-        est = SHRIMPRegressor(random_state=0).fit(*to_dask(X, y, 40))
-    assert est.n_features_ == ref.n_features_ == 300
+        ref = SHRIMPRegressor(random_state=0).fit(X, y, sample_weight=w)
+        est = SHRIMPRegressor(random_state=0).fit(*to_dask(X, y, 40), sample_weight=w)
+    assert est.n_features_ == ref.n_features_  # 2 x the 145 distinct rows of positive weight
+    assert est.refit_ == ref.refit_ and est.best_step_ == ref.best_step_
     np.testing.assert_array_equal(est.validation_indices_, ref.validation_indices_)
-    assert est.refit_ in ("min_norm", "ridge", "mean")
-    mse = lambda m: float(np.mean((m.predict(Xt) - yt) ** 2))  # noqa: E731
-    assert mse(est) < 1.5 * mse(ref) and mse(est) < np.var(yt)
+    np.testing.assert_array_equal(est.support_, ref.support_)
+    np.testing.assert_array_equal(est.coef_, ref.coef_)
+    assert est.intercept_ == ref.intercept_
+    assert [k for k, _ in est.dask_passes_] == ["rows to the client"]
+
+
+def test_shrimp_tsqr_split_is_the_in_memory_split_on_shuffled_rows(sync):
+    """The TSQR route (more training rows than columns) on rows in no order, with
+    copies and zero weights: the distinct rows of (X, y) are dealt by the in-memory
+    rule, so the same validation rows, path, choice and support as in memory."""
+    from rflite.imp import SHRIMPRegressor
+
+    X, y = make_friedman1(400, d=6, noise=0.1, rng=0)
+    X, y = np.vstack([X, X[:30]]), np.concatenate([y, y[:30]])
+    perm = np.random.default_rng(5).permutation(X.shape[0])
+    X, y = X[perm], y[perm]
+    w = np.random.default_rng(6).integers(0, 3, X.shape[0]).astype(float)
+    kw = dict(n_features=30, q=2, subsets="random", random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = SHRIMPRegressor(**kw).fit(X, y, sample_weight=w)
+        est = SHRIMPRegressor(**kw).fit(*to_dask(X, y, 70),
+                                        sample_weight=da.from_array(w, chunks=70))
+    np.testing.assert_array_equal(est.validation_indices_, ref.validation_indices_)
+    np.testing.assert_array_equal(est.train_indices_, ref.train_indices_)
+    assert est.best_step_ == ref.best_step_ and est.refit_ == ref.refit_
+    np.testing.assert_array_equal(est.support_, ref.support_)
+    np.testing.assert_allclose(est.path_.val_mse, ref.path_.val_mse, rtol=1e-9)
+    assert "tsqr" in [k for k, _ in est.dask_passes_]
 
 
 def test_auto_options_not_supported_on_dask_are_named(sync, data):

@@ -80,21 +80,17 @@ def test_arff_on_a_local_cluster(data, cluster_client):
 def test_arff_early_stopping_on_dask_equals_in_memory(data, kw, sync):
     """The default early stopping: the in-memory hold-out split, the chain on the
     training rows, one validation pass per refit scoring the lam grid from
-    moments; on rows in the canonical order (which the in-memory fit sorts them
-    into first) the same stop, lam, frequencies and amplitudes."""
-    from rflite.metropolis import _canonical_order
-
+    moments; the Dask fit sorts the rows into the in-memory fit's canonical
+    order first, so on shuffled rows it makes the same stop, lam, frequencies
+    and amplitudes."""
     X, y = data
-    order = _canonical_order(X, y)
-    X, y = X[order], y[order]
+    perm = np.random.default_rng(5).permutation(X.shape[0])
     params = {"n_features": 10, "n_iter": 40, "random_state": 0, **kw}
-    mem = ARFFRegressor(**params)
-    # the in-memory fit's nested check against the mean (on few rows) has no
-    # Dask counterpart yet: compare the early-stopped fits themselves
-    mem._skip_mean_check = True
-    mem.fit(X, y)
-    dist = ARFFRegressor(**params).fit(da.from_array(X, chunks=(70, -1)),
-                                       da.from_array(y, chunks=70))
+    # 240 rows, 24 held out: both fits also cross-validate against the mean
+    mem = ARFFRegressor(**params).fit(X, y)
+    dist = ARFFRegressor(**params).fit(da.from_array(X[perm], chunks=(70, -1)),
+                                       da.from_array(y[perm], chunks=70))
+    assert dist.mean_model_ is mem.mean_model_
     assert (dist.n_iter_, dist.best_iteration_, dist.lam_) == \
         (mem.n_iter_, mem.best_iteration_, mem.lam_)
     np.testing.assert_array_equal(dist.frequencies_, mem.frequencies_)
@@ -167,15 +163,13 @@ def test_arff_classifier_on_dask_equals_in_memory(labelled, rows, sync):
 
 
 def test_arff_classifier_early_stopping_on_dask_equals_in_memory(labelled, sync):
-    """The default early stopping on rows in the in-memory canonical order."""
-    from rflite.metropolis import _canonical_order
-
+    """The default early stopping on shuffled rows: the Dask fit sorts them into the
+    in-memory canonical order first."""
     X, labels = labelled
-    order = _canonical_order(X, np.eye(3)[labels])
-    X, labels = X[order], labels[order]
+    perm = np.random.default_rng(5).permutation(X.shape[0])
     mem = ARFFClassifier(n_features=10, n_iter=30, random_state=0).fit(X, labels)
     dist = ARFFClassifier(n_features=10, n_iter=30, random_state=0).fit(
-        da.from_array(X, chunks=(70, -1)), da.from_array(labels, chunks=70))
+        da.from_array(X[perm], chunks=(70, -1)), da.from_array(labels[perm], chunks=70))
     _assert_same_classifier(dist, mem, X)
     np.testing.assert_array_equal(dist.validation_iterations_, mem.validation_iterations_)
     assert rel(dist.validation_scores_, mem.validation_scores_) <= RTOL

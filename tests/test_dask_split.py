@@ -165,13 +165,14 @@ def test_tall_arff_equals_in_memory_with_the_same_shuffle(sync, tall, monkeypatc
     monkeypatch.setattr(ARFFRegressor, "_early_setup", feistel_setup)
     kw = dict(n_features=10, n_iter=15, random_state=0)
     ref = ARFFRegressor(**kw)
-    # the in-memory fit's nested check against the mean (on few rows) has no
-    # Dask counterpart: compare the fits themselves
+    # compare the early-stopped fits themselves, without the nested check against
+    # the mean that both make on so few rows (its folds are not Feistel's)
     ref._skip_mean_check = True
     ref.fit(X, y)
     for rows in (70, 240):
-        est = ARFFRegressor(**kw).fit(da.from_array(X, chunks=(rows, -1)),
-                                      da.from_array(y, chunks=rows))
+        est = ARFFRegressor(**kw)
+        est._skip_mean_check = True
+        est.fit(da.from_array(X, chunks=(rows, -1)), da.from_array(y, chunks=rows))
         np.testing.assert_array_equal(est.frequencies_, ref.frequencies_)
         assert (est.n_iter_, est.best_iteration_, est.lam_) == \
             (ref.n_iter_, ref.best_iteration_, ref.lam_)
@@ -195,3 +196,39 @@ def test_tall_split_on_a_cluster_equals_the_synchronous_fit(cluster_client, tall
                                       ref.validation_indices_.compute())
     np.testing.assert_array_equal(est.support_, ref.support_)
     assert rel(est.coef_, ref.coef_) < 1e-12
+
+
+@pytest.mark.parametrize("rows", [7, 70, 300])
+def test_canonical_rows_are_the_in_memory_order(sync, rows):
+    """canonical_rows: the order of rflite._core.folds._canonical_order and the groups
+    of np.unique over [X, y], whatever the chunking, with copies across chunks, a
+    -0.0 equal to 0.0, and rows of zero weight left out (group -1)."""
+    from rflite._core.folds import _canonical_order
+    from rflite._dask.split import canonical_rows, reorder_rows
+
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 3, size=(300, 3)).astype(float)
+    y = rng.integers(0, 2, size=(300, 1)).astype(float)
+    X[5, 0], X[6] = -0.0, X[200]
+    y[6] = y[200]
+    Xd, yd = da.from_array(X, chunks=(rows, -1)), da.from_array(y, chunks=(rows, -1))
+    canon = canonical_rows(Xd, yd)
+    np.testing.assert_array_equal(canon.order, _canonical_order(X, y))
+    _, inverse = np.unique(np.hstack([X, y]), axis=0, return_inverse=True)
+    np.testing.assert_array_equal(canon.groups, np.asarray(inverse).ravel())
+    np.testing.assert_array_equal(reorder_rows(Xd, canon.order).compute(), X[canon.order])
+    w = rng.integers(0, 2, size=300).astype(float)
+    weighted = canonical_rows(Xd, yd, da.from_array(w.reshape(-1, 1), chunks=(rows, -1)))
+    keep = w > 0
+    _, inverse = np.unique(np.hstack([X, y])[keep], axis=0, return_inverse=True)
+    np.testing.assert_array_equal(weighted.groups[keep], np.asarray(inverse).ravel())
+    assert (weighted.groups[~keep] == -1).all()
+
+
+def test_canonical_rows_past_the_size_limit_is_none(sync, monkeypatch):
+    from rflite._dask.split import canonical_rows
+
+    X = np.zeros((100, 4))
+    monkeypatch.setattr(_dask_split, "CANONICAL_MAX_BYTES", 100 * 5 * 8 - 1)
+    assert canonical_rows(da.from_array(X, chunks=(30, -1)),
+                          da.from_array(np.zeros((100, 1)), chunks=(30, -1))) is None

@@ -60,6 +60,13 @@ def fits_on_workers():
         LOCAL_FIT_MAX_ROWS = previous
 
 
+def fitted_locally(X) -> bool:
+    """Whether a fit on the Dask array ``X`` runs in memory (:func:`local_arrays`):
+    known row chunks and at most :data:`LOCAL_FIT_MAX_ROWS` rows."""
+    rows = X.shape[0]
+    return isinstance(rows, int) and rows <= LOCAL_FIT_MAX_ROWS
+
+
 def local_arrays(X, y, sample_weight=None):
     """``(X, y, sample_weight)`` computed to NumPy when a Dask fit is small, else None.
 
@@ -68,8 +75,7 @@ def local_arrays(X, y, sample_weight=None):
     through.  Input the Dask backend would refuse (unknown chunk sizes) is
     left to it, so its errors stay the same.
     """
-    rows = X.shape[0]
-    if not (isinstance(rows, int) and rows <= LOCAL_FIT_MAX_ROWS):
+    if not fitted_locally(X):
         return None
     import dask
 

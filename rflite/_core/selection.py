@@ -101,8 +101,18 @@ def paired_difference(model_errors, mean_errors, weights=None, groups=None):
     n = total ** 2 / float(w @ w)
     if not n > 1.0:
         return mu, np.inf
-    v = float(w @ (d - mu) ** 2) / total
-    return mu, float(np.sqrt(v / (n - 1.0)))
+    return mu, standard_error(float(w @ (d - mu) ** 2) / total, n)
+
+
+def standard_error(variance: float, n: float) -> float:
+    r"""Standard error of a mean of ``n`` (effective) samples of population variance
+    ``variance``: :math:`\sqrt{v / (n - 1)}`, ``inf`` below two samples.
+
+    The one formula behind :func:`paired_difference`, for callers that hold
+    only the moments of the differences (a Dask fit sums them on the
+    workers).
+    """
+    return float(np.sqrt(variance / (n - 1.0))) if n > 1.0 else np.inf
 
 
 def beats_mean(model_errors, mean_errors, weights=None, groups=None) -> bool:

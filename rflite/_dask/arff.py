@@ -29,10 +29,12 @@ rows, and after every refit one pass over the validation rows scoring the curren
 frequencies for every ``lam`` of the grid at once
 (:class:`_DaskValidationMonitor`: the per-row errors stay on the workers,
 only their sums and sums of squares travel, and the ``"1se"`` rule is
-applied to those moments by :func:`rflite._core.selection.choose_stats`).  Unlike in
-memory the rows are not first sorted into a canonical order (a global sort
-of m rows), so the split depends on the row order; on rows given in that
-order the fit is the in-memory one.
+applied to those moments by :func:`rflite._core.selection.choose_stats`).  As
+in memory, the rows are first sorted into the canonical order
+(:func:`rflite._dask.split.canonical_rows`: one pass, the distinct rows
+merged on the client), so the split does not depend on the row order or
+the chunking; past :data:`rflite._dask.split.CANONICAL_MAX_BYTES` of
+distinct rows they stay in the order given.
 
 :class:`~rflite.metropolis.ARFFClassifier` (:func:`fit_arff_classifier`)
 runs the same chain on one-hot targets built lazily from the labels (the
@@ -256,6 +258,7 @@ def fit_arff(est, X, y, sample_weight=None):
     if one_d:
         est.coef_ = est.coef_[:, 0]
         est.intercept_ = float(est.intercept_[0])
+    est.mean_model_ = False if one_d else np.zeros(Y.shape[1], dtype=bool)
     return est
 
 
@@ -326,6 +329,10 @@ def _fit_targets(est, X, Y, one_d, early, *, center_y):
                            est.refit_every, est.adaptive_covariance, est.burn_in,
                            est.omega_max, est.activation, None)
     t0 = time.perf_counter()
+    if early:
+        # the in-memory fit's canonical row order before anything is computed
+        # from the rows: its hold-out is then drawn over the same positions
+        X, Y = _canonical(X, Y)
     x_std = _standardizer(X, "X")
     t_std = None
     if center_y is not None:
@@ -357,6 +364,17 @@ def _fit_targets(est, X, Y, one_d, early, *, center_y):
     est.dask_passes_ = [p for c in chains for p in c.pass_seconds]
     est.dask_fit_seconds_ = time.perf_counter() - t0
     return est
+
+
+def _canonical(X, Y):
+    """``(X, Y)`` in the in-memory fits' canonical row order
+    (:func:`rflite._dask.split.canonical_rows`; as given past its size limit)."""
+    from rflite._dask.split import canonical_rows, reorder_rows
+
+    canon = canonical_rows(X, Y)
+    if canon is None:
+        return X, Y
+    return reorder_rows(X, canon.order), reorder_rows(Y, canon.order)
 
 
 def _fit_early(est, Xn, Tn, one_d, K, n_iter, gamma, lam, lam_grid, refit_every, adaptive,

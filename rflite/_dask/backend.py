@@ -76,20 +76,24 @@ input too, in the spirit of the in-memory choice:
   folds.  About 2 passes per HARFE iteration per grid point: pin ``s`` and
   ``lam`` for large m.
 * ``SHRIMPRegressor``: ``n_features=None`` is resolved by the in-memory rule
-  (on the m rows; in memory on the distinct rows), and the guarded
-  ``refit="auto"`` / ``"ridge"`` choice runs on the TSQR factors
-  (:func:`fit_shrimp`).
+  on the distinct rows, and the guarded ``refit="auto"`` / ``"ridge"``
+  choice runs on the TSQR factors, or, when the training part has fewer
+  distinct rows than the fit has columns, the in-memory fit on the rows
+  computed to the client (:func:`fit_shrimp`).
 
 With ``cv=None`` the folds are the in-memory ones,
 :func:`rflite._core.folds.row_folds`: one pass gathers each distinct row's
 hash and random projection (24 bytes a distinct row) on the client, which
 deals them to the folds by the in-memory rule; every chunk then looks its
 rows up (:func:`rflite._dask.split.distinct_row_folds`), so the same seed
-chooses the same ``lam`` / ``s`` on both backends.  SHRIMP's split is the in-memory one when the rows are
-distinct and sorted (the in-memory fit sorts its distinct rows first; on
-Dask the client draws a permutation of the m rows; past
-:data:`rflite._dask.split.CLIENT_SPLIT_MAX_ROWS` rows a keyed bijection of
-the row indices, evaluated chunk by chunk, replaces it).  ``lam="auto"`` with
+chooses the same ``lam`` / ``s`` on both backends.  SHRIMP's, ARFF's and
+GFC's hold-outs, subsamples and folds are drawn over the rows in the
+in-memory fits' canonical order (:func:`rflite._dask.split.canonical_rows`:
+one pass sends each chunk's distinct rows to the client, which merges
+them); past its size limit a keyed bijection of the row indices, evaluated
+chunk by chunk, replaces it.  The nested check against the training mean
+of a default fit on few distinct rows runs on the client as in memory
+(:func:`mean_check_arrays`).  ``lam="auto"`` with
 complex features (``activation="exp"``) is refused with a ``ValueError``.
 
 Cross-validation and weights
@@ -457,6 +461,43 @@ def _fits():
     return {HARFERegressor: fit_harfe, RandomFeatureRidge: fit_ridge, SHRIMPCV: fit_shrimpcv,
             SHRIMPRegressor: fit_shrimp, SRFERegressor: fit_srfe, GFCRegressor: fit_gfc,
             ARFFClassifier: fit_arff_classifier, ARFFRegressor: fit_arff}
+
+
+def mean_check_arrays(X, y, sample_weight, share):
+    """``(X, y, sample_weight)`` on the client for the nested check against the mean, or None.
+
+    The in-memory fits cross-validate their whole automatic choice against
+    the training mean when the hold-out it used, ``share`` of the distinct
+    rows, is smaller than :data:`~rflite._core.selection.MIN_HOLDOUT_ROWS`
+    (:meth:`rflite._base.RandomFeatureModel._check_against_mean`): five
+    in-memory fits on folds of the rows.  One pass counts the distinct kept
+    rows (:func:`rflite._dask.split.distinct_rows`); when the check applies
+    the arrays are computed to the client, where it runs as in memory, so a
+    Dask fit makes the same decision.  Past
+    :data:`rflite._dask.split.CANONICAL_MAX_BYTES` of rows (millions of
+    copies of fewer than ``MIN_HOLDOUT_ROWS / share`` distinct rows) the
+    check is not made and None is returned.
+    """
+    import dask
+    import dask.array as da
+
+    from rflite._core.backend import is_dask_array
+    from rflite._core.selection import MIN_HOLDOUT_ROWS
+    from rflite._dask.split import CANONICAL_MAX_BYTES, distinct_rows
+
+    W = None
+    if sample_weight is not None:
+        W = da.asarray(sample_weight, chunks=(X.chunks[0],)).reshape(-1, 1)
+        W = W.rechunk({0: X.chunks[0]})
+    if distinct_rows(X, W) * share >= MIN_HOLDOUT_ROWS:
+        return None
+    m, d = X.shape
+    k = 1 if len(y.shape) == 1 else y.shape[1]
+    if m * (d + k + 1) * 8 > CANONICAL_MAX_BYTES:
+        return None
+    parts = [a for a in (X, y, sample_weight) if is_dask_array(a)]
+    computed = iter(dask.compute(*parts))
+    return tuple(next(computed) if is_dask_array(a) else a for a in (X, y, sample_weight))
 
 
 def fit(est, X, y, sample_weight=None, **kwargs):

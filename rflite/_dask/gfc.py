@@ -35,10 +35,16 @@ reason the unit of the targets is the in-memory fit's to the bit (its peak,
 a maximum, and its mean square, a correctly rounded mean:
 :func:`_dask_target_scale`), and each chunk of the targets is divided by it
 and rounded to the grid by the in-memory function
-(:func:`rflite._gfc.estimator._scaled_targets`).  With the rows in
-the canonical order the in-memory fit sorts them into, an int ``cv``, m
-below the threshold and targets whose ``np.mean`` is exact, the fit is the
-in-memory one (the same subsamples, descents and folds; tests).
+(:func:`rflite._gfc.estimator._scaled_targets`).  The rows are first sorted
+into the canonical order of the in-memory fit
+(:func:`rflite._dask.split.canonical_rows`, one pass; the folds of ``cv``
+taken over the rows as given and followed to their sorted places, as in
+memory), and the mean guard runs when it runs in memory and decides by the
+same paired rule (:func:`rflite._core.selection.standard_error` of the
+differences' moments); so below the sorting limit
+(:data:`rflite._dask.split.CANONICAL_MAX_BYTES`) the fit is the in-memory
+one, whatever the row order and chunking: the same subsamples, descents,
+folds and choices, amplitudes to rounding (tests).
 ``sample_weight`` is refused (the in-memory fit repeats rows by their
 integer weights, which has no chunk-local form), and so is an ``executor``:
 the descents are tasks of the active Dask scheduler.
@@ -298,6 +304,7 @@ def _guard_errors(est, X, y, use_cv, nu, eps, n_estimators, scale):
     targets divided by ``scale``; the MSEs multiplied back by ``scale**2``)."""
     import dask
 
+    from rflite._core.selection import standard_error
     from rflite._dask.split import holdout_rows, take_rows
     from rflite._gfc.estimator import _unscaled_errors
     from rflite.greedy import GUARD_FRACTION, _bag_rngs
@@ -314,10 +321,16 @@ def _guard_errors(est, X, y, use_cv, nu, eps, n_estimators, scale):
         pred = pred + Xv.map_blocks(_k_model, weights=res.weights, amps=a, drop_axis=1,
                                     dtype=np.float64, meta=np.empty(0),
                                     token="rflite-gfc-model")
-    out = _unscaled_errors(dask.compute(((pred - yv) ** 2).mean(),
-                                        ((yt[:, 0].mean() - yv) ** 2).mean()), scale)
-    est._report_guard(out)
-    return out
+    e_fit, e_mean = (pred - yv) ** 2, (float(exact_means(yt)[0]) - yv) ** 2
+    mse_fit, mse_mean, mu = (float(v) for v in dask.compute(
+        e_fit.mean(), e_mean.mean(), (e_fit - e_mean).mean()))
+    # the in-memory rule (rflite._core.selection.beats_mean) from the moments of
+    # the paired differences: a second pass for their variance about the mean
+    var = float(((e_fit - e_mean - mu) ** 2).mean().compute())
+    out = _unscaled_errors((mse_fit, mse_mean), scale)
+    keep = bool(mu + standard_error(var, va.size) < 0.0)
+    est._report_guard(out, keep)
+    return (*out, keep)
 
 
 def fit_gfc(est, X, y, sample_weight=None, executor=None):
@@ -327,7 +340,8 @@ def fit_gfc(est, X, y, sample_weight=None, executor=None):
     from rflite._dask.prepare import _prepare
     from rflite._core.validation import MAX_ABS, check_bool, check_choice, check_int, check_real
     from rflite._gfc.estimator import _scaled_eta, _scaled_targets, _unscaled
-    from rflite.greedy import (GFC_INIT_SCALE, GUARD_MIN_ROWS, NU_GRID_ESTIMATOR,
+    from rflite._gfc.estimator import _uses_guard
+    from rflite.greedy import (GFC_INIT_SCALE, NU_GRID_ESTIMATOR,
                                ROWS_PER_STEP, ROWS_PER_WORKER, STOPPINGS, _bag_rngs,
                                _intercept_only)
 
@@ -369,9 +383,10 @@ def fit_gfc(est, X, y, sample_weight=None, executor=None):
     if bad_y:
         raise ValueError(f"y contains NaN, infinity or a value too large (|y| > {MAX_ABS:g}) "
                          f"in {int(bad_y)} entries")
+    X, Y, cv = _canonical(X, Y, cv if nu is None else None, cv)
     y_mean = exact_means(Y) if fit_intercept else np.zeros(Y.shape[1])
     Yc = Y - y_mean
-    guard = check_bool(est.mean_guard, "mean_guard") and m >= GUARD_MIN_ROWS
+    guard = _uses_guard(est, m)
     use_cv = nu is None and cv is not None
     n_estimators = check_int(est.n_estimators, "n_estimators", minimum=1)
     bags, guarded, guard_mse = [], [], []
@@ -381,9 +396,9 @@ def fit_gfc(est, X, y, sample_weight=None, executor=None):
         scale = _dask_target_scale(yk)
         zk = yk.map_blocks(_scaled_targets, scale, dtype=np.float64)
         if guard:
-            mse = _guard_errors(est, X, zk, use_cv, nu, eps, n_estimators, scale)
-            guard_mse.append(mse)
-            if mse[0] >= mse[1]:
+            *mse, keep = _guard_errors(est, X, zk, use_cv, nu, eps, n_estimators, scale)
+            guard_mse.append(tuple(mse))
+            if not keep:
                 yk_mean, yk_ss = float(exact_means(yk)[0]), float((yk ** 2).mean().compute())
                 bags.append([_intercept_only_moments(d, yk_mean, yk_ss, _intercept_only)])
                 guarded.append(True)
@@ -397,6 +412,34 @@ def fit_gfc(est, X, y, sample_weight=None, executor=None):
             init_scale=GFC_INIT_SCALE, est=est, progress=Progress(est.verbose, "GFC"),
             stopping=est.stopping)])
     return est._store(bags, guarded, guard, guard_mse, y_mean)
+
+
+def _canonical(X, Y, cv, cv_given):
+    """``(X, Y, cv)`` with the rows in the in-memory fit's canonical order.
+
+    The in-memory fit sorts its rows (:func:`rflite._core.folds._canonical_order`)
+    before it draws subsamples and hold-outs, and takes the folds of ``cv``
+    over the rows as given, followed to their sorted places
+    (:func:`rflite._gfc.estimator._follow_splits`); so does this, with the
+    order from :func:`rflite._dask.split.canonical_rows`.  Past that
+    function's size limit the rows stay as given.
+    """
+    from rflite._core.backend import is_dask_array
+    from rflite._core.folds import SplitList, cv_splits
+    from rflite._dask.split import canonical_rows, reorder_rows
+    from rflite._gfc.estimator import _follow_splits
+
+    canon = canonical_rows(X, Y)
+    if canon is None:
+        return X, Y, cv_given
+    m = X.shape[0]
+    if cv is not None:
+        # a splitter may read y (stratification); KFold reads only the count
+        yy = np.zeros(m) if isinstance(cv, numbers.Integral) else np.asarray(
+            Y[:, 0].compute() if is_dask_array(Y) else Y[:, 0])
+        cv_given = SplitList(_follow_splits(cv_splits(cv, np.zeros((m, 1)), yy), None,
+                                            canon.order))
+    return reorder_rows(X, canon.order), reorder_rows(Y, canon.order), cv_given
 
 
 def _dask_target_scale(y) -> float:

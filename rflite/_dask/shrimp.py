@@ -73,6 +73,21 @@ def _k_val_error_moments(Xb, Yb, Vb, Wb, state, cols, coef, y_mean, j):
     return np.array([_row_error_moments(np.sqrt(w) * r, w)])
 
 
+def _k_paired_moments(Xb, Yb, Vb, Wb, state, cols, coef, y_mean, j):
+    r"""Moments of the paired differences of one model's and the training mean's
+    validation errors (:func:`rflite._core.selection.paired_difference`).
+
+    :math:`d_i = (a_i^T c - (y_{ij} - \bar y_j))^2 - (y_{ij} - \bar y_j)^2`
+    for the chunk's validation rows of positive weight; returns
+    ``[sum w, sum w d, sum w d^2]``.
+    """
+    v = Vb[:, 0] & (np.asarray(Wb, dtype=np.float64)[:, 0] > 0)
+    w = np.asarray(Wb, dtype=np.float64)[v, 0]
+    yc = np.asarray(Yb, dtype=np.float64)[v, j] - y_mean[j]
+    d = (state.features(Xb[v], cols) @ coef - yc) ** 2 - yc ** 2
+    return np.array([[w.sum(), w @ d, w @ d ** 2]])
+
+
 def _k_qr(Xb, Yb, Vb, Wb, state, cols, y_mean, split):
     r"""Per-chunk R factors of :math:`\sqrt{w}\,[A_c, Y - \bar y]`: training rows and
     validation rows.
@@ -125,51 +140,125 @@ def _tsqr(X, Y, V, W, state_node, cols, y_mean, split, split_every=SPLIT_EVERY):
     return (R[:L], R[L:]) if split else R
 
 
-def _validation_split(row_chunks, W, frac, rng):
-    """SHRIMP's hold-out rows on Dask: ``(V, n_val, train_indices, validation_indices)``.
+def _underdetermined(est, canon, frac, d) -> bool:
+    """Does the training part have fewer distinct rows than the fit has columns?
 
-    :func:`rflite._imp.guard._distinct_row_split`'s rule: the prefix of the
-    shuffled rows whose weight is closest to ``frac`` of the total (the row
-    count without weights), held out; ``V`` is the (m, 1) bool validation
-    mask with ``X``'s row chunks.  Up to
-    :data:`rflite._dask.split.CLIENT_SPLIT_MAX_ROWS` rows the client draws the
-    in-memory permutation (and fetches the weights for the prefix) and the
-    index arrays are NumPy; beyond, the shuffle is a keyed bijection
-    evaluated chunk by chunk (:mod:`rflite._dask.split`) and the index arrays
-    are lazy Dask arrays (unknown chunk sizes).
+    Then the in-memory path solves minimum-norm systems whose rows are the
+    training rows, and the ``L x L`` factors of the TSQR route (``L`` = the
+    columns) are larger than those rows themselves: fewer than L distinct
+    rows of ``d + 2`` numbers against :math:`L^2`.  The minimum-norm
+    solutions of such systems are as sensitive as their condition number
+    (SHRIMP's dictionaries reach 1e12), so solving them from the factors
+    would also change the path's pruning.  (The column count does not
+    depend on the draw: any generator gives it.)
+    """
+    n_train = canon.n_groups - max(1, int(round(frac * canon.n_groups)))
+    return n_train < est._draw_features(d, np.random.default_rng(0)).n_columns
+
+
+def _fit_on_client(est, X, Y, W, one_d):
+    """The in-memory fit on the rows computed to the client (:func:`_underdetermined`).
+
+    :func:`rflite._imp.fit._fit_setup` and ``_fit_one``, as
+    :meth:`rflite.imp.SHRIMPRegressor.fit` runs them on NumPy input: the
+    same model bit for bit.  ``dask_passes_`` records the one pass.
+    """
+    import dask
+
+    from rflite._imp.fit import _fit_one, _fit_setup
+    from rflite._imp.guard import _distinct_row_split
+    from rflite.imp import _blas_threads
+
+    t0 = time.perf_counter()
+    Xl, Yl, Wl = dask.compute(X, Y, W)
+    seconds = time.perf_counter() - t0
+    Xv, Yv, w, frac, refit = _fit_setup(est, Xl, Yl[:, 0] if one_d else Yl,
+                                        None if Wl is None else Wl[:, 0])
+    with _blas_threads(Xv.shape[0]):
+        _fit_one(est, Xv, Yv, w, frac, refit, _distinct_row_split)
+    est.dask_passes_ = [("rows to the client", seconds)]
+    est.dask_fit_seconds_ = time.perf_counter() - t0
+    return est
+
+
+def _step_coef(R_tr, col, path, t, lam):
+    """Coefficients of step ``t``'s chosen model on its support: the path's (``lam``
+    None) or the ridge fit on the training factor
+    (:func:`rflite._imp.fit._validation_row_errors`' model)."""
+    from rflite._imp.guard import _ridge_family
+
+    S = path.supports[t]
+    if lam is None:
+        return path.coefs[t]
+    return _ridge_family(R_tr[:, S], R_tr[:, col], R_tr[:0, S], [lam])[1][:, 0]
+
+
+class _Split:
+    r"""SHRIMP's hold-out on Dask (:func:`_validation_split`).
+
+    ``V``: the (m, 1) bool validation mask with ``X``'s row chunks; ``n_val``
+    and ``n_train``: validation and training rows of positive weight;
+    ``train`` and ``val``: their indices; ``val_w2``: the sum over the
+    distinct validation rows of their squared total weight (the in-memory
+    fit's :math:`\sum w^2` of its collapsed rows), or None when the rows are
+    not grouped (then each row counts alone).
+    """
+
+    def __init__(self, V, n_val, n_train, train, val, val_w2=None):
+        self.V, self.n_val, self.n_train = V, n_val, n_train
+        self.train, self.val, self.val_w2 = train, val, val_w2
+
+
+def _validation_split(X, Y, W, frac, rng, canon):
+    """SHRIMP's hold-out rows on Dask: a :class:`_Split`.
+
+    With ``canon`` (:func:`rflite._dask.split.canonical_rows` of the kept
+    rows) the in-memory rule exactly: the distinct rows of ``(X, y)`` in
+    :func:`numpy.unique` order, their total weights summed in row order,
+    shuffled and held out by :func:`rflite._imp.guard._held_groups`; copies of
+    a row go to the same side.  Without it (past the sorting limit) the rows
+    themselves are shuffled by a keyed bijection evaluated chunk by chunk
+    (:mod:`rflite._dask.split`): no m-long array on the client, index arrays
+    that are lazy Dask arrays, and a split that is not the in-memory one.
     """
     import dask.array as da
 
-    from rflite._dask.split import (CLIENT_SPLIT_MAX_ROWS, FeistelPermutation,
-                                    validation_mask, weighted_prefix)
+    from rflite._dask.split import FeistelPermutation, validation_mask, weighted_prefix
+    from rflite._imp.guard import _held_groups
 
-    m = int(sum(row_chunks))
-    if m <= CLIENT_SPLIT_MAX_ROWS:
-        perm = rng.permutation(m)
-        cum = (np.arange(1.0, m + 1.0) if W is None
-               else np.cumsum(np.asarray(W[:, 0].compute(), dtype=np.float64)[perm]))
-        n_val = int(np.argmin(np.abs(cum[:-1] - frac * cum[-1]))) + 1
-        is_val = np.zeros(m, dtype=bool)
-        is_val[perm[:n_val]] = True
+    row_chunks = X.chunks[0]
+    m = X.shape[0]
+    if canon is not None:
+        groups = canon.groups
+        kept = groups >= 0
+        w = None if W is None else np.asarray(W[:, 0].compute(), dtype=np.float64)[kept]
+        gw = np.bincount(groups[kept], weights=w, minlength=canon.n_groups)
+        held = _held_groups(gw, frac, rng)
+        is_val = kept & held[np.maximum(groups, 0)]
         V = da.from_array(is_val.reshape(m, 1), chunks=(row_chunks, (1,)))
-        return V, n_val, np.sort(perm[n_val:]), np.sort(perm[:n_val])
+        train, val = np.flatnonzero(kept & ~is_val), np.flatnonzero(is_val)
+        return _Split(V, val.size, train.size, train, val, float(np.sum(gw[held] ** 2)))
     perm = FeistelPermutation(m, rng)
     if W is None:  # the count closest to frac * m, ties to the smaller
         n_val = min(max(math.ceil(frac * m - 0.5), 1), m - 1)
     else:
         n_val = weighted_prefix(W, perm, frac)
     V = validation_mask(row_chunks, perm, n_val)
-    return V, n_val, da.flatnonzero(~V[:, 0]), da.flatnonzero(V[:, 0])
+    return _Split(V, n_val, m - n_val, da.flatnonzero(~V[:, 0]), da.flatnonzero(V[:, 0]))
 
 
 @reports_passes
 def fit_shrimp(est, X, y, sample_weight=None):
     r""":meth:`rflite.imp.SHRIMPRegressor.fit` on a Dask ``X``: one TSQR, then the path on the client.
 
-    For the training rows (a permutation of the m rows drawn from the
-    in-memory fit's split stream: the in-memory split when the rows are
-    distinct and in ``np.unique`` order, see the module notes) and
-    the validation rows, one distributed TSQR (:func:`_tsqr`) gives the
+    The validation rows are the in-memory fit's (:func:`_validation_split`:
+    the distinct rows of ``(X, y)`` sorted and dealt by the in-memory rule,
+    one pass sending each chunk's distinct rows to the client).  When the
+    training part has fewer distinct rows than the fit has columns
+    (:func:`_underdetermined`, SHRIMP's default below about 25,000 rows)
+    the rows are computed to the client and the in-memory fit runs on them
+    (:func:`_fit_on_client`): the same model bit for bit.  Otherwise, for
+    the training and the validation rows one distributed TSQR (:func:`_tsqr`) gives the
     upper-triangular factors :math:`R` of :math:`[A_c,\ y_c]` (centred
     features and targets), L x L with ``L = n_columns + n_targets``.  Since
     :math:`\|A c - y\|_2 = \|R_{:, :n} c - R_{:, n}\|_2` for every ``c``
@@ -189,11 +278,13 @@ def fit_shrimp(est, X, y, sample_weight=None):
     ``n_columns`` up to a few thousand.  ``sample_weight`` (NumPy, or Dask with
     X's row chunks) scales the rows by :math:`\sqrt{w}` inside the TSQR tasks,
     centres with weighted means and makes the validation error per unit
-    weight, as in memory; zero-weight rows stay in the split (in memory they
-    are dropped first, so the splits then differ).
+    weight, as in memory; zero-weight rows take no part in the split.  The
+    choice against the training mean is the in-memory paired rule
+    (:func:`rflite._core.selection.beats_mean`) from the moments of the
+    validation rows' paired differences, one pass (:func:`_k_paired_moments`).
 
-    Defaults: ``n_features=None`` takes the in-memory rule's N on the m rows
-    (10^4 weights once m >= 5000: a 2 x 10^4-column factor, so pass
+    Defaults: ``n_features=None`` takes the in-memory rule's N on the
+    distinct rows (10^4 weights once m >= 5000: a 2 x 10^4-column factor, so pass
     ``n_features`` for large m).  ``refit="auto"`` / ``"ridge"`` run the
     in-memory guarded choice (:func:`rflite._imp.guard._guarded_step_scores`,
     :func:`rflite._imp.guard._guarded_refit`) on the factors, which stand for the
@@ -210,15 +301,19 @@ def fit_shrimp(est, X, y, sample_weight=None):
     determined only to that condition times the rounding, in memory too, and
     the two paths may then prune differently.
 
-    Past :data:`rflite._dask.split.CLIENT_SPLIT_MAX_ROWS` rows the validation
-    rows come from a keyed bijection of the row indices evaluated chunk by
-    chunk (:func:`_validation_split`): no m-long array on the client or in
-    the graph; ``train_indices_`` and ``validation_indices_`` are then lazy
-    Dask arrays, and the split is no longer the in-memory one.
+    Past the sorting limit of :func:`rflite._dask.split.canonical_rows`
+    (4 million rows or :data:`rflite._dask.split.CANONICAL_MAX_BYTES` of
+    distinct rows) the validation rows come from a keyed bijection of the
+    row indices evaluated chunk by chunk (:func:`_validation_split`): no
+    m-long array on the client or in the graph; ``train_indices_`` and
+    ``validation_indices_`` are then lazy Dask arrays, and the split is no
+    longer the in-memory one.
     """
     import dask.array as da
 
+    from rflite._core.selection import standard_error
     from rflite._dask.prepare import _prepare
+    from rflite._dask.split import canonical_rows
 
     from rflite._imp.factor import min_norm_lstsq
     from rflite._core.random import spawn_streams
@@ -233,11 +328,19 @@ def fit_shrimp(est, X, y, sample_weight=None):
         raise ValueError(f"X must have at least 2 samples for SHRIMPRegressor's validation "
                          f"split, got n_samples={m}")
     fit_intercept = check_bool(est.fit_intercept, "fit_intercept")
-    # n_features=None: the in-memory rule on the m rows (in memory: the distinct rows)
+    # the distinct rows of (X, y), which the in-memory fit works on
+    canon = canonical_rows(X, Y, W)
+    if canon is not None and canon.n_groups < 2:
+        raise ValueError(f"X must have at least 2 distinct samples for SHRIMPRegressor's "
+                         f"validation split, got n_samples={canon.n_groups}")
+    # n_features=None: the in-memory rule on the distinct rows
     est._n_weights = (est.n_features if est.n_features is not None
-                      else _auto_n_features(m, d, est.q))
+                      else _auto_n_features(m if canon is None else canon.n_groups, d, est.q))
+    if canon is not None and _underdetermined(est, canon, frac, d):
+        return _fit_on_client(est, X, Y, W, one_d)
     split_rng, feat_rng, path_rng = spawn_streams(est._rng(), 3)
-    V, n_val, tr, val = _validation_split(X.chunks[0], W, frac, split_rng)
+    split = _validation_split(X, Y, W, frac, split_rng, canon)
+    V, tr, val = split.V, split.train, split.val
     # weights 1 without sample_weight (exact: the unweighted arithmetic)
     W = da.ones((m, 1), chunks=(X.chunks[0], (1,))) if W is None else W
     fmap = est._draw_features(d, feat_rng)
@@ -251,7 +354,7 @@ def fit_shrimp(est, X, y, sample_weight=None):
     if sums[1]:
         raise ValueError(f"y contains NaN, infinity or a value too large (|y| > {MAX_ABS:g}) "
                          f"in {int(sums[1])} entries")
-    m_tr = m - n_val
+    m_tr = split.n_train
     # the weights of the training part, of all rows and of the validation part (the
     # row counts without sample_weight): weighted means, errors per unit weight
     w_trs, w_all = float(sums[2]), float(sums[3])
@@ -312,7 +415,23 @@ def fit_shrimp(est, X, y, sample_weight=None):
         moments = op_tr._reduce(_k_val_error_moments, [Y, V, W], 4, np.float64,
                                 cols=S, coef=c, y_mean=y_mean, j=j)
         passes.append(op_tr.pass_seconds[-1])
+        if split.val_w2 is not None:
+            # the in-memory sum of w^2 runs over distinct rows (copies merged)
+            moments = np.array([*moments[:3], split.val_w2])
         return moments
+
+    def beats_mean_pass(S, c, j):
+        # rflite._core.selection.beats_mean on the validation rows, from the
+        # moments of the paired differences (one pass over the columns S);
+        # the effective count merges copies of a row, as in memory
+        s_w, s_wd, s_wd2 = op_tr._reduce(_k_paired_moments, [Y, V, W], 3, np.float64,
+                                         cols=S, coef=c, y_mean=y_mean, j=j)
+        passes.append(op_tr.pass_seconds[-1])
+        if not s_w > 0.0:
+            return False
+        mu = s_wd / s_w
+        n_eff = s_w ** 2 / (split.val_w2 if split.val_w2 is not None else split.n_val)
+        return bool(mu + standard_error(max(s_wd2 / s_w - mu * mu, 0.0), n_eff) < 0.0)
 
     if refit in ("auto", "ridge"):
         with _blas_threads(L):
@@ -326,7 +445,9 @@ def fit_shrimp(est, X, y, sample_weight=None):
                 if chosen is not None:
                     bests[j], step_lams[j], mses[j] = chosen
                 baseline = float(np.sum(R_val[:, n + j] ** 2)) / w_val
-                if fit_intercept and not mses[j] < baseline:
+                if fit_intercept and (chosen is None or not beats_mean_pass(
+                        path.supports[bests[j]], _step_coef(R_tr, n + j, path, bests[j],
+                                                            step_lams[j]), j)):
                     use_mean[j], mses[j] = True, baseline
     supports = [np.zeros(0, np.int64) if e else p.supports[b]
                 for p, b, e in zip(paths, bests, use_mean)]

@@ -1,8 +1,10 @@
 r"""Hold-out splits of Dask rows without an m-long array on the client (private).
 
-SHRIMP's validation split (:func:`rflite._dask.shrimp.fit_shrimp`) and ARFF's
-early-stopping split (:func:`rflite._dask.arff._fit_early`) shuffle the m
-row indices.  Up to :data:`CLIENT_SPLIT_MAX_ROWS` rows the client draws the
+The in-memory fits of SHRIMP, ARFF and GFC first sort their rows (or
+distinct rows) lexicographically; :func:`canonical_rows` finds that order
+for Dask rows in one pass (the chunks' distinct rows merged on the client),
+and :func:`reorder_rows` applies it.  Hold-outs are then drawn over those
+positions: up to :data:`CLIENT_SPLIT_MAX_ROWS` rows the client draws the
 in-memory permutation (8 bytes a row), so that a Dask fit on the rows of an
 in-memory fit splits them identically.  Beyond it, a row is a validation row
 when its image under a keyed pseudo-random permutation of ``range(m)``
@@ -32,6 +34,13 @@ from rflite._dask.operator import SPLIT_EVERY
 #: Up to this many rows the client draws the in-memory permutation (8 bytes a row),
 #: so that Dask and in-memory fits split alike; beyond it, :class:`FeistelPermutation`.
 CLIENT_SPLIT_MAX_ROWS = 1 << 22
+
+#: Largest table of distinct rows of ``(X, y)`` (8 bytes a value) that the client
+#: gathers to sort the rows into the canonical order of the in-memory fits
+#: (:func:`canonical_rows`): 256 MiB, about 3 million distinct rows of 10
+#: columns.  An in-memory fit sorts a key of the same size; past it the Dask
+#: fits keep the rows in the order given.
+CANONICAL_MAX_BYTES = 1 << 28
 
 #: Bins of the weight histogram a pass of :func:`weighted_prefix` refines.
 HISTOGRAM_BINS = 1 << 16
@@ -338,3 +347,80 @@ def fold_label_array(X, distinct: DistinctRows, labels, missing: int):
                            chunks=(X.chunks[0], (1,)), dtype=np.int64,
                            meta=np.empty((0, 0), np.int64), token="rflite-fold-labels")
     return labels.persist()
+
+
+def _k_distinct_rows(Xb, Yb, Wb):
+    """A chunk's distinct kept rows of ``[X, Y]`` (sorted) and each kept row's index among
+    them; the mask of the kept rows (None: all)."""
+    key = np.ascontiguousarray(np.hstack([np.asarray(Xb, dtype=np.float64),
+                                          np.asarray(Yb, dtype=np.float64).reshape(len(Xb), -1)]))
+    keep = None
+    if Wb is not None:
+        keep = np.asarray(Wb)[:, 0] > 0
+        key = key[keep]
+    uniq, inverse = np.unique(key, axis=0, return_inverse=True)
+    return uniq, np.asarray(inverse, dtype=np.int64).ravel(), keep
+
+
+class CanonicalRows:
+    """The rows of a Dask ``(X, Y)`` grouped as the in-memory fits group them.
+
+    ``groups`` (m,): each row's index among the distinct rows of ``[X, Y]``
+    in :func:`numpy.unique` order (lexicographic, first column first; -1 for
+    a row of zero weight).  ``order``: the kept rows in the canonical order
+    of :func:`rflite._core.folds._canonical_order` (a stable sort by group,
+    so it is that function's :func:`numpy.lexsort` exactly).
+    """
+
+    def __init__(self, groups):
+        self.groups = groups
+        kept = np.flatnonzero(groups >= 0)
+        self.order = kept[np.argsort(groups[kept], kind="stable")]
+        self.n_groups = int(groups.max()) + 1 if kept.size else 0
+
+
+def canonical_rows(X, Y, W=None):
+    """:class:`CanonicalRows` of a Dask ``X`` and ``Y`` (and weights ``W``), or None.
+
+    One pass: every chunk sends its distinct kept rows and each row's index
+    among them; the client merges the chunks' rows with :func:`numpy.unique`
+    (equality and order are those of the in-memory fits, ``-0.0 == 0.0``
+    included).  The client holds the distinct rows and 8 bytes a row, so
+    None (keep the rows as given) past :data:`CLIENT_SPLIT_MAX_ROWS` rows or
+    :data:`CANONICAL_MAX_BYTES` of rows.
+    """
+    import dask
+
+    m = X.shape[0]
+    width = X.shape[1] + (Y.shape[1] if Y.ndim == 2 else 1)
+    if m > CLIENT_SPLIT_MAX_ROWS or m * width * 8 > CANONICAL_MAX_BYTES:
+        return None
+    xs, ys = X.to_delayed().ravel(), Y.rechunk({0: X.chunks[0]}).to_delayed().ravel()
+    ws = [None] * len(xs) if W is None else W.rechunk({0: X.chunks[0]}).to_delayed().ravel()
+    parts = dask.compute(*[dask.delayed(_k_distinct_rows)(x, y, w)
+                           for x, y, w in zip(xs, ys, ws)])
+    _, merged = np.unique(np.concatenate([p[0] for p in parts]), axis=0, return_inverse=True)
+    merged = np.asarray(merged, dtype=np.int64).ravel()
+    groups = np.full(m, -1, dtype=np.int64)
+    start = first = 0
+    for (uniq, inverse, keep), rows in zip(parts, X.chunks[0]):
+        g = merged[first:first + uniq.shape[0]][inverse]
+        if keep is None:
+            groups[start:start + rows] = g
+        else:
+            groups[start:start + rows][keep] = g
+        start, first = start + rows, first + uniq.shape[0]
+    return CanonicalRows(groups)
+
+
+def reorder_rows(A, order):
+    """Rows ``order`` of a Dask array, in that order, rechunked to ``A``'s row chunks when
+    all rows are taken (the chunking of a fit's passes, not its values)."""
+    import dask
+    import dask.array as da
+
+    with dask.config.set({"array.slicing.split_large_chunks": False}):
+        out = A[order]
+    if order.size == A.shape[0]:
+        out = out.rechunk({0: A.chunks[0]})
+    return out if isinstance(out, da.Array) else da.asarray(out)

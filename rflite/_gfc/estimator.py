@@ -97,7 +97,7 @@ def _follow_splits(splits, w, order):
             out.append((tr, te))
     if not out:
         raise ValueError(f"cv: no fold keeps rows of positive weight on both sides "
-                         f"({n if n is not None else order.size} rows)")
+                         f"({order.size} rows)")
     return out
 
 
@@ -196,10 +196,7 @@ def _fit_gfc(est, X, y, sample_weight=None, *, executor=None):
     est.max_steps_ = min(max_steps, max(1, size // ROWS_PER_STEP))
     _, Yc, _, y_mean = est._center_and_weight(None, Y, None)
     ex = est.executor if executor is None else executor
-    # the hold-out guard needs MIN_HOLDOUT_ROWS held-out rows; on fewer rows
-    # GFCRegressor.fit cross-validates the whole fit against the mean instead
-    guard = check_bool(est.mean_guard, "mean_guard") and m >= GUARD_MIN_ROWS and \
-        m * GUARD_FRACTION >= MIN_HOLDOUT_ROWS
+    guard = _uses_guard(est, m)
     n_estimators = check_int(est.n_estimators, "n_estimators", minimum=1)
     bags, guarded, guard_mse = [], [], []
     for k in range(Yc.shape[1]):
@@ -268,6 +265,18 @@ def _store_bags(est, bags, guarded, guard, guard_mse, y_mean):
     est._finish(_fourier_map(W), supports, coefs, None, intercepts)
     # GFC's model keeps every constructed column (the bias carries the offset)
     return est
+
+
+def _uses_guard(est, m) -> bool:
+    """Does a fit on ``m`` rows run the hold-out guard (also on Dask)?
+
+    ``mean_guard`` and enough rows: the guard needs
+    :data:`~rflite._core.selection.MIN_HOLDOUT_ROWS` held-out rows; on fewer
+    rows :meth:`GFCRegressor.fit` cross-validates the whole fit against the
+    mean instead.
+    """
+    return check_bool(est.mean_guard, "mean_guard") and m >= GUARD_MIN_ROWS and \
+        m * GUARD_FRACTION >= MIN_HOLDOUT_ROWS
 
 
 def _guard_errors(est, X, y, use_cv, executor, n_estimators, scale):

@@ -106,18 +106,29 @@ def _distinct_row_split(X, Y, w, fraction, rng):
     _, inverse = np.unique(key, axis=0, return_inverse=True)
     inverse = np.asarray(inverse).ravel()
     n_groups = int(inverse.max()) + 1
+    held = _held_groups(np.bincount(inverse, weights=w, minlength=n_groups), fraction, rng)
+    is_val = held[inverse]
+    return np.flatnonzero(~is_val), np.flatnonzero(is_val)
+
+
+def _held_groups(group_weights, fraction, rng):
+    """Which distinct rows :func:`_distinct_row_split` holds out (also the Dask split).
+
+    ``group_weights``: the total weight of each distinct row, in
+    :func:`numpy.unique` order.  The rows are shuffled by ``rng`` and the
+    shortest prefix whose weight is closest to ``fraction`` of the whole is
+    held out (1 to n - 1 rows).
+    """
+    n_groups = group_weights.size
     if n_groups < 2:
         raise ValueError("the validation split needs at least 2 distinct rows of (X, y), "
                          f"got {n_groups}")
-    gw = np.bincount(inverse, weights=w, minlength=n_groups)
     order = rng.permutation(n_groups)
-    cum = np.cumsum(gw[order])
-    target = fraction * cum[-1]
-    k = int(np.argmin(np.abs(cum[:-1] - target))) + 1  # groups held out, 1 .. n_groups - 1
+    cum = np.cumsum(group_weights[order])
+    k = int(np.argmin(np.abs(cum[:-1] - fraction * cum[-1]))) + 1
     held = np.zeros(n_groups, dtype=bool)
     held[order[:k]] = True
-    is_val = held[inverse]
-    return np.flatnonzero(~is_val), np.flatnonzero(is_val)
+    return held
 
 
 def _center_weight_like(A, Y, a_mean, y_mean, w):

@@ -77,7 +77,7 @@ def main(argv=None) -> None:
     if args.data:
         from rflite.datasets import load_uci
 
-        X, y = load_uci(args.data)[:2]
+        X, y = load_uci(args.data, rng=0)[:2]  # one fixed split: rows comparable across runs
     else:
         X, y = problem(args.rows)
     rows = max(1, X.shape[0] // 3)

@@ -415,7 +415,13 @@ def canonical_rows(X, Y, W=None):
 
 def reorder_rows(A, order):
     """Rows ``order`` of a Dask array, in that order, rechunked to ``A``'s row chunks when
-    all rows are taken (the chunking of a fit's passes, not its values)."""
+    all rows are taken, and persisted.
+
+    The reordering moves rows between chunks (a shuffle of the rows); the
+    fits then make many passes over the result, so it is computed once and
+    kept (on the workers under a distributed client: a copy of ``A``)
+    rather than reshuffled in every pass.
+    """
     import dask
     import dask.array as da
 
@@ -423,4 +429,4 @@ def reorder_rows(A, order):
         out = A[order]
     if order.size == A.shape[0]:
         out = out.rechunk({0: A.chunks[0]})
-    return out if isinstance(out, da.Array) else da.asarray(out)
+    return (out if isinstance(out, da.Array) else da.asarray(out)).persist()

@@ -193,6 +193,48 @@ def _step_coef(R_tr, col, path, t, lam):
     return _ridge_family(R_tr[:, S], R_tr[:, col], R_tr[:0, S], [lam])[1][:, 0]
 
 
+class _ValidationPasses:
+    """The passes over the validation rows that the guarded choice needs beyond the
+    factors: one chosen model's errors, row by row, summarised as moments.
+
+    ``passes`` (the fit's list of ``(kind, seconds)``) gets one entry a pass.
+    """
+
+    def __init__(self, op, Y, V, W, y_mean, split, passes):
+        self.op, self.Y, self.V, self.W = op, Y, V, W
+        self.y_mean, self.split, self.passes = y_mean, split, passes
+
+    def _reduce(self, kernel, width, S, c, j):
+        out = self.op._reduce(kernel, [self.Y, self.V, self.W], width, np.float64, cols=S,
+                              coef=c, y_mean=self.y_mean, j=j)
+        self.passes.append(self.op.pass_seconds[-1])
+        return out
+
+    def error_moments(self, S, c, j):
+        """:func:`rflite._imp.guard._row_error_moments` of the model ``c`` on columns ``S``
+        (output ``j``): the standard error of the 1se rule, which the factors do not
+        carry."""
+        moments = self._reduce(_k_val_error_moments, 4, S, c, j)
+        if self.split.val_w2 is not None:
+            # the in-memory sum of w^2 runs over distinct rows (copies merged)
+            moments = np.array([*moments[:3], self.split.val_w2])
+        return moments
+
+    def beats_mean(self, S, c, j) -> bool:
+        """:func:`rflite._core.selection.beats_mean` of the model against the training
+        mean on the validation rows, from the moments of the paired differences; the
+        effective count merges copies of a row, as in memory."""
+        from rflite._core.selection import standard_error
+
+        s_w, s_wd, s_wd2 = self._reduce(_k_paired_moments, 3, S, c, j)
+        if not s_w > 0.0:
+            return False
+        mu = s_wd / s_w
+        split = self.split
+        n_eff = s_w ** 2 / (split.val_w2 if split.val_w2 is not None else split.n_val)
+        return bool(mu + standard_error(max(s_wd2 / s_w - mu * mu, 0.0), n_eff) < 0.0)
+
+
 class _Split:
     r"""SHRIMP's hold-out on Dask (:func:`_validation_split`).
 
@@ -311,7 +353,6 @@ def fit_shrimp(est, X, y, sample_weight=None):
     """
     import dask.array as da
 
-    from rflite._core.selection import standard_error
     from rflite._dask.prepare import _prepare
     from rflite._dask.split import canonical_rows
 
@@ -409,29 +450,7 @@ def fit_shrimp(est, X, y, sample_weight=None):
     step_lams = [None] * k
     use_mean = [False] * k
     mses = [float(p.val_mse[b]) for p, b in zip(paths, bests)]
-    def moments_pass(S, c, j):
-        # the 1se rule's standard error needs the rows' errors, which the
-        # factors do not carry: one pass over the validation rows' columns S
-        moments = op_tr._reduce(_k_val_error_moments, [Y, V, W], 4, np.float64,
-                                cols=S, coef=c, y_mean=y_mean, j=j)
-        passes.append(op_tr.pass_seconds[-1])
-        if split.val_w2 is not None:
-            # the in-memory sum of w^2 runs over distinct rows (copies merged)
-            moments = np.array([*moments[:3], split.val_w2])
-        return moments
-
-    def beats_mean_pass(S, c, j):
-        # rflite._core.selection.beats_mean on the validation rows, from the
-        # moments of the paired differences (one pass over the columns S);
-        # the effective count merges copies of a row, as in memory
-        s_w, s_wd, s_wd2 = op_tr._reduce(_k_paired_moments, [Y, V, W], 3, np.float64,
-                                         cols=S, coef=c, y_mean=y_mean, j=j)
-        passes.append(op_tr.pass_seconds[-1])
-        if not s_w > 0.0:
-            return False
-        mu = s_wd / s_w
-        n_eff = s_w ** 2 / (split.val_w2 if split.val_w2 is not None else split.n_val)
-        return bool(mu + standard_error(max(s_wd2 / s_w - mu * mu, 0.0), n_eff) < 0.0)
+    rows = _ValidationPasses(op_tr, Y, V, W, y_mean, split, passes)
 
     if refit in ("auto", "ridge"):
         with _blas_threads(L):
@@ -441,11 +460,11 @@ def fit_shrimp(est, X, y, sample_weight=None):
                         val_mse=path.val_mse), a_mean, target[j], est.activation, refit,
                     val_scale)
                 chosen = _guarded_choice(scores, lam_at, families, path, est.rule,
-                                         lambda S, c, j=j: moments_pass(S, c, j))
+                                         lambda S, c, j=j: rows.error_moments(S, c, j))
                 if chosen is not None:
                     bests[j], step_lams[j], mses[j] = chosen
                 baseline = float(np.sum(R_val[:, n + j] ** 2)) / w_val
-                if fit_intercept and (chosen is None or not beats_mean_pass(
+                if fit_intercept and (chosen is None or not rows.beats_mean(
                         path.supports[bests[j]], _step_coef(R_tr, n + j, path, bests[j],
                                                             step_lams[j]), j)):
                     use_mean[j], mses[j] = True, baseline

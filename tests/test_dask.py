@@ -920,3 +920,19 @@ def test_dask_fits_above_the_row_limit_run_on_the_workers(sync, monkeypatch):
     est = RandomFeatureRidge(n_features=50, lam=1e-3, random_state=0).fit(
         da.from_array(X, chunks=(60, -1)), da.from_array(y, chunks=60))
     assert not hasattr(est, "dask_fit_seconds_")
+
+
+@pytest.mark.parametrize("rows_kept", [300, 120])
+def test_nested_check_against_the_mean_runs_on_dask_input(sync, rows_kept):
+    """A default fit on fewer than MIN_HOLDOUT_ROWS / share distinct rows is
+    cross-validated against the mean on Dask input too, on the rows computed to
+    the client: the same mask as on NumPy input (with zero weights dropping rows)."""
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (300, 4))
+    y = rng.standard_normal(300)
+    w = (np.arange(300) < rows_kept).astype(float)
+    est = RandomFeatureRidge(n_features=40, random_state=0).fit(X, y, sample_weight=w)
+    ref = est._check_against_mean(X, y, w, 0.2)
+    got = est._check_against_mean(*to_dask(X, y, 70), da.from_array(w, chunks=70), 0.2)
+    assert ref is not None and got is not None
+    np.testing.assert_array_equal(got, ref)

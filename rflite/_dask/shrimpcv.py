@@ -22,6 +22,15 @@ candidate feature map,
   ``average_folds`` the K fold models of the chosen point come from those
   factors too (:func:`rflite._imp.select._point_model`), no further pass.
 
+``n_features=None`` takes the in-memory rule's N on the distinct rows of
+``(X, y)`` (:func:`rflite._dask.split.canonical_rows`, one pass).  When the
+folds' training parts have fewer distinct rows than a map has columns
+(:func:`_folds_underdetermined`: the default below about 25,000 rows), the
+rows are smaller than the factors and the in-memory fit runs on them on the
+client (:func:`_fit_on_client`), the same model bit for bit; solving those
+minimum-norm systems from the factors changed the paths' pruning on
+ill-conditioned dictionaries.
+
 Passes: per candidate q one statistics pass and K TSQRs, then one TSQR;
 memory per task one chunk of features and a few L x L factors
 (``L = n_columns + n_targets``), so pass ``n_features`` (the default
@@ -128,6 +137,42 @@ def _factor_fold_model(fac, n, k, rate, step, penalty, est):
 
 
 @reports_passes
+def _folds_underdetermined(est, d, qs, n_weights, n_distinct) -> bool:
+    """Do the folds' training parts have fewer distinct rows than some map has columns?
+
+    Then the in-memory fit solves minimum-norm systems whose rows are the
+    training rows, the TSQR factors (``L x L``, ``L`` the columns) are larger
+    than the rows, and solving from them would change the paths' pruning on
+    ill-conditioned dictionaries (:func:`rflite._dask.shrimp._underdetermined`).
+    The column counts do not depend on the draw.
+    """
+    from rflite._core.folds import check_cv
+    from rflite.imp import _shrimp_map
+
+    n_folds = 5 if est.cv is None else check_cv(est.cv).get_n_splits()
+    n_train = n_distinct - n_distinct // max(n_folds, 2)
+    cols = 0
+    for q, n_w in zip(qs, n_weights):
+        est._n_weights = n_w
+        cols = max(cols, _shrimp_map(est, d, q, np.random.default_rng(0)).n_columns)
+    return n_train < cols
+
+
+def _fit_on_client(est, X, Y, W, one_d, t0):
+    """The in-memory SHRIMPCV fit on the rows computed to the client: the same model
+    bit for bit (:func:`_folds_underdetermined`)."""
+    import dask
+
+    from rflite._imp.cv import _cv_fit
+
+    Xl, Yl, Wl = dask.compute(X, Y, W)
+    seconds = time.perf_counter() - t0
+    _cv_fit(est, Xl, Yl[:, 0] if one_d else Yl, None if Wl is None else Wl[:, 0])
+    est.dask_passes_ = [("rows to the client", seconds)]
+    est.dask_fit_seconds_ = time.perf_counter() - t0
+    return est
+
+
 def fit_shrimpcv(est, X, y, sample_weight=None):
     """:meth:`rflite.imp.SHRIMPCV.fit` on a Dask ``X`` (and ``y``, ``sample_weight``).
 
@@ -141,6 +186,7 @@ def fit_shrimpcv(est, X, y, sample_weight=None):
     from rflite._dask.auto import (_baselines, _usable_folds, check_finite_stats, group_stats,
                                    make_folds)
     from rflite._dask.shrimp import _tsqr
+    from rflite._dask.split import canonical_rows
     from rflite._imp.guard import RIDGE_EXPONENTS, _guarded_refit, _sigma_max, _warn_magnitude
     from rflite.imp import (_auto_n_features, _average_models, _blas_threads, _shrimp_map,
                             shrimp_path)
@@ -151,13 +197,17 @@ def fit_shrimpcv(est, X, y, sample_weight=None):
     qs, rates, mean_factor, refit = est._check_params(d)
     fit_intercept = check_bool(est.fit_intercept, "fit_intercept")
     t0 = time.perf_counter()
+    # n_features=None: the in-memory rule on the distinct rows of (X, y)
+    canon = canonical_rows(X, Y, W)
+    n_weights = [est.n_features if est.n_features is not None
+                 else _auto_n_features(m if canon is None else canon.n_groups, d, q) for q in qs]
+    if canon is not None and _folds_underdetermined(est, d, qs, n_weights, canon.n_groups):
+        return _fit_on_client(est, X, Y, W, one_d, t0)
     rng = est._rng()
     streams = spawn_streams(rng, len(qs))
     fmaps = []
-    for q, s_ in zip(qs, streams):
-        # n_features=None: the in-memory rule on the m rows (in memory: the distinct rows)
-        est._n_weights = (est.n_features if est.n_features is not None
-                          else _auto_n_features(m, d, q))
+    for q, s_, n_w in zip(qs, streams, n_weights):
+        est._n_weights = n_w
         fmaps.append(_shrimp_map(est, d, q, s_))
     grid = est._grid(fmaps, rates)
     # the in-memory folds (None: row_folds of the distinct rows, drawn from

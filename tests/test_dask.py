@@ -211,10 +211,13 @@ def test_verbose_dask_fits_report_every_pass(sync, data, capsys):
     assert kinds == [kind for kind, _ in est.dask_passes_]
     assert all(ln.startswith("[HARFERegressor] pass ") and "4 chunks" in ln for ln in lines)
     assert [int(ln.split()[2].rstrip(":")) for ln in lines] == list(range(1, len(lines) + 1))
+    from rflite.imp import SHRIMPCV
+
     for cls, kw2 in ((RandomFeatureRidge, dict(n_features=50, lam=1e-3)),
-                     (SRFERegressor, dict(n_features=50, eta=0.5))):
+                     (SRFERegressor, dict(n_features=50, eta=0.5)),
+                     (SHRIMPCV, dict(n_features=25, qs=(2,)))):
         cls(**kw2, random_state=0, verbose=1).fit(Xd, yd)
-        assert f"[{cls.__name__}] pass 1: first" in capsys.readouterr().err
+        assert f"[{cls.__name__}] pass 1: " in capsys.readouterr().err
     HARFERegressor(**kw).fit(Xd, yd)
     assert capsys.readouterr().err == ""
 

@@ -321,6 +321,8 @@ def _guard_errors(est, X, y, use_cv, nu, eps, n_estimators, scale):
         pred = pred + Xv.map_blocks(_k_model, weights=res.weights, amps=a, drop_axis=1,
                                     dtype=np.float64, meta=np.empty(0),
                                     token="rflite-gfc-model")
+    # the held-out rows' predictions, kept: two passes read them
+    pred, yv = dask.persist(pred, yv)
     e_fit, e_mean = (pred - yv) ** 2, (float(exact_means(yt)[0]) - yv) ** 2
     mse_fit, mse_mean, mu = (float(v) for v in dask.compute(
         e_fit.mean(), e_mean.mean(), (e_fit - e_mean).mean()))

@@ -136,7 +136,6 @@ def _factor_fold_model(fac, n, k, rate, step, penalty, est):
                         penalty, min(est.min_features, n), est.schedule)
 
 
-@reports_passes
 def _folds_underdetermined(est, d, qs, n_weights, n_distinct) -> bool:
     """Do the folds' training parts have fewer distinct rows than some map has columns?
 
@@ -173,6 +172,7 @@ def _fit_on_client(est, X, Y, W, one_d, t0):
     return est
 
 
+@reports_passes
 def fit_shrimpcv(est, X, y, sample_weight=None):
     """:meth:`rflite.imp.SHRIMPCV.fit` on a Dask ``X`` (and ``y``, ``sample_weight``).
 

@@ -108,6 +108,18 @@ def test_accept_kernel_property(norms, gamma, data):
     assert_array_equal(acc, naive_accept(np.array(norms), other, omega, u, gamma, math.inf))
 
 
+def test_accept_kernel_with_a_subnormal_exponent():
+    """A zero proposal amplitude against a positive one: ratio 0 ** (gamma / 2) = 0 for
+    every gamma > 0, also the smallest, where gamma / 2 rounds to 0 (so the ratio
+    would be 1 and the proposal accepted)."""
+    acc = np.empty(1, dtype=np.bool_)
+    mp._accept_kernel(np.array([0.0]), np.array([1.0]), np.zeros((1, 1)), np.array([0.0]),
+                      5e-324, math.inf, acc)
+    assert not acc[0]
+    assert_array_equal(acc, naive_accept(np.array([0.0]), np.array([1.0]), np.zeros((1, 1)),
+                                         np.array([0.0]), 5e-324, math.inf))
+
+
 def test_parallel_kernel_thread_count_invariant():
     rng = np.random.default_rng(1)
     K = 5000

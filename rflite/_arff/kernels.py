@@ -329,7 +329,8 @@ def _accept_kernel(norm_sq_prop, norm_sq, omega_prop, u, gamma, omega_max, accep
         a = norm_sq_prop[k]
         b = norm_sq[k]
         if b > 0.0:
-            ratio = (a / b) ** half
+            # 0 ** (gamma / 2) is 0 for gamma > 0, also where gamma / 2 underflows to 0
+            ratio = (a / b) ** half if a > 0.0 or gamma == 0.0 else 0.0
         elif a > 0.0:
             ratio = np.inf
         else:

@@ -156,29 +156,35 @@ def _underdetermined(est, canon, frac, d) -> bool:
     return n_train < est._draw_features(d, np.random.default_rng(0)).n_columns
 
 
-def _fit_on_client(est, X, Y, W, one_d):
-    """The in-memory fit on the rows computed to the client (:func:`_underdetermined`).
+def _fit_on_client(est, X, Y, W, one_d, fit, t0=None):
+    """``fit(est, X, y, sample_weight)``, an in-memory fit, on the rows computed to the
+    client; returns ``est``.
 
-    :func:`rflite._imp.fit._fit_setup` and ``_fit_one``, as
-    :meth:`rflite.imp.SHRIMPRegressor.fit` runs them on NumPy input: the
-    same model bit for bit.  ``dask_passes_`` records the one pass.
+    The route of SHRIMP's Dask fits when the rows are smaller than the
+    factors (:func:`_underdetermined`, and SHRIMPCV's folds): the same model
+    bit for bit.  ``dask_passes_`` records the one pass.
     """
     import dask
 
+    t0 = time.perf_counter() if t0 is None else t0
+    Xl, Yl, Wl = dask.compute(X, Y, W)
+    seconds = time.perf_counter() - t0
+    fit(est, Xl, Yl[:, 0] if one_d else Yl, None if Wl is None else Wl[:, 0])
+    est.dask_passes_ = [("rows to the client", seconds)]
+    est.dask_fit_seconds_ = time.perf_counter() - t0
+    return est
+
+
+def _fit_in_memory(est, X, y, sample_weight):
+    """:meth:`rflite.imp.SHRIMPRegressor.fit` on NumPy input, without its nested check
+    against the mean (the Dask fit's caller makes it)."""
     from rflite._imp.fit import _fit_one, _fit_setup
     from rflite._imp.guard import _distinct_row_split
     from rflite.imp import _blas_threads
 
-    t0 = time.perf_counter()
-    Xl, Yl, Wl = dask.compute(X, Y, W)
-    seconds = time.perf_counter() - t0
-    Xv, Yv, w, frac, refit = _fit_setup(est, Xl, Yl[:, 0] if one_d else Yl,
-                                        None if Wl is None else Wl[:, 0])
+    Xv, Yv, w, frac, refit = _fit_setup(est, X, y, sample_weight)
     with _blas_threads(Xv.shape[0]):
         _fit_one(est, Xv, Yv, w, frac, refit, _distinct_row_split)
-    est.dask_passes_ = [("rows to the client", seconds)]
-    est.dask_fit_seconds_ = time.perf_counter() - t0
-    return est
 
 
 def _step_coef(R_tr, col, path, t, lam):
@@ -378,7 +384,7 @@ def fit_shrimp(est, X, y, sample_weight=None):
     est._n_weights = (est.n_features if est.n_features is not None
                       else _auto_n_features(m if canon is None else canon.n_groups, d, est.q))
     if canon is not None and _underdetermined(est, canon, frac, d):
-        return _fit_on_client(est, X, Y, W, one_d)
+        return _fit_on_client(est, X, Y, W, one_d, _fit_in_memory)
     split_rng, feat_rng, path_rng = spawn_streams(est._rng(), 3)
     split = _validation_split(X, Y, W, frac, split_rng, canon)
     V, tr, val = split.V, split.train, split.val

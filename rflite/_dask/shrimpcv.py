@@ -27,9 +27,9 @@ candidate feature map,
 folds' training parts have fewer distinct rows than a map has columns
 (:func:`_folds_underdetermined`: the default below about 25,000 rows), the
 rows are smaller than the factors and the in-memory fit runs on them on the
-client (:func:`_fit_on_client`), the same model bit for bit; solving those
-minimum-norm systems from the factors changed the paths' pruning on
-ill-conditioned dictionaries.
+client (:func:`rflite._dask.shrimp._fit_on_client`), the same model bit for
+bit; solving those minimum-norm systems from the factors changed the paths'
+pruning on ill-conditioned dictionaries.
 
 Passes: per candidate q one statistics pass and K TSQRs, then one TSQR;
 memory per task one chunk of features and a few L x L factors
@@ -157,21 +157,6 @@ def _folds_underdetermined(est, d, qs, n_weights, n_distinct) -> bool:
     return n_train < cols
 
 
-def _fit_on_client(est, X, Y, W, one_d, t0):
-    """The in-memory SHRIMPCV fit on the rows computed to the client: the same model
-    bit for bit (:func:`_folds_underdetermined`)."""
-    import dask
-
-    from rflite._imp.cv import _cv_fit
-
-    Xl, Yl, Wl = dask.compute(X, Y, W)
-    seconds = time.perf_counter() - t0
-    _cv_fit(est, Xl, Yl[:, 0] if one_d else Yl, None if Wl is None else Wl[:, 0])
-    est.dask_passes_ = [("rows to the client", seconds)]
-    est.dask_fit_seconds_ = time.perf_counter() - t0
-    return est
-
-
 @reports_passes
 def fit_shrimpcv(est, X, y, sample_weight=None):
     """:meth:`rflite.imp.SHRIMPCV.fit` on a Dask ``X`` (and ``y``, ``sample_weight``).
@@ -185,8 +170,9 @@ def fit_shrimpcv(est, X, y, sample_weight=None):
 
     from rflite._dask.auto import (_baselines, _usable_folds, check_finite_stats, group_stats,
                                    make_folds)
-    from rflite._dask.shrimp import _tsqr
+    from rflite._dask.shrimp import _fit_on_client, _tsqr
     from rflite._dask.split import canonical_rows
+    from rflite._imp.cv import _cv_fit
     from rflite._imp.guard import RIDGE_EXPONENTS, _guarded_refit, _sigma_max, _warn_magnitude
     from rflite.imp import (_auto_n_features, _average_models, _blas_threads, _shrimp_map,
                             shrimp_path)
@@ -202,7 +188,7 @@ def fit_shrimpcv(est, X, y, sample_weight=None):
     n_weights = [est.n_features if est.n_features is not None
                  else _auto_n_features(m if canon is None else canon.n_groups, d, q) for q in qs]
     if canon is not None and _folds_underdetermined(est, d, qs, n_weights, canon.n_groups):
-        return _fit_on_client(est, X, Y, W, one_d, t0)
+        return _fit_on_client(est, X, Y, W, one_d, _cv_fit, t0)
     rng = est._rng()
     streams = spawn_streams(rng, len(qs))
     fmaps = []

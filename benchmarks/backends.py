@@ -1,9 +1,10 @@
 """Every default estimator in memory against Dask: the same model, and the time.
 
-``python benchmarks/backends.py [--rows M | --data NAME] [--cluster] [--on-workers]
-[--only NAME,...]`` fits ``Estimator(random_state=0)`` for each default and
+``python benchmarks/backends.py [--rows M | --data NAME] [--cluster | --cluster-only]
+[--on-workers] [--only NAME,...]`` fits ``Estimator(random_state=0)`` for each default and
 CV estimator on one problem, in memory and on a Dask array of the same rows
-(synchronous scheduler; with ``--cluster`` also a 2-process ``LocalCluster``),
+(synchronous scheduler; with ``--cluster`` also a 2-process ``LocalCluster``,
+with ``--cluster-only`` that cluster alone),
 and prints one row per estimator and backend: fit seconds, whether the kept
 columns (``support_``) are the same, and the largest differences of the
 coefficients and of the predictions on the training rows.  The problem is
@@ -70,6 +71,7 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=300)
     parser.add_argument("--cluster", action="store_true")
+    parser.add_argument("--cluster-only", action="store_true")
     parser.add_argument("--only", default="")
     parser.add_argument("--data", default="")
     parser.add_argument("--on-workers", action="store_true")
@@ -83,8 +85,9 @@ def main(argv=None) -> None:
     rows = max(1, X.shape[0] // 3)
     Xd = da.from_array(X, chunks=(rows, -1))
     yd = da.from_array(y, chunks=rows)
-    backends = [("synchronous", lambda: dask.config.set(scheduler="synchronous"))]
-    if args.cluster:
+    backends = [] if args.cluster_only else [
+        ("synchronous", lambda: dask.config.set(scheduler="synchronous"))]
+    if args.cluster or args.cluster_only:
         from distributed import Client, LocalCluster
 
         cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True)

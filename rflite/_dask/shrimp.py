@@ -362,11 +362,9 @@ def fit_shrimp(est, X, y, sample_weight=None):
     from rflite._dask.prepare import _prepare
     from rflite._dask.split import canonical_rows
 
-    from rflite._imp.factor import min_norm_lstsq
     from rflite._core.random import spawn_streams
-    from rflite._imp.guard import (_guarded_choice, _guarded_refit, _guarded_step_scores,
-                                   _holdout_ridge_errors, _warn_magnitude)
-    from rflite.imp import _auto_n_features, _blas_threads, shrimp_path
+    from rflite._imp.guard import _warn_magnitude
+    from rflite.imp import _auto_n_features
 
     X, Y, one_d, W, _ = _prepare(est, X, y, sample_weight, weights=True)
     m, d = X.shape
@@ -387,13 +385,78 @@ def fit_shrimp(est, X, y, sample_weight=None):
         return _fit_on_client(est, X, Y, W, one_d, _fit_in_memory)
     split_rng, feat_rng, path_rng = spawn_streams(est._rng(), 3)
     split = _validation_split(X, Y, W, frac, split_rng, canon)
-    V, tr, val = split.V, split.train, split.val
+    V = split.V
     # weights 1 without sample_weight (exact: the unweighted arithmetic)
     W = da.ones((m, 1), chunks=(X.chunks[0], (1,))) if W is None else W
     fmap = est._draw_features(d, feat_rng)
     n, k = fmap.n_columns, Y.shape[1]
     t0 = time.perf_counter()
     op = DaskFeatureOperator(fmap, X)
+    sums = _split_sums(op, Y, V, W, fit_intercept)
+    op_tr = DaskFeatureOperator(fmap, X, col_mean=sums.a_mean)
+    passes = list(op.pass_seconds)
+    t1 = time.perf_counter()
+    R_tr, R_val = _tsqr(X, Y, V, W, op_tr._state_node(), np.arange(n), sums.y_mean, True)
+    passes.append(("tsqr", time.perf_counter() - t1))
+    paths = _factor_paths(est, R_tr, R_val, n, split.n_train, sums.w_val, path_rng)
+    # the target scale and mean of the guard and of the magnitude warning
+    centred = abs(Y - sums.y_mean_all) if fit_intercept else abs(Y)
+    target = np.asarray(centred.max(axis=0).compute(), dtype=np.float64).reshape(-1)
+    est.target_scale_ = target
+    est.target_mean_ = np.asarray(sums.y_mean_all, dtype=np.float64).reshape(-1)
+    rows = _ValidationPasses(op_tr, Y, V, W, sums.y_mean, split, passes)
+    bests, step_lams, mses, use_mean = _guarded_steps(
+        est, paths, R_tr, R_val, sums, target, refit, rows, fit_intercept)
+    supports = [np.zeros(0, np.int64) if e else p.supports[b]
+                for p, b, e in zip(paths, bests, use_mean)]
+    coefs = [np.zeros(0) if e else p.coefs[b] for p, b, e in zip(paths, bests, use_mean)]
+    used = ["mean" if e else "none" for e in use_mean]
+    lams = [None] * k
+    a_mean, y_mean = sums.a_mean, sums.y_mean
+    if refit != "none" and not all(use_mean):
+        a_mean = _refit_all_rows(est, X, Y, V, W, fmap, sums, (R_tr, R_val), supports,
+                                 step_lams, use_mean, target, refit,
+                                 (coefs, used, lams), passes)
+        y_mean = sums.y_mean_all
+    elif all(use_mean):
+        a_mean, y_mean = None, sums.y_mean_all
+    est.refit_ = used[0] if one_d else used
+    est.ridge_lam_ = lams[0] if one_d else lams
+    est.path_ = paths[0] if one_d else paths
+    est.best_step_ = bests[0] if one_d else bests
+    est.validation_mse_ = mses[0] if one_d else mses
+    est.train_indices_, est.validation_indices_ = split.train, split.val
+    est.dask_passes_ = passes
+    est.dask_fit_seconds_ = time.perf_counter() - t0
+    est._finish(fmap, supports, coefs, a_mean, y_mean)
+    _warn_magnitude(est, a_mean)
+    return est
+
+
+class _SplitSums:
+    """The weights and (weighted) means of the training part and of all rows.
+
+    ``w_train``, ``w_all``: total weights (row counts without
+    ``sample_weight``); ``y_mean``, ``a_mean``: the training part's means of
+    ``y`` and of the feature columns, ``y_mean_all``, ``a_mean_all``: all
+    rows' (zeros and None without ``fit_intercept``).
+    """
+
+    def __init__(self, w_train, w_all, y_mean, a_mean, y_mean_all, a_mean_all):
+        self.w_train, self.w_all = w_train, w_all
+        self.y_mean, self.a_mean = y_mean, a_mean
+        self.y_mean_all, self.a_mean_all = y_mean_all, a_mean_all
+
+    @property
+    def w_val(self) -> float:
+        """The validation part's weight: the errors there are per unit of it."""
+        return self.w_all - self.w_train
+
+
+def _split_sums(op, Y, V, W, fit_intercept) -> _SplitSums:
+    """SHRIMP's first pass (:func:`_k_split_sums`): checks ``X`` and ``y``, and the
+    weights and means of the training part and of all rows."""
+    n, k = op.shape[1], Y.shape[1]
     sums = op._reduce(_k_split_sums, [Y, V, W], 4 + 2 * k + 2 * n, np.float64)
     if sums[0]:
         raise ValueError(f"X contains NaN, infinity or a value too large (|x| > {MAX_ABS:g}) "
@@ -401,128 +464,134 @@ def fit_shrimp(est, X, y, sample_weight=None):
     if sums[1]:
         raise ValueError(f"y contains NaN, infinity or a value too large (|y| > {MAX_ABS:g}) "
                          f"in {int(sums[1])} entries")
-    m_tr = split.n_train
-    # the weights of the training part, of all rows and of the validation part (the
-    # row counts without sample_weight): weighted means, errors per unit weight
     w_trs, w_all = float(sums[2]), float(sums[3])
     w_val = w_all - w_trs
     if not (w_trs > 0 and w_val > 0):
         raise ValueError(f"sample_weight must give the training and the validation rows a "
                          f"positive weight, got {w_trs:g} and {w_val:g}")
     sums = sums[2:]
-    if fit_intercept:
-        y_mean = sums[2:2 + k] / w_trs
-        a_mean = sums[2 + 2 * k:2 + 2 * k + n] / w_trs
-        y_mean_all = sums[2 + k:2 + 2 * k] / w_all
-        a_mean_all = sums[2 + 2 * k + n:] / w_all
-    else:
-        y_mean = y_mean_all = np.zeros(k)
-        a_mean = a_mean_all = None
-    op_tr = DaskFeatureOperator(fmap, X, col_mean=a_mean)
-    passes = list(op.pass_seconds)
-    t1 = time.perf_counter()
-    R_tr, R_val = _tsqr(X, Y, V, W, op_tr._state_node(), np.arange(n), y_mean, True)
-    passes.append(("tsqr", time.perf_counter() - t1))
-    L = n + k
-    paths, bests, supports, coefs = [], [], [], []
+    if not fit_intercept:
+        return _SplitSums(w_trs, w_all, np.zeros(k), None, np.zeros(k), None)
+    return _SplitSums(w_trs, w_all, sums[2:2 + k] / w_trs, sums[2 + 2 * k:2 + 2 * k + n] / w_trs,
+                      sums[2 + k:2 + 2 * k] / w_all, sums[2 + 2 * k + n:] / w_all)
+
+
+def _factor_paths(est, R_tr, R_val, n, m_tr, w_val, path_rng):
+    r"""SHRIMP's path per output on the TSQR factors (:func:`rflite.imp.shrimp_path`).
+
+    ``R_tr[:, :n]`` and ``R_tr[:, n + j]`` stand for the training features and
+    output ``j`` (the same minimisers at every step); every output's path
+    starts from the same state of ``path_rng``, as in memory.  The mean
+    squared errors are rescaled from the L rows of a factor to the true row
+    counts ``m_tr`` and ``w_val``.
+    """
+    from rflite.imp import _blas_threads, shrimp_path
+
+    L = R_tr.shape[1]
+    paths = []
     path_state = path_rng.bit_generator.state
     with _blas_threads(L):
-        for j in range(k):
+        for j in range(L - n):
             path_rng.bit_generator.state = path_state
             path = shrimp_path(
                 R_tr[:, :n], R_tr[:, n + j], A_val=R_val[:, :n], y_val=R_val[:, n + j],
                 prune_rate=est.prune_rate, n_steps=est.n_steps, min_features=est.min_features,
                 schedule=est.schedule, method=est.method, track_spectrum=False, rng=path_rng,
                 verbose=getattr(est, "verbose", 0))
-            # mean squared errors over the true row counts, not the L rows of R
-            path = path._replace(train_mse=path.train_mse * L / m_tr,
-                                 val_mse=path.val_mse * L / w_val)
-            paths.append(path)
-            bests.append(path.best_step)
-            supports.append(path.supports[path.best_step])
-            coefs.append(path.coefs[path.best_step])
-    # the guarded choice of refit="auto" / "ridge" (imp.SHRIMPRegressor._fit) on the
-    # R factors: every least-squares and ridge quantity of [A_c, y_c] (norms, Gram
-    # matrices, residuals) is that of R, whose L rows stand for the m_tr (n_val)
-    # rows; mean errors over L rows are rescaled by L / n_val
-    if fit_intercept:
-        target = np.asarray(abs(Y - y_mean_all).max(axis=0).compute(), dtype=np.float64)
-    else:
-        target = np.asarray(abs(Y).max(axis=0).compute(), dtype=np.float64)
-    target = target.reshape(-1)
-    est.target_scale_ = target
-    est.target_mean_ = np.asarray(y_mean_all, dtype=np.float64).reshape(-1)
-    val_scale = L / w_val
-    step_lams = [None] * k
-    use_mean = [False] * k
-    mses = [float(p.val_mse[b]) for p, b in zip(paths, bests)]
-    rows = _ValidationPasses(op_tr, Y, V, W, y_mean, split, passes)
+            paths.append(path._replace(train_mse=path.train_mse * L / m_tr,
+                                       val_mse=path.val_mse * L / w_val))
+    return paths
 
-    if refit in ("auto", "ridge"):
-        with _blas_threads(L):
-            for j, path in enumerate(paths):
-                scores, lam_at, families = _guarded_step_scores(
-                    R_tr[:, :n], R_tr[:, n + j], R_val[:, :n], R_val[:, n + j], path._replace(
-                        val_mse=path.val_mse), a_mean, target[j], est.activation, refit,
-                    val_scale)
-                chosen = _guarded_choice(scores, lam_at, families, path, est.rule,
-                                         lambda S, c, j=j: rows.error_moments(S, c, j))
-                if chosen is not None:
-                    bests[j], step_lams[j], mses[j] = chosen
-                baseline = float(np.sum(R_val[:, n + j] ** 2)) / w_val
-                if fit_intercept and (chosen is None or not rows.beats_mean(
-                        path.supports[bests[j]], _step_coef(R_tr, n + j, path, bests[j],
-                                                            step_lams[j]), j)):
-                    use_mean[j], mses[j] = True, baseline
-    supports = [np.zeros(0, np.int64) if e else p.supports[b]
-                for p, b, e in zip(paths, bests, use_mean)]
-    coefs = [np.zeros(0) if e else p.coefs[b] for p, b, e in zip(paths, bests, use_mean)]
-    used = ["mean" if e else "none" for e in use_mean]
-    lams = [None] * k
-    if refit != "none" and not all(use_mean):
-        union = np.unique(np.concatenate(supports))
-        held = [(R_tr[:, S], R_tr[:, n + j], R_val[:, S], R_val[:, n + j],
-                 None if a_mean is None else a_mean[S], target[j])
-                for j, S in enumerate(supports)]
-        op_all = DaskFeatureOperator(fmap, X, col_mean=a_mean_all)
-        t1 = time.perf_counter()
-        R = _tsqr(X, Y, V, W, op_all._state_node(), union, y_mean_all, False)
-        passes.append(("tsqr", time.perf_counter() - t1))
-        u = union.size
-        a_mean = None
-        if fit_intercept:
-            a_mean = np.zeros(n)
-            a_mean[union] = a_mean_all[union]
-        with _blas_threads(u + k):
-            for j, S in enumerate(supports):
-                if use_mean[j]:
-                    continue
-                A_S, y_S = R[:, np.searchsorted(union, S)], R[:, u + j]
-                am = None if a_mean is None else a_mean[S]
-                if step_lams[j] is not None:
-                    lam = step_lams[j] * w_all / w_trs
-                    coefs[j], used[j], lams[j] = ridge_fit(A_S, y_S, lam), "ridge", lam / w_all
-                    continue
-                if refit == "min_norm":
-                    coefs[j], used[j] = min_norm_lstsq(A_S, y_S), "min_norm"
-                    continue
-                c, used[j], lam = _guarded_refit(
-                    A_S, y_S, am, refit, target[j], est.activation,
-                    lambda lam_grid, j=j: _holdout_ridge_errors(held[j], lam_grid,
-                                                                w_trs / w_all, val_scale))
-                coefs[j] = c
-                lams[j] = None if lam is None else lam / w_all
-        y_mean = y_mean_all
-    elif all(use_mean):
-        a_mean, y_mean = None, y_mean_all
-    est.refit_ = used[0] if one_d else used
-    est.ridge_lam_ = lams[0] if one_d else lams
-    est.path_ = paths[0] if one_d else paths
-    est.best_step_ = bests[0] if one_d else bests
-    est.validation_mse_ = mses[0] if one_d else mses
-    est.train_indices_, est.validation_indices_ = tr, val
-    est.dask_passes_ = passes
-    est.dask_fit_seconds_ = time.perf_counter() - t0
-    est._finish(fmap, supports, coefs, a_mean, y_mean)
-    _warn_magnitude(est, a_mean)
-    return est
+
+def _guarded_steps(est, paths, R_tr, R_val, sums, target, refit, rows, fit_intercept):
+    """The step of each output's path, and whether it loses to the training mean.
+
+    ``refit="auto"`` / ``"ridge"``: the in-memory guarded choice
+    (:func:`rflite._imp.guard._guarded_step_scores`,
+    :func:`rflite._imp.guard._guarded_choice`) on the factors, whose L rows
+    stand for the training (validation) rows in every least-squares, ridge
+    and norm quantity; the standard errors and the paired test against the
+    mean take passes over the validation rows (``rows``).  Otherwise each
+    path's best step.  Returns ``(bests, step_lams, mses, use_mean)``.
+    """
+    from rflite._imp.guard import _guarded_choice, _guarded_step_scores
+    from rflite.imp import _blas_threads
+
+    bests = [p.best_step for p in paths]
+    k, n = len(paths), R_tr.shape[1] - len(paths)
+    step_lams, use_mean = [None] * k, [False] * k
+    mses = [float(p.val_mse[b]) for p, b in zip(paths, bests)]
+    if refit not in ("auto", "ridge"):
+        return bests, step_lams, mses, use_mean
+    val_scale = R_tr.shape[1] / sums.w_val
+    with _blas_threads(R_tr.shape[1]):
+        for j, path in enumerate(paths):
+            scores, lam_at, families = _guarded_step_scores(
+                R_tr[:, :n], R_tr[:, n + j], R_val[:, :n], R_val[:, n + j], path,
+                sums.a_mean, target[j], est.activation, refit, val_scale)
+            chosen = _guarded_choice(scores, lam_at, families, path, est.rule,
+                                     lambda S, c, j=j: rows.error_moments(S, c, j))
+            if chosen is not None:
+                bests[j], step_lams[j], mses[j] = chosen
+            baseline = float(np.sum(R_val[:, n + j] ** 2)) / sums.w_val
+            if fit_intercept and (chosen is None or not rows.beats_mean(
+                    path.supports[bests[j]],
+                    _step_coef(R_tr, n + j, path, bests[j], step_lams[j]), j)):
+                use_mean[j], mses[j] = True, baseline
+    return bests, step_lams, mses, use_mean
+
+
+def _refit_all_rows(est, X, Y, V, W, fmap, sums, factors, supports, step_lams, use_mean,
+                    target, refit, out, passes):
+    """The refit of every output's chosen columns on all rows: one TSQR over their union.
+
+    A step chosen with a ridge penalty is refitted with it (rescaled to all
+    rows); ``refit="min_norm"`` takes the minimum-norm least squares;
+    otherwise the in-memory guarded refit
+    (:func:`rflite._imp.guard._guarded_refit`) chooses between them on the
+    hold-out factors.  Fills ``out = (coefs, used, lams)`` in place and
+    returns the column means of the fit (zeros off the union; None without
+    ``fit_intercept``).
+    """
+    from rflite._imp.factor import min_norm_lstsq
+    from rflite._imp.guard import _guarded_refit, _holdout_ridge_errors
+    from rflite.imp import _blas_threads
+
+    coefs, used, lams = out
+    R_tr, R_val = factors
+    n, k = fmap.n_columns, Y.shape[1]
+    val_scale = (n + k) / sums.w_val
+    held = [(R_tr[:, S], R_tr[:, n + j], R_val[:, S], R_val[:, n + j],
+             None if sums.a_mean is None else sums.a_mean[S], target[j])
+            for j, S in enumerate(supports)]
+    union = np.unique(np.concatenate(supports))
+    op_all = DaskFeatureOperator(fmap, X, col_mean=sums.a_mean_all)
+    t1 = time.perf_counter()
+    R = _tsqr(X, Y, V, W, op_all._state_node(), union, sums.y_mean_all, False)
+    passes.append(("tsqr", time.perf_counter() - t1))
+    u = union.size
+    a_mean = None
+    if sums.a_mean_all is not None:
+        a_mean = np.zeros(n)
+        a_mean[union] = sums.a_mean_all[union]
+    w_trs, w_all = sums.w_train, sums.w_all
+    with _blas_threads(u + k):
+        for j, S in enumerate(supports):
+            if use_mean[j]:
+                continue
+            A_S, y_S = R[:, np.searchsorted(union, S)], R[:, u + j]
+            am = None if a_mean is None else a_mean[S]
+            if step_lams[j] is not None:
+                lam = step_lams[j] * w_all / w_trs
+                coefs[j], used[j], lams[j] = ridge_fit(A_S, y_S, lam), "ridge", lam / w_all
+                continue
+            if refit == "min_norm":
+                coefs[j], used[j] = min_norm_lstsq(A_S, y_S), "min_norm"
+                continue
+            c, used[j], lam = _guarded_refit(
+                A_S, y_S, am, refit, target[j], est.activation,
+                lambda lam_grid, j=j: _holdout_ridge_errors(held[j], lam_grid,
+                                                            w_trs / w_all, val_scale))
+            coefs[j] = c
+            lams[j] = None if lam is None else lam / w_all
+    return a_mean

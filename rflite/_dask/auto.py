@@ -503,9 +503,10 @@ def choose_harfe(est, fmap, X, Y, W, folds, fold_ids, train_rows, points, rule, 
     on the validation rows (weighted squared errors; the union of the
     supports, all coefficient vectors at once).  The rule and guard are
     :func:`rflite._core.selection.choose`'s, per output, as in memory.  Every HARFE
-    iteration is two passes, so the grid (15 points by default) costs about
-    15 x (iterations) x 2 passes per fold: on a cluster pass explicit ``s``
-    and ``lam`` when that is too slow.  Returns ``(chosen, use_mean,
+    iteration is two passes, so the grid (20 points by default: 15 sparse
+    and 5 ridge candidates keeping every column, each of those an N x N
+    system on the client) costs about 20 x (iterations) x 2 passes per fold:
+    on a cluster pass explicit ``s`` and ``lam`` when that is too slow.  Returns ``(chosen, use_mean,
     passes)`` with ``chosen`` one ``(s, lam)`` per output and ``use_mean``
     whether that output's choice lost to the training mean (tested as in
     memory when the estimator compares with the mean and fits an intercept).

@@ -409,17 +409,16 @@ def fit_shrimp(est, X, y, sample_weight=None):
         est, paths, R_tr, R_val, sums, target, refit, rows, fit_intercept)
     supports = [np.zeros(0, np.int64) if e else p.supports[b]
                 for p, b, e in zip(paths, bests, use_mean)]
-    coefs = [np.zeros(0) if e else p.coefs[b] for p, b, e in zip(paths, bests, use_mean)]
-    used = ["mean" if e else "none" for e in use_mean]
-    lams = [None] * k
-    a_mean, y_mean = sums.a_mean, sums.y_mean
     if refit != "none" and not all(use_mean):
-        a_mean = _refit_all_rows(est, X, Y, V, W, fmap, sums, (R_tr, R_val), supports,
-                                 step_lams, use_mean, target, refit,
-                                 (coefs, used, lams), passes)
+        coefs, used, lams, a_mean = _refit_all_rows(
+            est, X, Y, V, W, fmap, sums, (R_tr, R_val), supports, step_lams, use_mean, target,
+            refit, passes)
         y_mean = sums.y_mean_all
-    elif all(use_mean):
-        a_mean, y_mean = None, sums.y_mean_all
+    else:
+        coefs = [np.zeros(0) if e else p.coefs[b] for p, b, e in zip(paths, bests, use_mean)]
+        used, lams = ["mean" if e else "none" for e in use_mean], [None] * k
+        a_mean, y_mean = ((None, sums.y_mean_all) if all(use_mean)
+                          else (sums.a_mean, sums.y_mean))
     est.refit_ = used[0] if one_d else used
     est.ridge_lam_ = lams[0] if one_d else lams
     est.path_ = paths[0] if one_d else paths
@@ -542,24 +541,26 @@ def _guarded_steps(est, paths, R_tr, R_val, sums, target, refit, rows, fit_inter
 
 
 def _refit_all_rows(est, X, Y, V, W, fmap, sums, factors, supports, step_lams, use_mean,
-                    target, refit, out, passes):
+                    target, refit, passes):
     """The refit of every output's chosen columns on all rows: one TSQR over their union.
 
     A step chosen with a ridge penalty is refitted with it (rescaled to all
     rows); ``refit="min_norm"`` takes the minimum-norm least squares;
     otherwise the in-memory guarded refit
     (:func:`rflite._imp.guard._guarded_refit`) chooses between them on the
-    hold-out factors.  Fills ``out = (coefs, used, lams)`` in place and
-    returns the column means of the fit (zeros off the union; None without
+    hold-out factors.  An output that lost to the training mean keeps no
+    column.  Returns ``(coefs, used, lams, a_mean)``: per output the
+    coefficients, the refit kind and the ridge ``lam`` (None without one),
+    and the column means of the fit (zeros off the union; None without
     ``fit_intercept``).
     """
     from rflite._imp.factor import min_norm_lstsq
     from rflite._imp.guard import _guarded_refit, _holdout_ridge_errors
     from rflite.imp import _blas_threads
 
-    coefs, used, lams = out
     R_tr, R_val = factors
     n, k = fmap.n_columns, Y.shape[1]
+    coefs, used, lams = [np.zeros(0)] * k, ["mean"] * k, [None] * k
     val_scale = (n + k) / sums.w_val
     held = [(R_tr[:, S], R_tr[:, n + j], R_val[:, S], R_val[:, n + j],
              None if sums.a_mean is None else sums.a_mean[S], target[j])
@@ -594,4 +595,4 @@ def _refit_all_rows(est, X, Y, V, W, fmap, sums, factors, supports, step_lams, u
                                                             w_trs / w_all, val_scale))
             coefs[j] = c
             lams[j] = None if lam is None else lam / w_all
-    return a_mean
+    return coefs, used, lams, a_mean

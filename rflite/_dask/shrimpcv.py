@@ -145,10 +145,10 @@ def _folds_underdetermined(est, d, qs, n_weights, n_distinct) -> bool:
     ill-conditioned dictionaries (:func:`rflite._dask.shrimp._underdetermined`).
     The column counts do not depend on the draw.
     """
-    from rflite._core.folds import check_cv
+    from rflite._core.folds import DEFAULT_FOLDS, check_cv
     from rflite.imp import _shrimp_map
 
-    n_folds = 5 if est.cv is None else check_cv(est.cv).get_n_splits()
+    n_folds = DEFAULT_FOLDS if est.cv is None else check_cv(est.cv).get_n_splits()
     n_train = n_distinct - n_distinct // max(n_folds, 2)
     cols = 0
     for q, n_w in zip(qs, n_weights):
